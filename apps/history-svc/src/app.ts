@@ -1,0 +1,66 @@
+import type { Express } from 'express';
+import type { InternalIdentity } from '@udp/auth';
+import type { Bus } from '@udp/bus';
+import { Projector } from '@udp/eventsourcing';
+import type { EventStore } from '@udp/eventstore';
+import { createServiceApp, finish, requireIdentity } from '@udp/http-kit';
+import type { ReadModelStore } from '@udp/readmodel';
+import type { Logger } from '@udp/telemetry';
+import { historyRoutes } from './api/routes';
+import { HISTORY_COLLECTION, historyEntries, historyProjection } from './projections/history';
+import { historyChangesPublisher } from './projections/history-changes';
+
+export interface HistoryServiceDeps {
+  store: EventStore;
+  readModels: ReadModelStore;
+  bus: Bus;
+  identity: InternalIdentity;
+  logger: Logger;
+  now?: () => number;
+  readYourWritesTimeoutMs?: number;
+  maxBodyBytes?: number;
+}
+
+export interface HistoryService {
+  app: Express;
+  stop(): Promise<void>;
+}
+
+/** Everything history-svc is, given its adapters: tests build it on memory adapters in one line. */
+export async function createHistoryService(deps: HistoryServiceDeps): Promise<HistoryService> {
+  const { store, readModels, bus, identity, logger } = deps;
+  await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
+  const checkpoints = readModels.checkpoints();
+  const projector = new Projector(store, checkpoints, historyProjection(readModels));
+  const publisher = new Projector(store, checkpoints, historyChangesPublisher(bus));
+  await projector.start();
+  await publisher.start();
+
+  const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024 });
+  app.get('/health/', async (_req, res) => {
+    const up = (await store.ping()) && (await readModels.ping()) && projector.healthy();
+    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
+  });
+  app.use(requireIdentity(identity));
+  app.use(
+    historyRoutes({
+      write: {
+        store,
+        projector,
+        readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs ?? 5000,
+        onSlowProjection: (streamId, revision) => logger.warn({ streamId, revision }, 'read model late: acknowledged before it shows the write'),
+      },
+      entries: historyEntries(readModels),
+      now: deps.now ?? Date.now,
+    }),
+  );
+  finish(app);
+
+  return {
+    app,
+    async stop() {
+      await publisher.stop();
+      await projector.stop();
+    },
+  };
+}

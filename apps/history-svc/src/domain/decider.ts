@@ -1,0 +1,132 @@
+import { type Command, type Decider, notFound } from '@udp/eventsourcing';
+import { type HistoryEvent, upcast } from './events';
+
+/** An item as the client sent it, with the date already resolved (server time when it sent none). */
+export interface ItemToRecord {
+  itemId: string;
+  date: number;
+  deleted?: boolean;
+  deviceId?: string;
+  lastPlaybackPosition?: number;
+}
+
+export type RecordItems = Command<'RecordItems', { items: ItemToRecord[] }>;
+export type DeleteItem = Command<'DeleteItem', { itemId: string }>;
+export type DeleteItemById = Command<'DeleteItemById', { id: number }>;
+export type ClearHistory = Command<'ClearHistory', Record<string, never>>;
+export type HistoryCommand = RecordItems | DeleteItem | DeleteItemById | ClearHistory;
+
+export interface Entry {
+  id: number;
+  date: number;
+  deleted: boolean;
+  deviceId?: string;
+  lastPlaybackPosition?: number;
+}
+
+export interface HistoryState {
+  entries: ReadonlyMap<string, Entry>;
+  itemIdsById: ReadonlyMap<number, string>;
+  lastId: number;
+}
+
+/** Adds or updates items. The newest write wins: an item older than the stored one changes nothing. */
+function recordItems({ data }: RecordItems, state: HistoryState): HistoryEvent[] {
+  const events: HistoryEvent[] = [];
+  const seen = new Map(state.entries);
+  let lastId = state.lastId;
+  for (const item of data.items) {
+    const stored = seen.get(item.itemId);
+    if (stored && item.date < stored.date) continue;
+    const entry: Entry = {
+      id: stored?.id ?? ++lastId,
+      date: item.date,
+      deleted: item.deleted ?? false,
+      // A field the client left out keeps its stored value (a date bump must not lose the position).
+      deviceId: item.deviceId ?? stored?.deviceId,
+      lastPlaybackPosition: item.lastPlaybackPosition ?? stored?.lastPlaybackPosition,
+    };
+    seen.set(item.itemId, entry);
+    events.push({ type: 'HistoryItemRecorded', data: { itemId: item.itemId, ...withoutUndefined(entry) } });
+  }
+  return events;
+}
+
+function deleteItem({ data, metadata }: DeleteItem, state: HistoryState): HistoryEvent[] {
+  const entry = state.entries.get(data.itemId);
+  if (!entry) throw notFound(`no history item ${data.itemId}`);
+  if (entry.deleted) return [];
+  return [{ type: 'HistoryItemDeleted', data: { itemId: data.itemId, id: entry.id, date: metadata.now } }];
+}
+
+function deleteItemById({ data, metadata }: DeleteItemById, state: HistoryState): HistoryEvent[] {
+  const itemId = state.itemIdsById.get(data.id);
+  if (itemId === undefined) throw notFound(`no history item with id ${data.id}`);
+  return deleteItem({ type: 'DeleteItem', data: { itemId }, metadata }, state);
+}
+
+/** Delete-all tombstones every live entry, so syncing devices learn of it with with_deleted=true. */
+function clearHistory({ metadata }: ClearHistory, state: HistoryState): HistoryEvent[] {
+  const itemIds = [...state.entries].filter(([, e]) => !e.deleted).map(([itemId]) => itemId);
+  return itemIds.length ? [{ type: 'HistoryCleared', data: { date: metadata.now, itemIds } }] : [];
+}
+
+export function decide(command: HistoryCommand, state: HistoryState): HistoryEvent[] {
+  switch (command.type) {
+    case 'RecordItems': return recordItems(command, state);
+    case 'DeleteItem': return deleteItem(command, state);
+    case 'DeleteItemById': return deleteItemById(command, state);
+    case 'ClearHistory': return clearHistory(command, state);
+  }
+}
+
+export function initialState(): HistoryState {
+  return { entries: new Map(), itemIdsById: new Map(), lastId: 0 };
+}
+
+/** Applies one event to a state the caller owns; `evolve` and `fold` are the pure faces of it. */
+function applyInPlace(state: { entries: Map<string, Entry>; itemIdsById: Map<number, string>; lastId: number }, event: HistoryEvent): void {
+  switch (event.type) {
+    case 'HistoryItemRecorded': {
+      const { itemId, ...entry } = event.data;
+      state.entries.set(itemId, entry);
+      state.itemIdsById.set(entry.id, itemId);
+      state.lastId = Math.max(state.lastId, entry.id);
+      return;
+    }
+    case 'HistoryItemDeleted': {
+      const entry = state.entries.get(event.data.itemId);
+      if (entry) state.entries.set(event.data.itemId, { ...entry, deleted: true, date: event.data.date });
+      return;
+    }
+    case 'HistoryCleared':
+      for (const itemId of event.data.itemIds) {
+        const entry = state.entries.get(itemId);
+        if (entry) state.entries.set(itemId, { ...entry, deleted: true, date: event.data.date });
+      }
+      return;
+  }
+}
+
+function copy(state: HistoryState) {
+  return { entries: new Map(state.entries), itemIdsById: new Map(state.itemIdsById), lastId: state.lastId };
+}
+
+export function evolve(state: HistoryState, event: HistoryEvent): HistoryState {
+  const next = copy(state);
+  applyInPlace(next, event);
+  return next;
+}
+
+/** Folds a whole stream in one pass (a long history would cost O(n²) through `evolve`'s copies). */
+export function fold(events: HistoryEvent[]): HistoryState {
+  const state = copy(initialState());
+  for (const event of events) applyInPlace(state, event);
+  return state;
+}
+
+export const historyDecider: Decider<HistoryCommand, HistoryEvent, HistoryState> = { decide, evolve, initialState, fold, upcast };
+
+function withoutUndefined<T extends object>(value: T): T {
+  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
+}

@@ -1,0 +1,32 @@
+import { commonConfigSchema, loadConfig } from '@udp/config';
+import { closeAdapters, closeServer, listen, openAdapters, runAsProcess } from '@udp/runtime';
+import { createLogger, startTracing } from '@udp/telemetry';
+import { createHistoryService } from './app';
+
+const SERVICE = 'history-svc';
+
+/** Wiring only: configuration in, adapters chosen by it, the service out on its port. */
+export async function start(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(commonConfigSchema, env);
+  startTracing({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const logger = createLogger(SERVICE, config.LOG_LEVEL);
+  const adapters = await openAdapters(config, SERVICE);
+  const service = await createHistoryService({
+    ...adapters,
+    logger,
+    readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+    maxBodyBytes: config.MAX_BODY_BYTES,
+  });
+  const { server, port } = await listen(service.app, config.PORT ?? 8081, config.HOST);
+  logger.info({ port, ...adapters.describe }, `${SERVICE} listening`);
+  return {
+    port,
+    async stop() {
+      await closeServer(server);
+      await service.stop();
+      await closeAdapters(adapters);
+    },
+  };
+}
+
+if (require.main === module) runAsProcess(SERVICE, start);

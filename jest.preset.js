@@ -1,0 +1,19 @@
+// Shared jest settings: swc for speed, path aliases from tsconfig.base.json.
+const path = require('node:path');
+const { compilerOptions } = require('./tsconfig.base.json');
+
+const moduleNameMapper = {};
+for (const [alias, [target]] of Object.entries(compilerOptions.paths)) {
+  moduleNameMapper[`^${alias}$`] = path.join(__dirname, target);
+}
+
+module.exports = {
+  testEnvironment: 'node',
+  transform: {
+    '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
+  },
+  moduleFileExtensions: ['ts', 'js', 'json'],
+  moduleNameMapper,
+  testMatch: ['**/*.spec.ts'],
+  testTimeout: 30000,
+};

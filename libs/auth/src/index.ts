@@ -1,0 +1,3 @@
+export * from './internal-identity';
+export * from './authenticator';
+export * from './secrets';

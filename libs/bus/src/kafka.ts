@@ -1,0 +1,90 @@
+import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import type { Bus, BusMessage, Consumer, MessageHandler } from './port';
+
+/** Kafka through kafkajs: idempotent producer (acks=all), consumer groups committing after each handled message. */
+export class KafkaBus implements Bus {
+  private readonly kafka: Kafka;
+  private producer: Producer | null = null;
+  private admin: Admin | null = null;
+  private readonly knownTopics = new Set<string>();
+  private readonly consumers = new Set<Consumer>();
+
+  constructor(brokers: string[], clientId: string) {
+    this.kafka = new Kafka({ clientId, brokers, logLevel: logLevel.ERROR, retry: { retries: 8 } });
+  }
+
+  private async ensureTopic(topic: string): Promise<void> {
+    if (this.knownTopics.has(topic)) return;
+    if (!this.admin) {
+      this.admin = this.kafka.admin();
+      await this.admin.connect();
+    }
+    const existing = await this.admin.listTopics();
+    if (!existing.includes(topic)) await this.admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+    this.knownTopics.add(topic);
+  }
+
+  async publish(topic: string, messages: BusMessage[]): Promise<void> {
+    await this.ensureTopic(topic);
+    if (!this.producer) {
+      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
+      await producer.connect();
+      this.producer = producer;
+    }
+    await this.producer.send({
+      topic,
+      acks: -1,
+      messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })),
+    });
+  }
+
+  async subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
+    await this.ensureTopic(topic);
+    const consumer = this.kafka.consumer({ groupId, retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2000 } });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    // kafkajs commits a message's offset only after eachMessage resolves; a throw means redelivery.
+    await consumer.run({
+      autoCommit: true,
+      autoCommitThreshold: 1,
+      eachMessage: async ({ message, partition }) => {
+        const headers: Record<string, string> = {};
+        for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
+        await handler({
+          topic,
+          key: message.key?.toString() ?? '',
+          value: JSON.parse(message.value?.toString() ?? '{}'),
+          headers,
+          offset: `${partition}:${message.offset}`,
+        });
+      },
+    });
+    const handle: Consumer = {
+      stop: async () => {
+        this.consumers.delete(handle);
+        await consumer.disconnect();
+      },
+    };
+    this.consumers.add(handle);
+    return handle;
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      if (!this.admin) {
+        this.admin = this.kafka.admin();
+        await this.admin.connect();
+      }
+      await this.admin.describeCluster();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    for (const c of [...this.consumers]) await c.stop();
+    await this.producer?.disconnect();
+    await this.admin?.disconnect();
+  }
+}

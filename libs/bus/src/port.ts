@@ -1,0 +1,28 @@
+/** The message-bus port: topics with keyed messages, consumer groups, at-least-once delivery. */
+
+export interface BusMessage {
+  /** Messages with the same key are delivered in publication order. */
+  key: string;
+  value: Record<string, unknown>;
+  headers?: Record<string, string>;
+}
+
+export interface ReceivedMessage extends BusMessage {
+  topic: string;
+  offset: string;
+}
+
+/** A handler that throws gets the same message again later (nothing is committed past it). */
+export type MessageHandler = (message: ReceivedMessage) => Promise<void>;
+
+export interface Consumer {
+  stop(): Promise<void>;
+}
+
+export interface Bus {
+  publish(topic: string, messages: BusMessage[]): Promise<void>;
+  /** Each message reaches one consumer of each group; a new group starts at the oldest retained message. */
+  subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer>;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

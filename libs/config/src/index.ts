@@ -1,0 +1,51 @@
+import { z } from 'zod';
+
+/** A setting that is wrong or missing: start-up stops with this message. */
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+const port = z.coerce.number().int().min(0).max(65535);
+const optionalUrl = z.string().trim().min(1).optional();
+
+/** Settings every app shares. Adapters are chosen by which of these are set (DESIGN.md "Two ways to run"). */
+export const commonConfigSchema = z.object({
+  PORT: port.optional(),
+  HOST: z.string().default('0.0.0.0'),
+  DATA_DIR: z.string().min(1).default('./data'),
+  EVENTSTORE_URL: optionalUrl,
+  MONGO_URL: optionalUrl,
+  MONGO_DB_PREFIX: z.string().regex(/^[a-zA-Z0-9_]+$/).default('udp'),
+  KAFKA_BROKERS: z
+    .string()
+    .trim()
+    .min(1)
+    .transform((s) => s.split(',').map((b) => b.trim()).filter(Boolean))
+    .optional(),
+  OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** Secret shared by the gateway and the services to sign the caller's identity; embedded: a file in DATA_DIR. */
+  INTERNAL_AUTH_SECRET: z.string().min(32, 'INTERNAL_AUTH_SECRET must be at least 32 characters').optional(),
+  /** Longest wait for the read model to show an acknowledged write. */
+  READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60000).default(5000),
+  /** Largest accepted JSON body, in bytes. */
+  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+});
+export type CommonConfig = z.infer<typeof commonConfigSchema>;
+
+/** Parses the environment with a zod schema; every problem is named with its variable. */
+export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEnv = process.env): z.infer<S> {
+  const cleaned: Record<string, string> = {};
+  for (const [k, v] of Object.entries(env)) if (v !== undefined && v !== '') cleaned[k] = v;
+  const result = schema.safeParse(cleaned);
+  if (!result.success) {
+    const lines = result.error.issues.map((i) => `  ${i.path.join('.') || '(root)'}: ${i.message}`);
+    throw new ConfigError(`invalid configuration:\n${lines.join('\n')}`);
+  }
+  return result.data;
+}
+
+/** Which adapters a config selects, for logs and health output. */
+export function runMode(config: CommonConfig): 'embedded' | 'distributed' {
+  return config.EVENTSTORE_URL || config.MONGO_URL || config.KAFKA_BROKERS ? 'distributed' : 'embedded';
+}

@@ -1,0 +1,40 @@
+import { z } from '../zod';
+
+/**
+ * Events of a user's history (stream `history-<userId>`). Each carries the entry's full resulting values,
+ * so applying one twice gives the same read model. Version 1 of each; an upcaster in history-svc maps
+ * older shapes on read when a version 2 appears.
+ */
+export const HistoryItemRecorded = z.object({
+  type: z.literal('HistoryItemRecorded'),
+  data: z.object({
+    itemId: z.string(),
+    id: z.number().int(),
+    date: z.number().int(),
+    deleted: z.boolean(),
+    deviceId: z.string().optional(),
+    lastPlaybackPosition: z.number().optional(),
+  }),
+});
+
+export const HistoryItemDeleted = z.object({
+  type: z.literal('HistoryItemDeleted'),
+  data: z.object({ itemId: z.string(), id: z.number().int(), date: z.number().int() }),
+});
+
+export const HistoryCleared = z.object({
+  type: z.literal('HistoryCleared'),
+  data: z.object({ date: z.number().int(), itemIds: z.array(z.string()) }),
+});
+
+export const HistoryEvent = z.discriminatedUnion('type', [HistoryItemRecorded, HistoryItemDeleted, HistoryCleared]);
+export type HistoryEvent = z.infer<typeof HistoryEvent>;
+
+/** Integration event published on Kafka topic `user-data.history.v1` (key: user id; no personal data). */
+export const HistoryChangedMessage = z.object({
+  userId: z.string(),
+  type: z.enum(['HistoryItemRecorded', 'HistoryItemDeleted', 'HistoryCleared']),
+  revision: z.number().int(),
+  occurredAt: z.number().int(),
+});
+export type HistoryChangedMessage = z.infer<typeof HistoryChangedMessage>;

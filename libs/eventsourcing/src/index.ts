@@ -1,0 +1,3 @@
+export * from './decider';
+export * from './command-handler';
+export * from './projector';

@@ -1,0 +1,93 @@
+import type { EventStore, RecordedEvent, Subscription } from '@udp/eventstore';
+import type { CheckpointStore } from '@udp/readmodel';
+
+/** A projection turns events into read-model updates. `apply` must be idempotent. */
+export interface Projection {
+  name: string;
+  streamPrefixes: string[];
+  apply(event: RecordedEvent): Promise<void>;
+}
+
+interface Waiter {
+  revision: number;
+  resolve: () => void;
+}
+
+/**
+ * Follows the event store from the projection's checkpoint and applies every matching event in order.
+ * It also tells the write side when its own append is visible ("read your writes").
+ */
+export class Projector {
+  private subscription: Subscription | null = null;
+  private readonly applied = new Map<string, number>();
+  private readonly waiters = new Map<string, Waiter[]>();
+  private failure: unknown = null;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly checkpoints: CheckpointStore,
+    private readonly projection: Projection,
+  ) {}
+
+  async start(): Promise<void> {
+    const from = await this.checkpoints.load(this.projection.name);
+    this.subscription = this.store.subscribe(
+      { fromPosition: from ?? undefined, streamPrefixes: this.projection.streamPrefixes },
+      async (event) => {
+        try {
+          await this.projection.apply(event);
+          await this.checkpoints.save(this.projection.name, event.position);
+          this.markApplied(event);
+        } catch (error) {
+          this.failure = error;
+          throw error;
+        }
+      },
+    );
+    await this.subscription.caughtUp();
+  }
+
+  /** Resolves when the read model shows the stream at `revision` or later; false when the wait timed out. */
+  waitFor(streamId: string, revision: number, timeoutMs = 5000): Promise<boolean> {
+    if ((this.applied.get(streamId) ?? -1) >= revision) return Promise.resolve(true);
+    return new Promise<boolean>((resolve) => {
+      const timer = setTimeout(() => {
+        const list = this.waiters.get(streamId) ?? [];
+        this.waiters.set(streamId, list.filter((w) => w !== waiter));
+        resolve(false);
+      }, timeoutMs);
+      const waiter: Waiter = { revision, resolve: () => { clearTimeout(timer); resolve(true); } };
+      this.waiters.set(streamId, [...(this.waiters.get(streamId) ?? []), waiter]);
+    });
+  }
+
+  /** Forget a stream (after erasure) so a recreated stream starts from revision 0 again. */
+  forget(streamId: string): void {
+    this.applied.delete(streamId);
+  }
+
+  healthy(): boolean {
+    return this.failure === null;
+  }
+
+  async stop(): Promise<void> {
+    await this.subscription?.stop();
+  }
+
+  private markApplied(event: RecordedEvent): void {
+    this.applied.set(event.streamId, event.revision);
+    const list = this.waiters.get(event.streamId);
+    if (!list) return;
+    const [ready, waiting] = partition(list, (w) => w.revision <= event.revision);
+    if (waiting.length) this.waiters.set(event.streamId, waiting);
+    else this.waiters.delete(event.streamId);
+    for (const w of ready) w.resolve();
+  }
+}
+
+function partition<T>(items: T[], test: (item: T) => boolean): [T[], T[]] {
+  const yes: T[] = [];
+  const no: T[] = [];
+  for (const item of items) (test(item) ? yes : no).push(item);
+  return [yes, no];
+}

@@ -1,0 +1,4 @@
+export * from './port';
+export { MemoryEventStore } from './memory';
+export { SqliteEventStore } from './sqlite';
+export { EsdbEventStore } from './esdb';

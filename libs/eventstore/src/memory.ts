@@ -1,0 +1,72 @@
+import { randomUUID } from 'node:crypto';
+import { PollingSubscription } from './polling-subscription';
+import {
+  type AppendResult, type EventHandler, type EventStore, type EventToAppend, type ExpectedRevision,
+  type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
+  WrongExpectedRevisionError, revisionMatches,
+} from './port';
+
+/** In-memory event store for tests. Same semantics as the durable adapters, nothing survives the process. */
+export class MemoryEventStore implements EventStore {
+  private readonly log: RecordedEvent[] = [];
+  private readonly streams = new Map<string, RecordedEvent[]>();
+  private readonly subscriptions = new Set<PollingSubscription>();
+  private lastPosition = 0n;
+
+  async readStream(streamId: string): Promise<StreamRead> {
+    const events = this.streams.get(streamId) ?? [];
+    return { revision: events.length ? events[events.length - 1].revision : -1, events: [...events] };
+  }
+
+  async appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    const existing = this.streams.get(streamId) ?? [];
+    const current = existing.length ? existing[existing.length - 1].revision : -1;
+    const known = new Set(existing.map((e) => e.id));
+    if (events.length > 0 && events.every((e) => known.has(e.id))) {
+      const last = existing.filter((e) => known.has(e.id)).pop()!;
+      return { nextRevision: current, position: last.position };
+    }
+    if (!revisionMatches(options.expectedRevision, current)) {
+      throw new WrongExpectedRevisionError(streamId, options.expectedRevision, current);
+    }
+    let revision = current;
+    const now = Date.now();
+    for (const e of events) {
+      revision += 1;
+      this.lastPosition += 1n;
+      const recorded: RecordedEvent = {
+        id: e.id ?? randomUUID(), streamId, revision, position: this.lastPosition, type: e.type,
+        data: structuredClone(e.data), metadata: structuredClone(e.metadata ?? {}), createdAt: now,
+      };
+      existing.push(recorded);
+      this.log.push(recorded);
+    }
+    this.streams.set(streamId, existing);
+    for (const s of this.subscriptions) s.notify();
+    return { nextRevision: revision, position: this.lastPosition };
+  }
+
+  async deleteStream(streamId: string): Promise<void> {
+    this.streams.delete(streamId);
+    for (let i = this.log.length - 1; i >= 0; i--) if (this.log[i].streamId === streamId) this.log.splice(i, 1);
+  }
+
+  subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
+    const sub = new PollingSubscription(
+      options,
+      (after, limit) => this.log.filter((e) => after === undefined || e.position > after).slice(0, limit).map((e) => structuredClone(e)),
+      handler,
+      () => this.subscriptions.delete(sub),
+    );
+    this.subscriptions.add(sub);
+    return sub;
+  }
+
+  async ping(): Promise<boolean> {
+    return true;
+  }
+
+  async close(): Promise<void> {
+    for (const s of [...this.subscriptions]) await s.stop();
+  }
+}

@@ -1,0 +1,81 @@
+/** The event-store port: what every service's write side and projector needs from a store. */
+
+export type ExpectedRevision = number | 'no_stream' | 'any';
+
+export interface EventToAppend {
+  /** Unique id of the event; appending the same ids again is a no-op (idempotent retries). */
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  metadata?: Record<string, unknown>;
+}
+
+export interface RecordedEvent {
+  id: string;
+  streamId: string;
+  /** 0-based position of the event in its stream. */
+  revision: number;
+  /** Global, strictly increasing position across all streams (opaque, ordered). */
+  position: bigint;
+  type: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  createdAt: number;
+}
+
+export interface StreamRead {
+  /** Revision of the last event, or -1 when the stream does not exist. */
+  revision: number;
+  events: RecordedEvent[];
+}
+
+export interface AppendResult {
+  /** Revision of the last event now in the stream. */
+  nextRevision: number;
+  position: bigint;
+}
+
+export interface SubscriptionOptions {
+  /** Deliver events strictly after this position; undefined = from the start. */
+  fromPosition?: bigint;
+  /** Only streams whose id starts with one of these prefixes. */
+  streamPrefixes: string[];
+}
+
+export type EventHandler = (event: RecordedEvent) => Promise<void>;
+
+export interface Subscription {
+  /** Resolves once every event stored before the call was handed to the handler. */
+  caughtUp(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+export interface EventStore {
+  readStream(streamId: string): Promise<StreamRead>;
+  appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  /** Removes the stream and its events; reading it afterwards finds nothing. */
+  deleteStream(streamId: string): Promise<void>;
+  /** Catch-up subscription to all streams matching the prefixes, in global order. Handler errors stop it. */
+  subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription;
+  /** True when the store answers. */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}
+
+/** The expected revision did not match the stream's current revision. */
+export class WrongExpectedRevisionError extends Error {
+  override readonly name = 'WrongExpectedRevisionError';
+  constructor(
+    readonly streamId: string,
+    readonly expected: ExpectedRevision,
+    readonly actual: number,
+  ) {
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual}`);
+  }
+}
+
+export function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return actual === -1;
+  return expected === actual;
+}

@@ -1,0 +1,3 @@
+export * from './problem';
+export * from './validation';
+export * from './service-app';

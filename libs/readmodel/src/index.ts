@@ -1,0 +1,3 @@
+export * from './port';
+export { MemoryReadModelStore } from './memory';
+export { MongoReadModelStore } from './mongo';

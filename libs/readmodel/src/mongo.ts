@@ -1,0 +1,93 @@
+import { MongoClient, MongoServerError, type Db, type Filter as MongoFilter } from 'mongodb';
+import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
+
+const DUPLICATE_KEY = 11000;
+
+class MongoCollection<T extends Document> implements Collection<T> {
+  constructor(private readonly db: Db, private readonly name: string) {}
+
+  private get c() {
+    return this.db.collection<Document & Record<string, unknown>>(this.name);
+  }
+
+  async get(id: string): Promise<T | null> {
+    return (await this.c.findOne({ _id: id })) as T | null;
+  }
+
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    let cursor = this.c.find(filter as MongoFilter<Document>);
+    if (options.sort) cursor = cursor.sort(options.sort);
+    if (options.limit !== undefined) cursor = cursor.limit(options.limit);
+    return (await cursor.toArray()) as T[];
+  }
+
+  async count(filter: Filter): Promise<number> {
+    return this.c.countDocuments(filter as MongoFilter<Document>);
+  }
+
+  // The revision condition makes the write idempotent without transactions (FerretDB has none): an
+  // older or replayed version either matches nothing or hits the unique _id and is dropped.
+  async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
+    try {
+      const result = await this.c.replaceOne({ _id: doc._id, revision: { $lt: doc.revision } }, doc as unknown as Record<string, unknown>, { upsert: true });
+      return result.modifiedCount + result.upsertedCount > 0;
+    } catch (error) {
+      if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) return false;
+      throw error;
+    }
+  }
+
+  async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
+    const result = await this.c.updateMany(filter as MongoFilter<Document>, { $set: set as Partial<Document> });
+    return result.matchedCount;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    return (await this.c.deleteMany(filter as MongoFilter<Document>)).deletedCount;
+  }
+}
+
+/** Read models in MongoDB (or a wire-compatible server such as FerretDB): no transactions, no change streams. */
+export class MongoReadModelStore implements ReadModelStore {
+  private constructor(private readonly client: MongoClient, private readonly db: Db) {}
+
+  static async connect(url: string, database: string): Promise<MongoReadModelStore> {
+    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+    await client.connect();
+    return new MongoReadModelStore(client, client.db(database));
+  }
+
+  collection<T extends Document>(name: string): Collection<T> {
+    return new MongoCollection<T>(this.db, name);
+  }
+
+  checkpoints(): CheckpointStore {
+    const c = this.db.collection<{ _id: string; position: string }>('_checkpoints');
+    return {
+      load: async (name) => {
+        const doc = await c.findOne({ _id: name });
+        return doc ? BigInt(doc.position) : null;
+      },
+      save: async (name, position) => {
+        await c.replaceOne({ _id: name }, { position: position.toString() }, { upsert: true });
+      },
+    };
+  }
+
+  async ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
+    await this.db.collection(collection).createIndex(keys);
+  }
+
+  async ping(): Promise<boolean> {
+    try {
+      await this.db.command({ ping: 1 });
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,50 @@
+/**
+ * The read-model port: documents in named collections, queried with a small subset of MongoDB's filter
+ * language that the memory adapter implements exactly as MongoDB does.
+ */
+
+export type Scalar = string | number | boolean | null;
+export type FieldCondition =
+  | Scalar
+  | { $eq?: Scalar; $ne?: Scalar; $gt?: Scalar; $gte?: Scalar; $lt?: Scalar; $lte?: Scalar; $in?: Scalar[] };
+export type Filter = { [field: string]: FieldCondition | Filter[] | undefined } & { $or?: Filter[] };
+export type Sort = Record<string, 1 | -1>;
+
+export interface Document {
+  _id: string;
+}
+
+/** Documents that remember the stream revision they reflect, so a replayed event changes nothing. */
+export interface VersionedDocument extends Document {
+  revision: number;
+}
+
+export interface FindOptions {
+  sort?: Sort;
+  limit?: number;
+}
+
+export interface Collection<T extends Document> {
+  get(id: string): Promise<T | null>;
+  find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  count(filter: Filter): Promise<number>;
+  /** Writes `doc` unless the stored one has the same or a newer revision. True when written. */
+  upsertIfNewer(doc: T & VersionedDocument): Promise<boolean>;
+  /** Sets fields on every document matching the filter; returns how many matched. */
+  updateMany(filter: Filter, set: Partial<T>): Promise<number>;
+  deleteMany(filter: Filter): Promise<number>;
+}
+
+export interface CheckpointStore {
+  load(name: string): Promise<bigint | null>;
+  save(name: string, position: bigint): Promise<void>;
+}
+
+export interface ReadModelStore {
+  collection<T extends Document>(name: string): Collection<T>;
+  /** Declares an index; queries stay correct without it, only slower. */
+  ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void>;
+  checkpoints(): CheckpointStore;
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

@@ -1,0 +1,2 @@
+export * from './adapters';
+export * from './server';

@@ -1,0 +1,243 @@
+#!/usr/bin/env bash
+# Start a real single-node Kafka (KRaft) and a real FerretDB (MongoDB wire
+# protocol, SQLite backend) on loopback, run a command with
+#   KAFKA_BROKERS=127.0.0.1:<port>  MONGO_URL=mongodb://127.0.0.1:<port>/
+# exported, then stop both servers and exit with the command's exit code.
+#
+#   tools/servers/with-servers.sh <command> [args...]
+#
+# Env overrides: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093),
+# FERRETDB_PORT (27018), SERVERS_TIMEOUT (120 s), SERVERS_CACHE
+# (<repo>/.cache/servers), SERVERS_KEEP_STATE=1 (keep the run dir).
+# See tools/servers/README.md.
+set -euo pipefail
+
+HERE="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+ROOT="$(cd "$HERE/../.." && pwd)"
+CACHE="${SERVERS_CACHE:-$ROOT/.cache/servers}"
+TIMEOUT="${SERVERS_TIMEOUT:-120}"
+PROBE="$HERE/probe.py"
+KAFKA_CLUSTER_ID="D3_NndiGT0aUr8BnclO6Ww" # fixed; storage is fresh every run
+
+T0=$(date +%s%N)
+log() { printf '[servers] %s (+%ss)\n' "$*" "$(elapsed)" >&2; }
+elapsed() { local now; now=$(date +%s%N); printf '%d.%d' $(((now - T0) / 1000000000)) $(((now - T0) / 100000000 % 10)); }
+die() { printf '[servers] ERROR: %s\n' "$*" >&2; exit 1; }
+
+if [ $# -eq 0 ]; then
+  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  exit 2
+fi
+
+for tool in java mvn go python3; do
+  command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found on PATH (need Java 17+, Maven, Go, Python 3)"
+done
+
+hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+
+mkdir -p "$CACHE"
+
+# ------------------------------------------------------------ artifacts --
+# Kafka jars from Maven Central, keyed on the pom.
+KAFKA_LIBS="$CACHE/kafka-libs"
+kafka_key=$(hash_of "$HERE/kafka/pom.xml")
+if [ "$(cat "$KAFKA_LIBS/.key" 2>/dev/null || true)" != "$kafka_key" ]; then
+  log "fetching Kafka jars from Maven Central into $KAFKA_LIBS"
+  rm -rf "$KAFKA_LIBS.tmp"
+  mvn -q -B -Dstyle.color=never -f "$HERE/kafka/pom.xml" \
+    dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$KAFKA_LIBS.tmp" >&2 || die "maven download failed"
+  echo "$kafka_key" >"$KAFKA_LIBS.tmp/.key"
+  rm -rf "$KAFKA_LIBS"
+  mv "$KAFKA_LIBS.tmp" "$KAFKA_LIBS"
+  log "kafka jars ready ($(ls "$KAFKA_LIBS"/*.jar | wc -l) jars)"
+fi
+
+# FerretDB binary built from our tiny Go module, keyed on its sources + Go version.
+FERRETDB_BIN="$CACHE/ferretdb-server"
+ferret_key=$( (cat "$HERE/ferretdb/go.mod" "$HERE/ferretdb/go.sum" "$HERE/ferretdb/main.go"; go env GOVERSION) | sha256sum | cut -c1-16)
+if [ ! -x "$FERRETDB_BIN" ] || [ "$(cat "$FERRETDB_BIN.key" 2>/dev/null || true)" != "$ferret_key" ]; then
+  log "building FerretDB (go build, first time takes a few minutes)"
+  (cd "$HERE/ferretdb" && GOFLAGS=-mod=readonly go build -trimpath -buildvcs=false \
+    -tags ferretdb_no_postgresql -o "$FERRETDB_BIN.tmp" .) >&2 || die "go build failed"
+  mv "$FERRETDB_BIN.tmp" "$FERRETDB_BIN"
+  echo "$ferret_key" >"$FERRETDB_BIN.key"
+  log "ferretdb built"
+fi
+
+# ---------------------------------------------------------------- ports --
+# An explicitly set port must be free; a busy default falls back to a free one.
+pick_port() { # name default
+  local name=$1 def=$2 val="${!1:-}"
+  if [ -n "$val" ]; then
+    python3 "$PROBE" port-free "$val" || die "$name=$val is already in use"
+    echo "$val"
+  elif python3 "$PROBE" port-free "$def"; then
+    echo "$def"
+  else
+    python3 "$PROBE" free-port
+  fi
+}
+KAFKA_PORT=$(pick_port KAFKA_PORT 19092)
+KAFKA_CONTROLLER_PORT=$(pick_port KAFKA_CONTROLLER_PORT 19093)
+[ "$KAFKA_CONTROLLER_PORT" != "$KAFKA_PORT" ] || KAFKA_CONTROLLER_PORT=$(python3 "$PROBE" free-port)
+FERRETDB_PORT=$(pick_port FERRETDB_PORT 27018)
+
+# ------------------------------------------------------------- run dir --
+mkdir -p "$CACHE/runs"
+RUN_DIR=$(mktemp -d "$CACHE/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
+KAFKA_PID="" FERRET_PID="" WATCHDOG_PID="" CMD_PID=""
+
+stop_pid() { # pid name
+  local pid=$1 i
+  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
+  kill -TERM "$pid" 2>/dev/null || true
+  for i in $(seq 1 150); do # up to 15 s for a clean shutdown
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if kill -0 "$pid" 2>/dev/null; then
+    printf '[servers] %s did not stop in 15 s, killing\n' "$2" >&2
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  wait "$pid" 2>/dev/null || true
+}
+
+cleanup() {
+  local rc=$?
+  trap - EXIT INT TERM
+  set +e
+  [ -n "$CMD_PID" ] && kill -TERM "$CMD_PID" 2>/dev/null && wait "$CMD_PID" 2>/dev/null
+  [ -n "$WATCHDOG_PID" ] && kill "$WATCHDOG_PID" 2>/dev/null && wait "$WATCHDOG_PID" 2>/dev/null
+  if [ -n "$KAFKA_PID$FERRET_PID" ]; then
+    stop_pid "$KAFKA_PID" kafka &
+    local k=$!
+    stop_pid "$FERRET_PID" ferretdb
+    wait "$k"
+    log "servers stopped"
+  fi
+  if [ "$rc" -eq 0 ] && [ "${SERVERS_KEEP_STATE:-0}" != 1 ]; then
+    rm -rf "$RUN_DIR"
+  else
+    printf '[servers] state and logs kept in %s\n' "$RUN_DIR" >&2
+  fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 130' INT
+trap 'exit 143' TERM
+
+show_logs() {
+  local f
+  for f in "$RUN_DIR"/kafka/server.log "$RUN_DIR"/kafka/stdout.log "$RUN_DIR"/ferretdb.log; do
+    [ -s "$f" ] || continue
+    printf '[servers] ---- last 50 lines of %s ----\n' "$f" >&2
+    tail -n 50 "$f" >&2
+  done
+}
+
+# --------------------------------------------------------------- kafka --
+KDIR="$RUN_DIR/kafka"
+mkdir -p "$KDIR/data"
+cat >"$KDIR/server.properties" <<EOF
+process.roles=broker,controller
+node.id=1
+controller.quorum.voters=1@127.0.0.1:$KAFKA_CONTROLLER_PORT
+listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT,CONTROLLER://127.0.0.1:$KAFKA_CONTROLLER_PORT
+advertised.listeners=PLAINTEXT://127.0.0.1:$KAFKA_PORT
+controller.listener.names=CONTROLLER
+inter.broker.listener.name=PLAINTEXT
+listener.security.protocol.map=CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT
+log.dirs=$KDIR/data
+num.partitions=1
+default.replication.factor=1
+min.insync.replicas=1
+offsets.topic.replication.factor=1
+offsets.topic.num.partitions=1
+transaction.state.log.replication.factor=1
+transaction.state.log.min.isr=1
+transaction.state.log.num.partitions=1
+group.initial.rebalance.delay.ms=0
+auto.create.topics.enable=true
+delete.topic.enable=true
+num.network.threads=2
+num.io.threads=2
+log.retention.hours=1
+EOF
+cat >"$KDIR/log4j.properties" <<EOF
+log4j.rootLogger=INFO, file
+log4j.appender.file=org.apache.log4j.FileAppender
+log4j.appender.file.File=$KDIR/server.log
+log4j.appender.file.layout=org.apache.log4j.PatternLayout
+log4j.appender.file.layout.ConversionPattern=[%d] %p %m (%c)%n
+log4j.logger.kafka=INFO
+log4j.logger.org.apache.kafka=INFO
+log4j.logger.state.change.logger=WARN
+log4j.logger.kafka.request.logger=WARN
+EOF
+JAVA_LOG_OPTS=(-Dlog4j.configuration="file:$KDIR/log4j.properties" -Dkafka.logs.dir="$KDIR")
+java "${JAVA_LOG_OPTS[@]}" -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool format \
+  -t "$KAFKA_CLUSTER_ID" -c "$KDIR/server.properties" >"$KDIR/format.log" 2>&1 \
+  || { cat "$KDIR/format.log" >&2; die "kafka storage format failed"; }
+java -Xmx512m -Xms256m -XX:+UseG1GC -Djava.awt.headless=true "${JAVA_LOG_OPTS[@]}" \
+  -cp "$KAFKA_LIBS/*" kafka.Kafka "$KDIR/server.properties" \
+  </dev/null >"$KDIR/stdout.log" 2>&1 &
+KAFKA_PID=$!
+
+# ------------------------------------------------------------ ferretdb --
+"$FERRETDB_BIN" -listen "127.0.0.1:$FERRETDB_PORT" -state "$RUN_DIR/ferretdb" -log-level warn \
+  </dev/null >"$RUN_DIR/ferretdb.log" 2>&1 &
+FERRET_PID=$!
+
+# If this script is SIGKILLed, the traps cannot run: a watchdog stops the
+# servers once this shell is gone, so no java/ferretdb is ever orphaned.
+(
+  trap - EXIT INT TERM
+  while kill -0 $$ 2>/dev/null; do sleep 2; done
+  kill -TERM "$KAFKA_PID" "$FERRET_PID" 2>/dev/null
+  sleep 15
+  kill -KILL "$KAFKA_PID" "$FERRET_PID" 2>/dev/null
+) </dev/null >/dev/null 2>&1 &
+WATCHDOG_PID=$!
+
+log "starting kafka on 127.0.0.1:$KAFKA_PORT (controller $KAFKA_CONTROLLER_PORT) and ferretdb on 127.0.0.1:$FERRETDB_PORT; run dir $RUN_DIR"
+
+# ---------------------------------------------------------------- wait --
+deadline=$(($(date +%s) + TIMEOUT))
+kafka_ok="" ferret_ok=""
+while [ -z "$kafka_ok" ] || [ -z "$ferret_ok" ]; do
+  if [ -z "$kafka_ok" ]; then
+    kill -0 "$KAFKA_PID" 2>/dev/null || { show_logs; die "kafka exited during startup"; }
+    if python3 "$PROBE" kafka 127.0.0.1 "$KAFKA_PORT" >/dev/null 2>&1; then
+      kafka_ok=1
+      log "kafka ready on 127.0.0.1:$KAFKA_PORT"
+    fi
+  fi
+  if [ -z "$ferret_ok" ]; then
+    kill -0 "$FERRET_PID" 2>/dev/null || { show_logs; die "ferretdb exited during startup"; }
+    if python3 "$PROBE" mongo 127.0.0.1 "$FERRETDB_PORT" >/dev/null 2>&1; then
+      ferret_ok=1
+      log "ferretdb ready on 127.0.0.1:$FERRETDB_PORT"
+    fi
+  fi
+  [ -n "$kafka_ok" ] && [ -n "$ferret_ok" ] && break
+  if [ "$(date +%s)" -ge "$deadline" ]; then
+    show_logs
+    die "servers not ready after ${TIMEOUT}s (kafka=${kafka_ok:-no} ferretdb=${ferret_ok:-no})"
+  fi
+  sleep 0.5
+done
+
+# ----------------------------------------------------------------- run --
+export KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
+export MONGO_URL="mongodb://127.0.0.1:$FERRETDB_PORT/"
+log "running: $*"
+# Run in the background (stdin passed through) so a TERM/INT to this script
+# is handled at once instead of after the command ends.
+"$@" <&0 &
+CMD_PID=$!
+rc=0
+wait "$CMD_PID" || rc=$?
+CMD_PID=""
+log "command exited with $rc"
+exit "$rc"
