@@ -3,8 +3,8 @@
 
   probe.py port-free PORT       exit 0 if 127.0.0.1:PORT can be bound
   probe.py free-port            print a free loopback TCP port
-  probe.py kafka HOST PORT      exit 0 if a Kafka Metadata request lists a live
-                                broker and an active controller
+  probe.py kafka HOST PORT      exit 0 if Kafka Metadata lists a live broker and
+                                an active controller and a group coordinator is up
   probe.py mongo HOST PORT      exit 0 if a MongoDB OP_MSG {ping: 1} answers ok: 1
 
 Each probe makes one attempt with a short timeout; the caller loops.
@@ -47,50 +47,62 @@ def recv_exact(sock, n):
 
 # ---------------------------------------------------------------- Kafka --
 
-def kafka(host, port):
-    """Metadata v1 with an empty topic list: returns brokers + controller id."""
-    client_id = b"with-servers-probe"
-    correlation_id = 4242
-    header = struct.pack(">hhih", 3, 1, correlation_id, len(client_id)) + client_id
-    body = struct.pack(">i", 0)  # topics: empty array (v1: no topics, brokers only)
-    req = header + body
-    with socket.create_connection((host, port), timeout=TIMEOUT) as s:
-        s.settimeout(TIMEOUT)
-        s.sendall(struct.pack(">i", len(req)) + req)
-        size = struct.unpack(">i", recv_exact(s, 4))[0]
-        resp = recv_exact(s, size)
-    pos = 0
+class Reader:
+    def __init__(self, buf):
+        self.buf, self.pos = buf, 0
 
-    def take(fmt):
-        nonlocal pos
-        v = struct.unpack_from(fmt, resp, pos)
-        pos += struct.calcsize(fmt)
-        return v[0]
-
-    def take_str():
-        nonlocal pos
-        n = take(">h")
-        if n < 0:
-            return None
-        v = resp[pos:pos + n].decode()
-        pos += n
+    def take(self, fmt):
+        v = struct.unpack_from(fmt, self.buf, self.pos)[0]
+        self.pos += struct.calcsize(fmt)
         return v
 
-    if take(">i") != correlation_id:
+    def string(self):
+        n = self.take(">h")
+        if n < 0:
+            return None
+        v = self.buf[self.pos:self.pos + n].decode()
+        self.pos += n
+        return v
+
+
+def kafka_request(sock, api_key, api_version, correlation_id, body):
+    client_id = b"with-servers-probe"
+    req = struct.pack(">hhih", api_key, api_version, correlation_id, len(client_id)) + client_id + body
+    sock.sendall(struct.pack(">i", len(req)) + req)
+    size = struct.unpack(">i", recv_exact(sock, 4))[0]
+    r = Reader(recv_exact(sock, size))
+    if r.take(">i") != correlation_id:
         raise ValueError("bad correlation id")
-    brokers = []
-    for _ in range(take(">i")):
-        node_id = take(">i")
-        bhost = take_str()
-        bport = take(">i")
-        take_str()  # rack
-        brokers.append((node_id, bhost, bport))
-    controller_id = take(">i")
-    if not brokers:
-        raise ValueError("no live broker in metadata yet")
-    if controller_id < 0:
-        raise ValueError("no active controller yet")
-    return "brokers=%s controller=%d" % (brokers, controller_id)
+    return r
+
+
+def kafka(host, port):
+    """Ready = Metadata v1 lists a live broker and an active controller, and
+    FindCoordinator v0 finds a group coordinator (the first call makes the
+    broker create __consumer_offsets, so consumers never wait for it later)."""
+    with socket.create_connection((host, port), timeout=TIMEOUT) as s:
+        s.settimeout(TIMEOUT)
+        # Metadata v1, empty topic list: brokers + controller only.
+        r = kafka_request(s, 3, 1, 1, struct.pack(">i", 0))
+        brokers = []
+        for _ in range(r.take(">i")):
+            node_id = r.take(">i")
+            bhost = r.string()
+            bport = r.take(">i")
+            r.string()  # rack
+            brokers.append((node_id, bhost, bport))
+        controller_id = r.take(">i")
+        if not brokers:
+            raise ValueError("no live broker in metadata yet")
+        if controller_id < 0:
+            raise ValueError("no active controller yet")
+        # FindCoordinator v0 for a consumer group.
+        group = b"with-servers-probe"
+        r = kafka_request(s, 10, 0, 2, struct.pack(">h", len(group)) + group)
+        err = r.take(">h")
+        if err != 0:
+            raise ValueError("group coordinator not available yet (error %d)" % err)
+    return "brokers=%s controller=%d coordinator ok" % (brokers, controller_id)
 
 
 # -------------------------------------------------------------- MongoDB --

@@ -44,9 +44,9 @@ kafka_key=$(hash_of "$HERE/kafka/pom.xml")
 if [ "$(cat "$KAFKA_LIBS/.key" 2>/dev/null || true)" != "$kafka_key" ]; then
   log "fetching Kafka jars from Maven Central into $KAFKA_LIBS"
   rm -rf "$KAFKA_LIBS.tmp"
-  mvn -q -B -Dstyle.color=never -f "$HERE/kafka/pom.xml" \
-    dependency:copy-dependencies -DincludeScope=runtime \
-    -DoutputDirectory="$KAFKA_LIBS.tmp" >&2 || die "maven download failed"
+  mvn -q -B -f "$HERE/kafka/pom.xml" dependency:copy-dependencies -DincludeScope=runtime \
+    -DoutputDirectory="$KAFKA_LIBS.tmp" >"$CACHE/mvn.log" 2>&1 \
+    || { tail -n 50 "$CACHE/mvn.log" >&2; die "maven download failed (log: $CACHE/mvn.log)"; }
   echo "$kafka_key" >"$KAFKA_LIBS.tmp/.key"
   rm -rf "$KAFKA_LIBS"
   mv "$KAFKA_LIBS.tmp" "$KAFKA_LIBS"
@@ -59,7 +59,8 @@ ferret_key=$( (cat "$HERE/ferretdb/go.mod" "$HERE/ferretdb/go.sum" "$HERE/ferret
 if [ ! -x "$FERRETDB_BIN" ] || [ "$(cat "$FERRETDB_BIN.key" 2>/dev/null || true)" != "$ferret_key" ]; then
   log "building FerretDB (go build, first time takes a few minutes)"
   (cd "$HERE/ferretdb" && GOFLAGS=-mod=readonly go build -trimpath -buildvcs=false \
-    -tags ferretdb_no_postgresql -o "$FERRETDB_BIN.tmp" .) >&2 || die "go build failed"
+    -tags ferretdb_no_postgresql -o "$FERRETDB_BIN.tmp" .) >"$CACHE/go-build.log" 2>&1 \
+    || { tail -n 50 "$CACHE/go-build.log" >&2; die "go build failed (log: $CACHE/go-build.log)"; }
   mv "$FERRETDB_BIN.tmp" "$FERRETDB_BIN"
   echo "$ferret_key" >"$FERRETDB_BIN.key"
   log "ferretdb built"
@@ -85,6 +86,8 @@ FERRETDB_PORT=$(pick_port FERRETDB_PORT 27018)
 
 # ------------------------------------------------------------- run dir --
 mkdir -p "$CACHE/runs"
+# Failed runs keep their dir for debugging; keep only the newest few.
+ls -1dt "$CACHE"/runs/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf
 RUN_DIR=$(mktemp -d "$CACHE/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 KAFKA_PID="" FERRET_PID="" WATCHDOG_PID="" CMD_PID=""
 
@@ -108,7 +111,10 @@ cleanup() {
   trap - EXIT INT TERM
   set +e
   [ -n "$CMD_PID" ] && kill -TERM "$CMD_PID" 2>/dev/null && wait "$CMD_PID" 2>/dev/null
-  [ -n "$WATCHDOG_PID" ] && kill "$WATCHDOG_PID" 2>/dev/null && wait "$WATCHDOG_PID" 2>/dev/null
+  if [ -n "$WATCHDOG_PID" ]; then
+    pkill -TERM -P "$WATCHDOG_PID" 2>/dev/null # its sleep
+    kill "$WATCHDOG_PID" 2>/dev/null && wait "$WATCHDOG_PID" 2>/dev/null
+  fi
   if [ -n "$KAFKA_PID$FERRET_PID" ]; then
     stop_pid "$KAFKA_PID" kafka &
     local k=$!

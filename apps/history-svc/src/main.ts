@@ -1,16 +1,17 @@
+import type { Bus } from '@udp/bus';
 import { commonConfigSchema, loadConfig } from '@udp/config';
-import { closeAdapters, closeServer, listen, openAdapters, runAsProcess } from '@udp/runtime';
+import { closeAdapters, closeServer, listen, openAdapters } from '@udp/runtime';
 import { createLogger, startTracing } from '@udp/telemetry';
 import { createHistoryService } from './app';
 
 const SERVICE = 'history-svc';
 
 /** Wiring only: configuration in, adapters chosen by it, the service out on its port. */
-export async function start(env: NodeJS.ProcessEnv = process.env) {
+export async function start(env: NodeJS.ProcessEnv = process.env, shared: { bus?: Bus } = {}) {
   const config = loadConfig(commonConfigSchema, env);
   startTracing({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const logger = createLogger(SERVICE, config.LOG_LEVEL);
-  const adapters = await openAdapters(config, SERVICE);
+  const adapters = await openAdapters(config, SERVICE, shared);
   const service = await createHistoryService({
     ...adapters,
     logger,
@@ -24,9 +25,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env) {
     async stop() {
       await closeServer(server);
       await service.stop();
-      await closeAdapters(adapters);
+      await closeAdapters(adapters, shared);
     },
   };
 }
 
-if (require.main === module) runAsProcess(SERVICE, start);

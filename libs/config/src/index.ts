@@ -49,3 +49,5 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
 export function runMode(config: CommonConfig): 'embedded' | 'distributed' {
   return config.EVENTSTORE_URL || config.MONGO_URL || config.KAFKA_BROKERS ? 'distributed' : 'embedded';
 }
+
+export { z };

@@ -1,0 +1,38 @@
+import { resolve } from 'node:path';
+import { Authenticator, DEV_ISSUER, InternalIdentity, fileSecret } from '@udp/auth';
+import { loadConfig } from '@udp/config';
+import { createGateway } from '@udp/gateway-core';
+import { closeServer, listen } from '@udp/runtime';
+import { createLogger, startTracing } from '@udp/telemetry';
+import { gatewayConfigSchema } from './config';
+
+const SERVICE = 'gateway';
+
+/** Wiring only: configuration in, the gateway out on its port. */
+export async function start(env: NodeJS.ProcessEnv = process.env) {
+  const config = loadConfig(gatewayConfigSchema, env);
+  startTracing({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  const logger = createLogger(SERVICE, config.LOG_LEVEL);
+  const dataDir = resolve(config.DATA_DIR);
+  const devMode = !config.AUTH_JWT_SECRET && !config.AUTH_JWKS_URL;
+  const authenticator = new Authenticator({
+    jwtSecret: config.AUTH_JWKS_URL ? undefined : (config.AUTH_JWT_SECRET ?? fileSecret(dataDir, 'jwt-signing')),
+    jwksUrl: config.AUTH_JWKS_URL,
+    issuer: config.AUTH_JWT_ISSUER ?? (devMode ? DEV_ISSUER : undefined),
+    audience: config.AUTH_JWT_AUDIENCE,
+    userinfoUrl: config.AUTH_USERINFO_URL,
+    userinfoIdField: config.AUTH_USERINFO_ID_FIELD,
+  });
+  const identity = new InternalIdentity(config.INTERNAL_AUTH_SECRET ?? fileSecret(dataDir, 'internal-identity'));
+  const app = createGateway({
+    authenticator,
+    identity,
+    logger,
+    upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    routes: [{ prefixes: ['/api/history'], url: config.HISTORY_SVC_URL }],
+  });
+  const { server, port } = await listen(app, config.PORT ?? 8080, config.HOST);
+  logger.info({ port, auth: devMode ? 'embedded dev secret' : config.AUTH_JWKS_URL ? 'jwks' : 'shared secret' }, `${SERVICE} listening`);
+  return { port, stop: () => closeServer(server) };
+}
+

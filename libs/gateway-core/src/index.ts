@@ -1,0 +1,2 @@
+export * from './gateway';
+export { serviceAnswers } from './proxy';

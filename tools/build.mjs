@@ -1,0 +1,61 @@
+#!/usr/bin/env node
+// Bundles each app with esbuild into a runnable process entry, plus the embedded host and the token tool.
+// Path aliases are resolved; node_modules stay external so native modules and OpenTelemetry's require
+// hooks work as usual. An app's main.ts only exports `start`; the entry that runs it is generated here.
+import { build } from 'esbuild';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+
+const processEntry = (app, source) =>
+  `import { runAsProcess } from '@udp/runtime';\nimport { start } from './${source}';\nrunAsProcess('${app}', () => start());\n`;
+
+/** name -> [outfile, entry]: `source` is a file; `stdin` a generated entry. */
+export const ENTRIES = {
+  gateway: [
+    ['apps/gateway/main.js', { stdin: processEntry('gateway', 'apps/gateway/src/main') }],
+    ['apps/gateway/token.js', { source: 'apps/gateway/src/token.ts' }],
+  ],
+  'history-svc': [['apps/history-svc/main.js', { stdin: processEntry('history-svc', 'apps/history-svc/src/main') }]],
+  embedded: [['embedded/main.js', { stdin: processEntry('embedded', 'tools/embedded/host') }]],
+};
+
+export async function buildEntries(names = Object.keys(ENTRIES), outdir = join(root, 'dist')) {
+  const jobs = [];
+  for (const name of names) {
+    if (!ENTRIES[name]) throw new Error(`unknown build entry ${name} (known: ${Object.keys(ENTRIES).join(', ')})`);
+    for (const [outfile, entry] of ENTRIES[name]) {
+      jobs.push(
+        build({
+          ...(entry.stdin
+            ? { stdin: { contents: entry.stdin, resolveDir: root, sourcefile: `${name}-entry.ts`, loader: 'ts' } }
+            : { entryPoints: [join(root, entry.source)] }),
+          outfile: join(outdir, outfile),
+          bundle: true,
+          platform: 'node',
+          target: 'node20',
+          format: 'cjs',
+          packages: 'external',
+          sourcemap: true,
+          tsconfig: join(root, 'tsconfig.base.json'),
+          logLevel: 'warning',
+        }),
+      );
+    }
+  }
+  await Promise.all(jobs);
+  return outdir;
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  const started = Date.now();
+  buildEntries(names.length ? names : undefined).then(
+    () => process.stderr.write(`built ${names.length ? names.join(', ') : 'everything'} in ${Date.now() - started} ms\n`),
+    (error) => {
+      process.stderr.write(`${error.message}\n`);
+      process.exit(1);
+    },
+  );
+}

@@ -1,0 +1,40 @@
+/**
+ * The embedded mode: every app in one Node process, each on its own port, sharing one in-process bus.
+ * This file is the composition root of that mode (built by tools/build.mjs into dist/embedded/main.js);
+ * it is deliberately outside the Nx projects, which never import each other.
+ */
+import { InProcessBus } from '@udp/bus';
+import { start as startGateway } from '../../apps/gateway/src/main';
+import { start as startHistory } from '../../apps/history-svc/src/main';
+
+interface Running {
+  port: number;
+  stop(): Promise<void>;
+}
+
+export async function start(env: NodeJS.ProcessEnv = process.env) {
+  const bus = new InProcessBus();
+  // Services listen on loopback only, on ports the OS picks; the gateway is the one public door.
+  const serviceEnv = { ...env, PORT: '0', HOST: '127.0.0.1' };
+  const started: Running[] = [];
+  try {
+    const history = await startHistory(serviceEnv, { bus });
+    started.push(history);
+    const gateway = await startGateway({ ...env, HISTORY_SVC_URL: `http://127.0.0.1:${history.port}` });
+    started.push(gateway);
+    process.stderr.write(
+      `embedded: gateway on http://localhost:${gateway.port} (docs: /docs); get a token with: npm run token -- <userId>\n`,
+    );
+    return {
+      port: gateway.port,
+      async stop() {
+        for (const app of started.reverse()) await app.stop();
+        await bus.close();
+      },
+    };
+  } catch (error) {
+    for (const app of started.reverse()) await app.stop().catch(() => undefined);
+    throw error;
+  }
+}
+
