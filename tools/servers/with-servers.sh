@@ -91,35 +91,43 @@ ls -1dt "$CACHE"/runs/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf
 RUN_DIR=$(mktemp -d "$CACHE/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 KAFKA_PID="" FERRET_PID="" WATCHDOG_PID="" CMD_PID=""
 
-stop_pid() { # pid name
-  local pid=$1 i
-  [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || return 0
-  kill -TERM "$pid" 2>/dev/null || true
-  for i in $(seq 1 150); do # up to 15 s for a clean shutdown
-    kill -0 "$pid" 2>/dev/null || break
+stop_servers() { # TERM, up to 15 s for a clean shutdown, then KILL; reap
+  local pids="" p i
+  for p in $KAFKA_PID $FERRET_PID; do kill -0 "$p" 2>/dev/null && pids="$pids $p"; done
+  [ -n "$pids" ] || return 0
+  kill -TERM $pids 2>/dev/null
+  for i in $(seq 1 150); do
+    kill -0 $pids 2>/dev/null || break # true while any of them is alive
     sleep 0.1
   done
-  if kill -0 "$pid" 2>/dev/null; then
-    printf '[servers] %s did not stop in 15 s, killing\n' "$2" >&2
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  wait "$pid" 2>/dev/null || true
+  for p in $pids; do
+    if kill -0 "$p" 2>/dev/null; then
+      printf '[servers] pid %s did not stop in 15 s, killing\n' "$p" >&2
+      kill -KILL "$p" 2>/dev/null
+    fi
+    wait "$p" 2>/dev/null
+  done
+  return 0
 }
+
+# TERM a process and all its descendants (the command may be `bash -c ...`).
+tree_pids() { local c; echo "$1"; for c in $(pgrep -P "$1" 2>/dev/null); do tree_pids "$c"; done; }
+kill_tree() { [ -n "$1" ] && kill -TERM $(tree_pids "$1") 2>/dev/null; return 0; }
 
 cleanup() {
   local rc=$?
   trap - EXIT INT TERM
   set +e
-  [ -n "$CMD_PID" ] && kill -TERM "$CMD_PID" 2>/dev/null && wait "$CMD_PID" 2>/dev/null
+  if [ -n "$CMD_PID" ]; then
+    kill_tree "$CMD_PID"
+    wait "$CMD_PID" 2>/dev/null
+  fi
   if [ -n "$WATCHDOG_PID" ]; then
     pkill -TERM -P "$WATCHDOG_PID" 2>/dev/null # its sleep
     kill "$WATCHDOG_PID" 2>/dev/null && wait "$WATCHDOG_PID" 2>/dev/null
   fi
   if [ -n "$KAFKA_PID$FERRET_PID" ]; then
-    stop_pid "$KAFKA_PID" kafka &
-    local k=$!
-    stop_pid "$FERRET_PID" ferretdb
-    wait "$k"
+    stop_servers
     log "servers stopped"
   fi
   if [ "$rc" -eq 0 ] && [ "${SERVERS_KEEP_STATE:-0}" != 1 ]; then
@@ -195,13 +203,17 @@ KAFKA_PID=$!
   </dev/null >"$RUN_DIR/ferretdb.log" 2>&1 &
 FERRET_PID=$!
 
-# If this script is SIGKILLed, the traps cannot run: a watchdog stops the
-# servers once this shell is gone, so no java/ferretdb is ever orphaned.
+# If this script is SIGKILLed, the traps cannot run: a watchdog then stops the
+# command (pid in $RUN_DIR/cmd.pid) and the servers, so nothing is orphaned.
 (
   trap - EXIT INT TERM
-  while kill -0 $$ 2>/dev/null; do sleep 2; done
+  while kill -0 $$ 2>/dev/null; do sleep 1; done
+  kill_tree "$(cat "$RUN_DIR/cmd.pid" 2>/dev/null)"
   kill -TERM "$KAFKA_PID" "$FERRET_PID" 2>/dev/null
-  sleep 15
+  for _ in $(seq 1 15); do
+    kill -0 "$KAFKA_PID" 2>/dev/null || kill -0 "$FERRET_PID" 2>/dev/null || exit 0
+    sleep 1
+  done
   kill -KILL "$KAFKA_PID" "$FERRET_PID" 2>/dev/null
 ) </dev/null >/dev/null 2>&1 &
 WATCHDOG_PID=$!
@@ -242,6 +254,7 @@ log "running: $*"
 # is handled at once instead of after the command ends.
 "$@" <&0 &
 CMD_PID=$!
+echo "$CMD_PID" >"$RUN_DIR/cmd.pid"
 rc=0
 wait "$CMD_PID" || rc=$?
 CMD_PID=""

@@ -1,0 +1,40 @@
+import nx from '@nx/eslint-plugin';
+import tseslint from 'typescript-eslint';
+
+// Adapter libraries and frameworks that domain code (apps/*/src/domain) must never import.
+const ADAPTERS = ['@udp/eventstore', '@udp/readmodel', '@udp/bus', '@udp/runtime', '@udp/http-kit', '@udp/gateway-core', '@udp/telemetry', 'express', 'mongodb', 'kafkajs', 'better-sqlite3', '@kurrent/*'];
+
+export default [
+  { ignores: ['**/node_modules/**', '**/dist/**', '.cache/**', '.nx/**', 'tools/servers/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
+  ...tseslint.configs.recommended,
+  {
+    files: ['**/*.ts'],
+    plugins: { '@nx': nx },
+    rules: {
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-require-imports': 'off',
+      '@nx/enforce-module-boundaries': [
+        'error',
+        {
+          enforceBuildableLibDependency: false,
+          allow: [],
+          depConstraints: [
+            // An app depends on libraries only, never on another app.
+            { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
+            { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['apps/*/src/domain/**/*.ts'],
+    ignores: ['**/*.spec.ts'],
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        { patterns: [{ group: ADAPTERS, message: 'domain code is pure: no adapters, no I/O, no frameworks' }] },
+      ],
+    },
+  },
+];

@@ -1,0 +1,116 @@
+import { randomUUID } from 'node:crypto';
+import { waitUntil } from '@udp/testing';
+import { type EventStore, type RecordedEvent, WrongExpectedRevisionError } from './port';
+
+/**
+ * The behaviour every event-store adapter must have. Each adapter's spec calls this with a factory;
+ * the embedded adapters must pass exactly what the real server passes.
+ */
+export function eventStoreContract(adapter: string, open: () => Promise<EventStore>) {
+  describe(`EventStore contract: ${adapter}`, () => {
+    let store: EventStore;
+    // Unique stream names keep tests independent even on a shared server.
+    const stream = (name: string) => `contract${randomUUID().replace(/-/g, '')}-${name}`;
+    const event = (type: string, data: Record<string, unknown> = {}) => ({ id: randomUUID(), type, data });
+
+    beforeEach(async () => {
+      store = await open();
+    });
+    afterEach(async () => {
+      await store.close();
+    });
+
+    it('reads a missing stream as empty with revision -1', async () => {
+      expect(await store.readStream(stream('missing'))).toEqual({ revision: -1, events: [] });
+    });
+
+    it('appends and reads back in order, revisions from 0', async () => {
+      const s = stream('order');
+      const result = await store.appendToStream(s, [event('A', { n: 1 }), event('B', { n: 2 })], { expectedRevision: 'no_stream' });
+      expect(result.nextRevision).toBe(1);
+      await store.appendToStream(s, [event('C', { n: 3 })], { expectedRevision: 1 });
+      const read = await store.readStream(s);
+      expect(read.revision).toBe(2);
+      expect(read.events.map((e) => [e.type, e.revision, e.data.n])).toEqual([['A', 0, 1], ['B', 1, 2], ['C', 2, 3]]);
+      expect(read.events.every((e) => e.streamId === s)).toBe(true);
+    });
+
+    it('refuses an append on a wrong expected revision and writes nothing', async () => {
+      const s = stream('occ');
+      await store.appendToStream(s, [event('A')], { expectedRevision: 'no_stream' });
+      await expect(store.appendToStream(s, [event('B')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.appendToStream(s, [event('B')], { expectedRevision: 5 })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      expect((await store.readStream(s)).events.map((e) => e.type)).toEqual(['A']);
+    });
+
+    it('lets exactly one of two racing appends at the same revision win', async () => {
+      const s = stream('race');
+      await store.appendToStream(s, [event('A')], { expectedRevision: 'no_stream' });
+      const results = await Promise.allSettled([
+        store.appendToStream(s, [event('B1')], { expectedRevision: 0 }),
+        store.appendToStream(s, [event('B2')], { expectedRevision: 0 }),
+      ]);
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+      expect((await store.readStream(s)).events).toHaveLength(2);
+    });
+
+    it('accepts any revision with "any"', async () => {
+      const s = stream('any');
+      await store.appendToStream(s, [event('A')], { expectedRevision: 'any' });
+      await store.appendToStream(s, [event('B')], { expectedRevision: 'any' });
+      expect((await store.readStream(s)).revision).toBe(1);
+    });
+
+    it('treats a retried append of the same event ids as done (idempotent)', async () => {
+      const s = stream('idem');
+      const batch = [event('A'), event('B')];
+      await store.appendToStream(s, batch, { expectedRevision: 'no_stream' });
+      const again = await store.appendToStream(s, batch, { expectedRevision: 'no_stream' });
+      expect(again.nextRevision).toBe(1);
+      expect((await store.readStream(s)).events).toHaveLength(2);
+    });
+
+    it('keeps event data and metadata intact', async () => {
+      const s = stream('data');
+      const data = { text: 'é ü 🎧', nested: { list: [1, 2.5, null, true] }, empty: '' };
+      await store.appendToStream(s, [{ ...event('A', data), metadata: { correlationId: 'c-1' } }], { expectedRevision: 'no_stream' });
+      const [read] = (await store.readStream(s)).events;
+      expect(read.data).toEqual(data);
+      expect(read.metadata).toEqual({ correlationId: 'c-1' });
+    });
+
+    it('deletes a stream: nothing of it can be read afterwards', async () => {
+      const s = stream('erase');
+      await store.appendToStream(s, [event('A'), event('B')], { expectedRevision: 'no_stream' });
+      await store.deleteStream(s);
+      expect((await store.readStream(s)).events).toEqual([]);
+      await store.deleteStream(stream('never-existed'));
+    });
+
+    it('delivers matching events of all streams in global order, from a position, catching up then live', async () => {
+      const prefix = `sub${randomUUID().replace(/-/g, '')}`;
+      const a = `${prefix}-a`;
+      const b = `${prefix}-b`;
+      await store.appendToStream(a, [event('A1')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(`other${randomUUID().replace(/-/g, '')}-x`, [event('X')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(b, [event('B1')], { expectedRevision: 'no_stream' });
+
+      const seen: RecordedEvent[] = [];
+      const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => void seen.push(e));
+      await sub.caughtUp();
+      expect(seen.map((e) => e.type)).toEqual(['A1', 'B1']);
+
+      await store.appendToStream(a, [event('A2')], { expectedRevision: 0 });
+      await waitUntil(() => seen.length === 3);
+      expect(seen.map((e) => e.type)).toEqual(['A1', 'B1', 'A2']);
+      expect(seen[0].position < seen[1].position && seen[1].position < seen[2].position).toBe(true);
+      await sub.stop();
+
+      const resumed: string[] = [];
+      const again = store.subscribe({ streamPrefixes: [prefix], fromPosition: seen[0].position }, async (e) => void resumed.push(e.type));
+      await again.caughtUp();
+      expect(resumed).toEqual(['B1', 'A2']);
+      await again.stop();
+    });
+  });
+}

@@ -1,0 +1,4 @@
+import { eventStoreContract } from './eventstore.contract';
+import { MemoryEventStore } from './memory';
+
+eventStoreContract('memory', async () => new MemoryEventStore());

@@ -1,0 +1,90 @@
+import { randomUUID } from 'node:crypto';
+import type { ReadModelStore } from './port';
+
+interface Entry {
+  _id: string;
+  userId: string;
+  itemId: string;
+  date: number;
+  deleted: boolean;
+  note?: string;
+  revision: number;
+}
+
+/** The behaviour every read-model adapter must have (memory and MongoDB/FerretDB). */
+export function readModelContract(adapter: string, open: () => Promise<ReadModelStore>) {
+  describe(`ReadModelStore contract: ${adapter}`, () => {
+    let store: ReadModelStore;
+    let name: string;
+    const doc = (userId: string, itemId: string, date: number, revision = 1, deleted = false): Entry => ({
+      _id: `${userId}/${itemId}`, userId, itemId, date, deleted, revision,
+    });
+
+    beforeEach(async () => {
+      store = await open();
+      name = `contract_${randomUUID().replace(/-/g, '')}`;
+      await store.ensureIndex(name, { userId: 1, date: -1 });
+    });
+    afterEach(async () => {
+      await store.collection<Entry>(name).deleteMany({});
+      await store.close();
+    });
+
+    it('stores, reads and replaces by revision only when newer (idempotent replay)', async () => {
+      const c = store.collection<Entry>(name);
+      expect(await c.upsertIfNewer(doc('u1', 'a', 10, 1))).toBe(true);
+      expect(await c.upsertIfNewer({ ...doc('u1', 'a', 99, 1) })).toBe(false);
+      expect(await c.upsertIfNewer({ ...doc('u1', 'a', 5, 0) })).toBe(false);
+      expect((await c.get('u1/a'))?.date).toBe(10);
+      expect(await c.upsertIfNewer({ ...doc('u1', 'a', 20, 2), note: 'x' })).toBe(true);
+      expect(await c.get('u1/a')).toEqual({ ...doc('u1', 'a', 20, 2), note: 'x' });
+      expect(await c.get('missing')).toBeNull();
+    });
+
+    it('finds with equality, ranges, $in, $or, sort and limit as MongoDB does', async () => {
+      const c = store.collection<Entry>(name);
+      for (const [item, date, deleted] of [['a', 10, false], ['b', 20, false], ['c', 20, true], ['d', 30, false]] as const) {
+        await c.upsertIfNewer(doc('u1', item, date, 1, deleted));
+      }
+      await c.upsertIfNewer(doc('u2', 'a', 15));
+      const ids = async (filter: Parameters<typeof c.find>[0], limit?: number) =>
+        (await c.find(filter, { sort: { date: -1, itemId: 1 }, limit })).map((d) => d.itemId);
+
+      expect(await ids({ userId: 'u1' })).toEqual(['d', 'b', 'c', 'a']);
+      expect(await ids({ userId: 'u1', deleted: false })).toEqual(['d', 'b', 'a']);
+      expect(await ids({ userId: 'u1', date: { $gte: 20, $lt: 30 } })).toEqual(['b', 'c']);
+      expect(await ids({ userId: 'u1', itemId: { $in: ['a', 'd', 'zz'] } })).toEqual(['d', 'a']);
+      expect(await ids({ userId: 'u1', $or: [{ date: { $lt: 20 } }, { date: 20, itemId: { $gt: 'b' } }] })).toEqual(['c', 'a']);
+      expect(await ids({ userId: 'u1' }, 2)).toEqual(['d', 'b']);
+      expect(await ids({ userId: 'u1', itemId: { $ne: 'a' } })).toEqual(['d', 'b', 'c']);
+      expect(await c.count({ userId: 'u1', deleted: false })).toBe(3);
+      expect(await ids({ userId: 'nobody' })).toEqual([]);
+    });
+
+    it('updates and deletes many by filter', async () => {
+      const c = store.collection<Entry>(name);
+      await c.upsertIfNewer(doc('u1', 'a', 10, 1));
+      await c.upsertIfNewer(doc('u1', 'b', 10, 5));
+      await c.upsertIfNewer(doc('u2', 'a', 10, 1));
+      expect(await c.updateMany({ userId: 'u1', revision: { $lt: 3 } }, { deleted: true, revision: 3 })).toBe(1);
+      expect((await c.get('u1/a'))?.deleted).toBe(true);
+      expect((await c.get('u1/b'))?.deleted).toBe(false);
+      expect(await c.deleteMany({ userId: 'u1' })).toBe(2);
+      expect(await c.find({ userId: 'u1' })).toEqual([]);
+      expect(await c.count({})).toBe(1);
+    });
+
+    it('keeps checkpoints per projection', async () => {
+      const checkpoints = store.checkpoints();
+      const projection = `p_${randomUUID()}`;
+      expect(await checkpoints.load(projection)).toBeNull();
+      await checkpoints.save(projection, 42n);
+      await checkpoints.save(projection, 18446744073709551615n);
+      expect(await checkpoints.load(projection)).toBe(18446744073709551615n);
+    });
+
+    it('answers ping', async () => {
+      expect(await store.ping()).toBe(true);
+    });
+  });
+}

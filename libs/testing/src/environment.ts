@@ -1,0 +1,29 @@
+import { execFileSync } from 'node:child_process';
+
+/** True when a Docker engine answers (testcontainers can start servers). */
+export function dockerAvailable(): boolean {
+  try {
+    execFileSync('docker', ['info'], { stdio: 'ignore', timeout: 5000 });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Polls a condition on the event loop (no fixed sleeps); fails after the timeout. */
+export async function waitUntil(condition: () => boolean | Promise<boolean>, timeoutMs = 5000, what = 'condition'): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what} not met within ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Says plainly, once per suite, that an integration suite did not run and why. */
+export function reportSkipped(suite: string, reason: string): void {
+  // eslint-disable-next-line no-console
+  console.warn(`[integration] ${suite} SKIPPED: ${reason}`);
+  describe(suite, () => {
+    it.skip(`skipped: ${reason}`, () => undefined);
+  });
+}

@@ -1,0 +1,2 @@
+export * from './specification';
+export * from './environment';
