@@ -1,0 +1,30 @@
+import { z } from '../zod';
+
+/** What a write did, for audit and debugging; projections never need it (the event carries the result). */
+export const PreferenceOperation = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('replace') }),
+  z.object({ kind: z.literal('putPath'), path: z.array(z.string()) }),
+  z.object({ kind: z.literal('mergePath'), path: z.array(z.string()) }),
+  z.object({ kind: z.literal('deletePath'), path: z.array(z.string()) }),
+  z.object({ kind: z.literal('deleteJsonPath'), jsonpath: z.string(), removed: z.number().int() }),
+]);
+export type PreferenceOperation = z.infer<typeof PreferenceOperation>;
+
+/**
+ * Events of one preference document (stream `preference-<userId>-<base64url(key)>`). A write carries the
+ * whole resulting document, not the change: projections are then a plain upsert by revision (idempotent,
+ * independent of the previous read-model state), and a replay never re-evaluates a path or a JSONPath
+ * expression with a library version other than the one that decided. The document size limit bounds them.
+ */
+export const PreferenceWritten = z.object({
+  type: z.literal('PreferenceWritten'),
+  data: z.object({ key: z.string(), document: z.record(z.string(), z.unknown()), operation: PreferenceOperation }),
+});
+
+export const PreferenceDeleted = z.object({
+  type: z.literal('PreferenceDeleted'),
+  data: z.object({ key: z.string() }),
+});
+
+export const PreferenceEvent = z.discriminatedUnion('type', [PreferenceWritten, PreferenceDeleted]);
+export type PreferenceEvent = z.infer<typeof PreferenceEvent>;

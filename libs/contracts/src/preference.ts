@@ -1,0 +1,48 @@
+import { z } from './zod';
+
+/**
+ * Limits of the preference API and their defaults; preference-svc reads the configured values from
+ * PREFERENCE_MAX_DOCUMENT_BYTES, PREFERENCE_MAX_KEY_LENGTH, PREFERENCE_MAX_PATH_DEPTH (docs/preference-svc.md).
+ */
+export const PREFERENCE_LIMITS = {
+  maxDocumentBytes: 256 * 1024,
+  maxKeyLength: 256,
+  maxPathDepth: 32,
+  maxJsonPathLength: 1024,
+} as const;
+
+/** Any JSON value: the content of a preference, or of a part of one. */
+export const JsonNode = z.unknown().openapi('JsonNode', { description: 'any JSON value' });
+
+/** A whole preference document: a JSON object at its root (an array or a scalar is refused). */
+export const PreferenceDocument = z
+  .custom<Record<string, unknown>>((v) => v !== null && typeof v === 'object' && !Array.isArray(v), {
+    message: 'a preference document must be a JSON object at its root',
+  })
+  .openapi('PreferenceDocument', { type: 'object', additionalProperties: true, description: 'a JSON object' });
+export type PreferenceDocument = z.infer<typeof PreferenceDocument>;
+
+/** Body of POST `/api/preference/{key}/{path}`: the `payload` key is required (its value may be null). */
+export const PartialUpdate = z
+  .object({
+    payload: z.unknown().refine((v) => v !== undefined, 'payload is required').openapi({ description: 'new value for the part under the path' }),
+  })
+  .openapi('PartialUpdate');
+export type PartialUpdate = z.infer<typeof PartialUpdate>;
+
+export const PreferenceKeys = z.array(z.string()).openapi('PreferenceKeys', { description: 'the keys of the user, in ascending order' });
+export type PreferenceKeys = z.infer<typeof PreferenceKeys>;
+
+export const PreferenceKeyParam = z.object({ key: z.string().min(1, 'key must not be empty') });
+
+export const PreferenceQuery = z
+  .object({
+    jsonpath: z
+      .string()
+      .min(1, 'jsonpath must not be empty')
+      .max(PREFERENCE_LIMITS.maxJsonPathLength, `jsonpath is at most ${PREFERENCE_LIMITS.maxJsonPathLength} characters`)
+      .optional()
+      .openapi({ description: 'JSONPath expression (no filter or script expressions); ignored when a {path} is given' }),
+  })
+  .openapi('PreferenceQuery');
+export type PreferenceQuery = z.infer<typeof PreferenceQuery>;
