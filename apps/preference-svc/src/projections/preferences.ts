@@ -1,0 +1,65 @@
+import type { RecordedEvent } from '@udp/eventstore';
+import type { Projection } from '@udp/eventsourcing';
+import type { Collection, ReadModelStore } from '@udp/readmodel';
+import { PREFERENCE_STREAM_PREFIX, upcast, userIdOfPreferenceStream } from '../domain/events';
+
+/**
+ * One document per (user, key). The content is kept as JSON text: a preference may hold any field name
+ * (`$`-prefixed, dotted...), which a document database would refuse or misread as an operator.
+ * A deletion leaves a tombstone, so a replayed older write cannot bring the document back.
+ */
+export interface PreferenceDocumentRow {
+  _id: string;
+  userId: string;
+  key: string;
+  deleted: boolean;
+  json: string | null;
+  revision: number;
+}
+
+/** The user's keys (small rows, so listing keys never loads the documents). */
+export interface PreferenceKeyRow {
+  _id: string;
+  userId: string;
+  key: string;
+  deleted: boolean;
+  revision: number;
+}
+
+export const PREFERENCE_DOCUMENTS = 'preference_documents';
+export const PREFERENCE_KEYS = 'preference_keys';
+
+/** User ids never contain a slash, so `<userId>/<key>` is unambiguous for any key. */
+export const preferenceRowId = (userId: string, key: string) => `${userId}/${key}`;
+
+export function preferenceDocuments(readModels: ReadModelStore): Collection<PreferenceDocumentRow> {
+  return readModels.collection<PreferenceDocumentRow>(PREFERENCE_DOCUMENTS);
+}
+
+export function preferenceKeys(readModels: ReadModelStore): Collection<PreferenceKeyRow> {
+  return readModels.collection<PreferenceKeyRow>(PREFERENCE_KEYS);
+}
+
+/**
+ * Keeps both read models up to date. Events carry the whole resulting document, so each update is a
+ * plain upsert conditional on the stream revision: replaying or duplicating an event changes nothing.
+ */
+export function preferenceProjection(readModels: ReadModelStore): Projection {
+  const documents = preferenceDocuments(readModels);
+  const keys = preferenceKeys(readModels);
+  return {
+    name: 'preference-documents',
+    streamPrefixes: [PREFERENCE_STREAM_PREFIX],
+    async apply(recorded: RecordedEvent) {
+      const event = upcast(recorded.type, recorded.data);
+      const { key } = event.data;
+      const userId = userIdOfPreferenceStream(recorded.streamId, key);
+      const _id = preferenceRowId(userId, key);
+      const revision = recorded.revision;
+      const deleted = event.type === 'PreferenceDeleted';
+      const json = event.type === 'PreferenceWritten' ? JSON.stringify(event.data.document) : null;
+      await documents.upsertIfNewer({ _id, userId, key, deleted, json, revision });
+      await keys.upsertIfNewer({ _id, userId, key, deleted, revision });
+    },
+  };
+}
