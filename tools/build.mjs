@@ -18,6 +18,7 @@ export const ENTRIES = {
     ['apps/gateway/token.js', { source: 'apps/gateway/src/token.ts' }],
   ],
   'history-svc': [['apps/history-svc/main.js', { stdin: processEntry('history-svc', 'apps/history-svc/src/main') }]],
+  'catalogue-svc': [['apps/catalogue-svc/main.js', { stdin: processEntry('catalogue-svc', 'apps/catalogue-svc/src/main') }]],
   embedded: [['embedded/main.js', { stdin: processEntry('embedded', 'tools/embedded/host') }]],
 };
 
@@ -37,6 +38,8 @@ export async function buildEntries(names = Object.keys(ENTRIES), outdir = join(r
           target: 'node20',
           format: 'cjs',
           packages: 'external',
+          // The EBU QC schemas are bundled as text (libs/qc-schema).
+          loader: { '.xsd': 'text' },
           sourcemap: true,
           tsconfig: join(root, 'tsconfig.base.json'),
           logLevel: 'warning',

@@ -6,6 +6,7 @@
 import { InProcessBus } from '@udp/bus';
 import { start as startGateway } from '../../apps/gateway/src/main';
 import { start as startHistory } from '../../apps/history-svc/src/main';
+import { start as startCatalogue } from '../../apps/catalogue-svc/src/main';
 
 interface Running {
   port: number;
@@ -20,7 +21,13 @@ export async function start(env: NodeJS.ProcessEnv = process.env) {
   try {
     const history = await startHistory(serviceEnv, { bus });
     started.push(history);
-    const gateway = await startGateway({ ...env, HISTORY_SVC_URL: `http://127.0.0.1:${history.port}` });
+    const catalogue = await startCatalogue(serviceEnv, { bus });
+    started.push(catalogue);
+    const gateway = await startGateway({
+      ...env,
+      HISTORY_SVC_URL: `http://127.0.0.1:${history.port}`,
+      CATALOGUE_SVC_URL: `http://127.0.0.1:${catalogue.port}`,
+    });
     started.push(gateway);
     process.stderr.write(
       `embedded: gateway on http://localhost:${gateway.port} (docs: /docs); get a token with: npm run token -- <userId>\n`,

@@ -29,7 +29,11 @@ export async function start(env: NodeJS.ProcessEnv = process.env) {
     identity,
     logger,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
-    routes: [{ prefixes: ['/api/history'], url: config.HISTORY_SVC_URL }],
+    routes: [
+      { prefixes: ['/api/history'], url: config.HISTORY_SVC_URL },
+      // The QC item catalogue is public and read-only: no credentials.
+      { prefixes: ['/api/v2/items', '/api/v2/icons'], url: config.CATALOGUE_SVC_URL, public: true },
+    ],
   });
   const { server, port } = await listen(app, config.PORT ?? 8080, config.HOST);
   logger.info({ port, auth: devMode ? 'embedded dev secret' : config.AUTH_JWKS_URL ? 'jwks' : 'shared secret' }, `${SERVICE} listening`);

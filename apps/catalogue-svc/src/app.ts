@@ -1,0 +1,65 @@
+import compression from 'compression';
+import type { Express } from 'express';
+import type { QcItemDefinition } from '@udp/contracts';
+import { Projector } from '@udp/eventsourcing';
+import type { EventStore } from '@udp/eventstore';
+import { createServiceApp, finish } from '@udp/http-kit';
+import type { ReadModelStore } from '@udp/readmodel';
+import type { Logger } from '@udp/telemetry';
+import catalogueData from '../data/items.json';
+import { catalogueRoutes } from './api/routes';
+import { type ImportSummary, importCatalogue, parseCatalogueData } from './import/import-catalogue';
+import { catalogueProjection, itemVersions } from './projections/catalogue';
+import { CatalogueView } from './projections/catalogue-view';
+
+export interface CatalogueServiceDeps {
+  store: EventStore;
+  readModels: ReadModelStore;
+  logger: Logger;
+  /** The catalogue to publish at start; default: data/items.json (the 45 completed EBU items). */
+  items?: QcItemDefinition[];
+  now?: () => number;
+  readYourWritesTimeoutMs?: number;
+}
+
+export interface CatalogueService {
+  app: Express;
+  imported: ImportSummary;
+  stop(): Promise<void>;
+}
+
+/** Everything catalogue-svc is, given its adapters: tests build it on memory adapters in one line. */
+export async function createCatalogueService(deps: CatalogueServiceDeps): Promise<CatalogueService> {
+  const { store, readModels, logger } = deps;
+  const versions = itemVersions(readModels);
+  await readModels.ensureIndex('qc_item_versions', { itemId: 1, revision: 1 });
+  const view = new CatalogueView(versions);
+  const projector = new Projector(store, readModels.checkpoints(), catalogueProjection(readModels, () => view.changed()));
+  await projector.start();
+
+  // Publishing is the import command: only versions not yet published become events.
+  const imported = await importCatalogue(
+    {
+      store,
+      projector,
+      readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs ?? 5000,
+      onSlowProjection: (streamId, revision) => logger.warn({ streamId, revision }, 'read model late: catalogue shows the version shortly'),
+    },
+    deps.items ?? parseCatalogueData(catalogueData),
+    deps.now ?? Date.now,
+  );
+  for (const refused of imported.refused) logger.error(refused, 'catalogue item version refused');
+  logger.info({ published: imported.published.length, unchanged: imported.unchanged.length, refused: imported.refused.length }, 'catalogue imported');
+
+  const app = createServiceApp({ logger, maxBodyBytes: 16 * 1024 });
+  // Prepared renditions carry their own Content-Encoding; this compresses the rest (problems, icons).
+  app.use(compression());
+  app.get('/health/', async (_req, res) => {
+    const up = (await store.ping()) && (await readModels.ping()) && projector.healthy();
+    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
+  });
+  app.use(catalogueRoutes({ view }));
+  finish(app);
+
+  return { app, imported, stop: () => projector.stop() };
+}

@@ -1,0 +1,54 @@
+import { validateXML } from 'xmllint-wasm';
+import catalogueApiXsd from '../schemas/2026-01/qc-catalogue-api/qc-catalogue-api-schema.xsd';
+import dataModelXsd from '../schemas/2026-01/qc-data-model/qc.xsd';
+
+/** Namespaces of the EBU QC 2026-01 publication (a schema change always means a new namespace). */
+export const QC_NS = 'tag:qc.ebu.ch,2026-01';
+export const QCC_NS = 'tag:catalogue.qc.ebu.ch,2026-01';
+export const SCHEMA_EDITION = '2026-01';
+
+/** The schema texts, for anyone who wants to hand them to another validator. */
+export const CATALOGUE_SCHEMAS = {
+  'qc-catalogue-api/qc-catalogue-api-schema.xsd': catalogueApiXsd,
+  'qc-data-model/qc.xsd': dataModelXsd,
+} as const;
+
+export interface XmlDocument {
+  /** A name for error messages; letters, digits, dots, dashes and underscores (not starting with a dash). */
+  fileName: string;
+  xml: string;
+}
+
+export interface SchemaError {
+  fileName: string | null;
+  line: number | null;
+  message: string;
+}
+
+export interface SchemaValidation {
+  valid: boolean;
+  errors: SchemaError[];
+}
+
+/**
+ * Validates documents against the 2026-01 catalogue API schema (which imports the base qc.xsd) with
+ * libxml2 compiled to WebAssembly. Several documents go through one run: one worker, one schema parse.
+ */
+export async function validateAgainstCatalogueSchema(documents: XmlDocument[]): Promise<SchemaValidation> {
+  if (documents.length === 0) return { valid: true, errors: [] };
+  const result = await validateXML({
+    xml: documents.map((d) => ({ fileName: d.fileName, contents: d.xml })),
+    schema: [{ fileName: 'qc-catalogue-api-schema.xsd', contents: catalogueApiXsd }],
+    // The import's schemaLocation is ../qc-data-model/qc.xsd; the in-memory file system resolves it from /.
+    preload: [{ fileName: '../qc-data-model/qc.xsd', contents: dataModelXsd }],
+    maxMemoryPages: 4096,
+  });
+  return {
+    valid: result.valid,
+    errors: result.errors.map((e) => ({
+      fileName: e.loc?.fileName ?? null,
+      line: e.loc?.lineNumber ?? null,
+      message: e.message.replace(/^.*?Schemas (validity|parser) error : /, '').trim(),
+    })),
+  };
+}
