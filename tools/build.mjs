@@ -52,9 +52,13 @@ export async function buildEntries(names = Object.keys(ENTRIES), outdir = join(r
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  const names = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+  // usage: node tools/build.mjs [--outdir DIR] [entry...]
+  const args = process.argv.slice(2);
+  const at = args.indexOf('--outdir');
+  const outdir = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  const names = args.filter((a) => !a.startsWith('-'));
   const started = Date.now();
-  buildEntries(names.length ? names : undefined).then(
+  buildEntries(names.length ? names : undefined, outdir).then(
     () => process.stderr.write(`built ${names.length ? names.join(', ') : 'everything'} in ${Date.now() - started} ms\n`),
     (error) => {
       process.stderr.write(`${error.message}\n`);

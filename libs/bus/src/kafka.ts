@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type Producer } from 'kafkajs';
+import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Bus, BusMessage, Consumer, MessageHandler } from './port';
 
 /** Kafka through kafkajs: idempotent producer (acks=all), consumer groups committing after each handled message. */
@@ -10,6 +10,8 @@ export class KafkaBus implements Bus {
   private readonly consumers = new Set<Consumer>();
 
   constructor(brokers: string[], clientId: string) {
+    // Required here, not at import: embedded mode never pays for loading kafkajs.
+    const { Kafka, logLevel } = require('kafkajs') as typeof import('kafkajs');
     this.kafka = new Kafka({ clientId, brokers, logLevel: logLevel.ERROR, retry: { retries: 8 } });
   }
 

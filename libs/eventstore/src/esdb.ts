@@ -1,7 +1,4 @@
-import {
-  ANY, NO_STREAM, START, KurrentDBClient, StreamNotFoundError, WrongExpectedVersionError,
-  jsonEvent, streamNameFilter, type ResolvedEvent,
-} from '@kurrent/kurrentdb-client';
+import type { KurrentDBClient, ResolvedEvent } from '@kurrent/kurrentdb-client';
 import {
   type AppendResult, type EventHandler, type EventStore, type EventToAppend, type ExpectedRevision,
   type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
@@ -13,15 +10,19 @@ import {
  * `@eventstore/db-client` (same protocol; the old package gets no new releases).
  * Positions are the commit positions of `$all`.
  */
+// Required when the adapter is used, not at import: the client costs start-up time the embedded mode need not pay.
+const kurrent = () => require('@kurrent/kurrentdb-client') as typeof import('@kurrent/kurrentdb-client');
+
 export class EsdbEventStore implements EventStore {
   private readonly client: KurrentDBClient;
   private readonly subscriptions = new Set<Subscription>();
 
   constructor(connectionString: string) {
-    this.client = KurrentDBClient.connectionString(connectionString);
+    this.client = kurrent().KurrentDBClient.connectionString(connectionString);
   }
 
   async readStream(streamId: string): Promise<StreamRead> {
+    const { START, StreamNotFoundError } = kurrent();
     const events: RecordedEvent[] = [];
     try {
       for await (const resolved of this.client.readStream(streamId, { fromRevision: START, direction: 'forwards' })) {
@@ -36,6 +37,7 @@ export class EsdbEventStore implements EventStore {
   }
 
   async appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    const { ANY, NO_STREAM, WrongExpectedVersionError, jsonEvent } = kurrent();
     const expected = options.expectedRevision;
     try {
       const result = await this.client.appendToStream(
@@ -54,6 +56,7 @@ export class EsdbEventStore implements EventStore {
   }
 
   async deleteStream(streamId: string): Promise<void> {
+    const { StreamNotFoundError } = kurrent();
     try {
       await this.client.deleteStream(streamId);
     } catch (error) {
@@ -62,6 +65,7 @@ export class EsdbEventStore implements EventStore {
   }
 
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
+    const { START, streamNameFilter } = kurrent();
     const from = options.fromPosition;
     const stream = this.client.subscribeToAll({
       fromPosition: from === undefined ? START : { commit: from, prepare: from },

@@ -1,4 +1,7 @@
-import { MongoClient, MongoServerError, type Db, type Filter as MongoFilter } from 'mongodb';
+import type { Db, Filter as MongoFilter, MongoClient } from 'mongodb';
+
+// Required when the adapter is used: embedded mode never pays for loading the driver.
+const driver = () => require('mongodb') as typeof import('mongodb');
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
 
 const DUPLICATE_KEY = 11000;
@@ -32,7 +35,7 @@ class MongoCollection<T extends Document> implements Collection<T> {
       const result = await this.c.replaceOne({ _id: doc._id, revision: { $lt: doc.revision } }, doc as unknown as Record<string, unknown>, { upsert: true });
       return result.modifiedCount + result.upsertedCount > 0;
     } catch (error) {
-      if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) return false;
+      if (error instanceof driver().MongoServerError && error.code === DUPLICATE_KEY) return false;
       throw error;
     }
   }
@@ -52,7 +55,7 @@ export class MongoReadModelStore implements ReadModelStore {
   private constructor(private readonly client: MongoClient, private readonly db: Db) {}
 
   static async connect(url: string, database: string): Promise<MongoReadModelStore> {
-    const client = new MongoClient(url, { serverSelectionTimeoutMS: 5000 });
+    const client = new (driver().MongoClient)(url, { serverSelectionTimeoutMS: 5000 });
     await client.connect();
     return new MongoReadModelStore(client, client.db(database));
   }

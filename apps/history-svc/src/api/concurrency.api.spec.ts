@@ -1,0 +1,42 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MemoryEventStore, SqliteEventStore, type EventStore } from '@udp/eventstore';
+import { startTestSystem } from '@udp/test-system';
+import { createHistoryService } from '../app';
+
+const dir = mkdtempSync(join(tmpdir(), 'udp-history-concurrency-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+describe.each<[string, () => EventStore]>([
+  ['sqlite', () => new SqliteEventStore(join(dir, `${Date.now()}-${Math.random()}.sqlite`))],
+  ['memory', () => new MemoryEventStore()],
+])('24 parallel writes for one user (%s event store)', (_name, openStore) => {
+  it('answers each with 2xx or 429 (with Retry-After), and stores exactly the acknowledged items', async () => {
+    const system = await startTestSystem([
+      { prefixes: ['/api/history'], create: (deps) => createHistoryService(deps), adapters: { store: openStore() } },
+    ]);
+    try {
+      const auth = await system.auth('carol');
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, (_, i) =>
+          i % 3 === 0
+            ? system.http.post('/api/history/v2/batch').set('authorization', auth).send({ data: [{ item_id: `item-${i}`, date: 1000 + i }] })
+            : system.http.post('/api/history/v2').set('authorization', auth).send({ item_id: `item-${i}`, date: 1000 + i }),
+        ),
+      );
+      const statuses = answers.map((a) => a.status);
+      expect(statuses.every((s) => s === 200 || s === 204 || s === 429)).toBe(true);
+      for (const refused of answers.filter((a) => a.status === 429)) {
+        expect(refused.headers['retry-after']).toBe('1');
+        expect(refused.body.status).toBe(429);
+      }
+      const acknowledged = answers.flatMap((a, i) => (a.status < 300 ? [`item-${i}`] : [])).sort();
+      const stored = await system.http.get('/api/history/v2?limit=1000&with_deleted=true').set('authorization', auth);
+      expect(stored.body.data.map((i: { item_id: string }) => i.item_id).sort()).toEqual(acknowledged);
+      expect(acknowledged.length).toBeGreaterThan(0);
+    } finally {
+      await system.stop();
+    }
+  });
+});
