@@ -1,0 +1,156 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import {
+  type EventStore, type EventToAppend, type ExpectedRevision, MemoryEventStore, SqliteEventStore, type SubscriptionOptions, type EventHandler,
+} from '@udp/eventstore';
+import { startTestSystem, type TestSystem } from '@udp/test-system';
+import { createPreferenceService } from '../app';
+import { preferenceStreamId } from '../domain/events';
+
+const P = '/api/preference';
+
+/** 20 parallel PUTs to different paths of one document: every acknowledged value must be there. */
+async function parallelPathWrites(system: TestSystem, auth: string, writers = 20) {
+  const answers = await Promise.all(
+    Array.from({ length: writers }, (_, i) =>
+      system.http.put(`${P}/settings/field${i}`).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify({ writer: i })),
+    ),
+  );
+  const document = (await system.http.get(`${P}/settings`).set('authorization', auth)).body as Record<string, unknown>;
+  return { statuses: answers.map((a) => a.status), document };
+}
+
+/** Delegates everything to another store; the test doubles below change one method. */
+class DelegatingStore implements EventStore {
+  constructor(readonly inner: EventStore) {}
+  readStream(streamId: string) { return this.inner.readStream(streamId); }
+  appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }) {
+    return this.inner.appendToStream(streamId, events, options);
+  }
+  deleteStream(streamId: string) { return this.inner.deleteStream(streamId); }
+  subscribe(options: SubscriptionOptions, handler: EventHandler) { return this.inner.subscribe(options, handler); }
+  ping() { return this.inner.ping(); }
+  close() { return this.inner.close(); }
+}
+
+/**
+ * In one process a read and the append after it run without another request in between, so parallel
+ * requests would never race. This store holds the first `parties` reads until all of them have read:
+ * every writer then decides on the same revision, as parallel writers on a networked store do.
+ */
+class RacingStore extends DelegatingStore {
+  private waiting: Array<() => void> = [];
+  constructor(inner: EventStore, private parties: number) {
+    super(inner);
+  }
+  override async readStream(streamId: string) {
+    const read = await this.inner.readStream(streamId);
+    if (this.parties > 0) {
+      await new Promise<void>((resolve) => {
+        this.waiting.push(resolve);
+        if (this.waiting.length === this.parties) {
+          this.parties = 0;
+          for (const release of this.waiting) release();
+        }
+      });
+    }
+    return read;
+  }
+}
+
+describe.each([
+  ['memory', () => ({ store: new MemoryEventStore() as EventStore, cleanup: () => undefined })],
+  ['SQLite', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'preference-concurrency-'));
+    return { store: new SqliteEventStore(join(dir, 'events.sqlite')) as EventStore, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+  }],
+])('20 parallel PUTs to different paths of one document (%s event store)', (_name, makeStore) => {
+  let system: TestSystem | undefined;
+  let cleanup = () => undefined as void;
+
+  async function start(writeRetries?: number) {
+    const made = makeStore();
+    cleanup = made.cleanup;
+    const store = new RacingStore(made.store, 20);
+    system = await startTestSystem([{ prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, writeRetries }) }]);
+    return system;
+  }
+  afterEach(async () => {
+    await system?.stop();
+    cleanup();
+  });
+
+  it('never drops an acknowledged change: all 20 land, with the default retries', async () => {
+    const running = await start();
+    const { statuses, document } = await parallelPathWrites(running, await running.auth('alice'));
+    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+    expect(statuses.filter((s) => s === 200)).toHaveLength(19);
+    expect(document).toEqual(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`field${i}`, { writer: i }])));
+  });
+
+  it('without retries, the 19 losers get 429 and leave no trace; the acknowledged value is there', async () => {
+    const running = await start(0);
+    const { statuses, document } = await parallelPathWrites(running, await running.auth('alice'));
+    expect(statuses.filter((s) => s === 429)).toHaveLength(19);
+    const acknowledged = statuses.flatMap((s, i) => (s === 429 ? [] : [`field${i}`]));
+    expect(acknowledged).toHaveLength(1);
+    expect(Object.keys(document)).toEqual(acknowledged);
+  });
+});
+
+/**
+ * A store where another writer gets in between our read and our append, a given number of times:
+ * a deterministic way to lose races.
+ */
+class InterferingStore extends DelegatingStore {
+  interferences = 0;
+  private reads = 0;
+  constructor() {
+    super(new MemoryEventStore());
+  }
+
+  override async readStream(streamId: string) {
+    const read = await this.inner.readStream(streamId);
+    this.reads++;
+    if (this.interferences > 0) {
+      this.interferences--;
+      const document = { ...(read.events.length ? (read.events[read.events.length - 1].data.document as object) : {}), [`other${this.reads}`]: true };
+      await this.inner.appendToStream(streamId, [{ id: randomUUID(), type: 'PreferenceWritten', data: { key: 'settings', document, operation: { kind: 'replace' } } }], { expectedRevision: 'any' });
+    }
+    return read;
+  }
+}
+
+describe('losing a race', () => {
+  let system: TestSystem;
+  let store: InterferingStore;
+  let alice: string;
+
+  beforeEach(async () => {
+    store = new InterferingStore();
+    system = await startTestSystem([{ prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, writeRetries: 3 }) }]);
+    alice = await system.auth('alice');
+    await system.http.put(`${P}/settings`).set('authorization', alice).send({ mine: 0 });
+  });
+  afterEach(() => system.stop());
+
+  it('re-reads and re-applies the change on the new document, keeping the other writer\'s change', async () => {
+    store.interferences = 3;
+    const res = await system.http.put(`${P}/settings/mine`).set('authorization', alice).set('content-type', 'application/json').send('1');
+    expect(res.status).toBe(200);
+    const document = (await system.http.get(`${P}/settings`).set('authorization', alice)).body;
+    expect(document.mine).toBe(1);
+    expect(Object.keys(document).filter((k) => k.startsWith('other'))).toHaveLength(3);
+  });
+
+  it('answers 429 with Retry-After once the retries are spent, and the change leaves no trace', async () => {
+    store.interferences = 4;
+    const res = await system.http.put(`${P}/settings/mine`).set('authorization', alice).set('content-type', 'application/json').send('1');
+    expect(res.status).toBe(429);
+    expect(res.headers['retry-after']).toBe('1');
+    const stream = await store.inner.readStream(preferenceStreamId('alice', 'settings'));
+    expect(stream.events.map((e) => (e.data.document as Record<string, unknown>).mine)).toEqual([0, 0, 0, 0, 0]);
+  });
+});
