@@ -19,6 +19,7 @@ export const ENTRIES = {
   ],
   'history-svc': [['apps/history-svc/main.js', { stdin: processEntry('history-svc', 'apps/history-svc/src/main') }]],
   'catalogue-svc': [['apps/catalogue-svc/main.js', { stdin: processEntry('catalogue-svc', 'apps/catalogue-svc/src/main') }]],
+  conformance: [['tools/conformance.js', { source: 'libs/qc-conformance/src/cli.ts' }]],
   embedded: [['embedded/main.js', { stdin: processEntry('embedded', 'tools/embedded/host') }]],
 };
 

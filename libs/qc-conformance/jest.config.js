@@ -1,0 +1,1 @@
+module.exports = { ...require('../qc-schema/jest.preset.js'), displayName: 'qc-conformance', rootDir: __dirname };
