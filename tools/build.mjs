@@ -18,6 +18,7 @@ export const ENTRIES = {
     ['apps/gateway/token.js', { source: 'apps/gateway/src/token.ts' }],
   ],
   'history-svc': [['apps/history-svc/main.js', { stdin: processEntry('history-svc', 'apps/history-svc/src/main') }]],
+  'playlist-svc': [['apps/playlist-svc/main.js', { stdin: processEntry('playlist-svc', 'apps/playlist-svc/src/main') }]],
   'catalogue-svc': [['apps/catalogue-svc/main.js', { stdin: processEntry('catalogue-svc', 'apps/catalogue-svc/src/main') }]],
   conformance: [['tools/conformance.js', { source: 'libs/qc-conformance/src/cli.ts' }]],
   embedded: [['embedded/main.js', { stdin: processEntry('embedded', 'tools/embedded/host') }]],

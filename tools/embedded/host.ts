@@ -6,6 +6,7 @@
 import { InProcessBus } from '@udp/bus';
 import { start as startGateway } from '../../apps/gateway/src/main';
 import { start as startHistory } from '../../apps/history-svc/src/main';
+import { start as startPlaylist } from '../../apps/playlist-svc/src/main';
 import { start as startCatalogue } from '../../apps/catalogue-svc/src/main';
 
 interface Running {
@@ -21,11 +22,14 @@ export async function start(env: NodeJS.ProcessEnv = process.env) {
   try {
     const history = await startHistory(serviceEnv, { bus });
     started.push(history);
+    const playlist = await startPlaylist(serviceEnv, { bus });
+    started.push(playlist);
     const catalogue = await startCatalogue(serviceEnv, { bus });
     started.push(catalogue);
     const gateway = await startGateway({
       ...env,
       HISTORY_SVC_URL: `http://127.0.0.1:${history.port}`,
+      PLAYLIST_SVC_URL: `http://127.0.0.1:${playlist.port}`,
       CATALOGUE_SVC_URL: `http://127.0.0.1:${catalogue.port}`,
     });
     started.push(gateway);

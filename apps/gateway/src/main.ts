@@ -31,6 +31,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env) {
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     routes: [
       { prefixes: ['/api/history'], url: config.HISTORY_SVC_URL },
+      { prefixes: ['/api/playlist'], url: config.PLAYLIST_SVC_URL },
       // The QC item catalogue is public and read-only: no credentials.
       { prefixes: ['/api/v2/items', '/api/v2/icons'], url: config.CATALOGUE_SVC_URL, public: true },
     ],

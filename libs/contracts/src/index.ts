@@ -6,5 +6,7 @@ export * from './preference';
 export * as preferenceEvents from './events/preference';
 export * from './profile';
 export * as profileEvents from './events/profile';
+export * from './playlists';
+export * as playlistEvents from './events/playlists';
 export { buildOpenApiDocument } from './openapi';
 export * from './catalogue';

@@ -1,11 +1,12 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
 import { registerHealth } from './openapi/health';
 import { registerHistory } from './openapi/history';
+import { registerPlaylists } from './openapi/playlists';
 import { registerPreference } from './openapi/preference';
 import { registerProfile } from './openapi/profile';
 
 /** Each API area registers its paths; add an area here with one line. */
-const AREAS: Array<(registry: OpenAPIRegistry) => void> = [registerHealth, registerHistory, registerPreference, registerProfile];
+const AREAS: Array<(registry: OpenAPIRegistry) => void> = [registerHealth, registerHistory, registerPlaylists, registerPreference, registerProfile];
 
 /** The published OpenAPI document, generated from the same schemas that validate requests. */
 export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generateDocument']> {

@@ -1,0 +1,215 @@
+import { EpochMillis } from './common';
+import { z } from './zod';
+
+/**
+ * Limits of the playlist API and their defaults. playlist-svc reads the configured values of the first two
+ * from PLAYLIST_MAX_PLAYLISTS and PLAYLIST_MAX_BOOKMARKS (docs/playlist-svc.md); the others are fixed.
+ */
+export const PLAYLIST_LIMITS = {
+  /** Standard playlists per user (the watch-later playlist does not count). */
+  maxPlaylists: 100,
+  /** Bookmarks per playlist, the watch-later playlist included. */
+  maxBookmarks: 1000,
+  /** Entries in one bulk `PUT .../bookmarks` body. */
+  maxBulkItems: 1000,
+  /** Ids named in one `ids=` or `mediaIds=` query. */
+  maxIdsPerQuery: 1000,
+  maxIdLength: 256,
+  maxNameLength: 256,
+} as const;
+
+/** Business id (and technical id) of the watch-later playlist that every user has. */
+export const WATCH_LATER = 'watch_later';
+/** The name of the watch-later playlist until the user gives it another. */
+export const WATCH_LATER_DEFAULT_NAME = 'Watch later';
+/** `POST /api/playlist/v3/new/bookmarks` owns this segment, so no playlist may take it as business id. */
+export const RESERVED_BUSINESS_IDS = ['new'] as const;
+
+export const PlaylistType = z.enum(['standard', 'watch_later']).openapi('PlaylistType');
+export type PlaylistType = z.infer<typeof PlaylistType>;
+
+/** A required string with messages that name the field: missing, wrong type, empty, too long. */
+const requiredText = (field: string, max: number) =>
+  z
+    .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
+    .min(1, `${field} must not be empty`)
+    .max(max, `${field} is at most ${max} characters`);
+
+const idText = (field: string) =>
+  requiredText(field, PLAYLIST_LIMITS.maxIdLength).refine((s) => !/[\u0000-\u001f\u007f]/.test(s), `${field} must not contain control characters`);
+
+const MediaId = idText('media_id');
+const ItemId = idText('itemId');
+const BusinessId = (field: string) =>
+  idText(field).refine((s) => !(RESERVED_BUSINESS_IDS as readonly string[]).includes(s), `${field} "new" is reserved by POST /api/playlist/v3/new/bookmarks`);
+const PlaylistName = requiredText('name', PLAYLIST_LIMITS.maxNameLength).refine((s) => s.trim().length > 0, 'name must not be blank');
+const ClientDate = EpochMillis.optional().openapi({
+  description: 'when the item was added (ms since the epoch); used only when earlier than the server time, which is the default',
+});
+
+/** A JSON object body: anything else (an array, a string, no body) is refused naming the body. */
+const body = <T extends z.core.$ZodLooseShape>(shape: T) =>
+  z.object(shape, { error: (issue) => (issue.input === undefined ? 'a JSON object body is required' : 'the body must be a JSON object') });
+
+// ---- v2 requests -------------------------------------------------------------------------------------------
+
+export const NewPlaylist = body({
+  name: PlaylistName,
+  system: z.boolean({ error: 'system must be true or false' }).optional().openapi({
+    description: 'true asks for the system playlist (watch later): it exists for every user and is answered as it is',
+  }),
+}).openapi('NewPlaylist');
+export type NewPlaylist = z.infer<typeof NewPlaylist>;
+
+export const NewPlaylistWithContent = body({ media_id: MediaId, name: PlaylistName }).openapi('NewPlaylistWithContent');
+export type NewPlaylistWithContent = z.infer<typeof NewPlaylistWithContent>;
+
+export const NewMediaForPlaylistV2 = body({ media_id: MediaId, date: ClientDate }).openapi('NewMediaForPlaylistV2');
+export type NewMediaForPlaylistV2 = z.infer<typeof NewMediaForPlaylistV2>;
+
+// ---- v3 requests -------------------------------------------------------------------------------------------
+
+export const NewPlaylistWithContentV3 = body({
+  businessId: BusinessId('businessId'),
+  itemId: ItemId,
+  name: PlaylistName,
+  date: ClientDate,
+}).openapi('NewPlaylistWithContentV3');
+export type NewPlaylistWithContentV3 = z.infer<typeof NewPlaylistWithContentV3>;
+
+export const NewMediaForPlaylistV3 = body({ itemId: ItemId, date: ClientDate }).openapi('NewMediaForPlaylistV3');
+export type NewMediaForPlaylistV3 = z.infer<typeof NewMediaForPlaylistV3>;
+
+/** Body of the bulk `PUT /api/playlist/v3/{businessId}/bookmarks`. */
+export const NewMediaForPlaylistV3List = z
+  .array(NewMediaForPlaylistV3, {
+    error: (issue) => (issue.input === undefined ? 'a JSON array body is required' : 'the body must be a JSON array of NewMediaForPlaylistV3'),
+  })
+  .max(PLAYLIST_LIMITS.maxBulkItems, `at most ${PLAYLIST_LIMITS.maxBulkItems} items per request`)
+  .openapi('NewMediaForPlaylistV3List');
+export type NewMediaForPlaylistV3List = z.infer<typeof NewMediaForPlaylistV3List>;
+
+export const PlaylistAttributesV3 = body({ name: PlaylistName }).openapi('PlaylistAttributesV3');
+export type PlaylistAttributesV3 = z.infer<typeof PlaylistAttributesV3>;
+
+// ---- responses ---------------------------------------------------------------------------------------------
+
+const BookmarkId = z.number().int().openapi({ description: 'technical id (int32), a per-user sequence; deletes the bookmark' });
+const BookmarkDate = EpochMillis.openapi({ description: 'when the item was added (ms since the epoch)' });
+const LastUpdate = EpochMillis.openapi({ description: 'server time of the last change to the playlist or its content' });
+
+export const Bookmark = z.object({ date: BookmarkDate, id: BookmarkId, media_id: z.string() }).openapi('Bookmark');
+export type Bookmark = z.infer<typeof Bookmark>;
+
+export const BookmarkV3 = z.object({ date: BookmarkDate, id: BookmarkId, itemId: z.string() }).openapi('BookmarkV3');
+export type BookmarkV3 = z.infer<typeof BookmarkV3>;
+
+export const BookmarksIds = z
+  .object({ bookmark_id: BookmarkId, playlist_id: z.string().openapi({ description: 'technical id of the new playlist' }) })
+  .openapi('BookmarksIds');
+export type BookmarksIds = z.infer<typeof BookmarksIds>;
+
+export const FullPlaylist = z
+  .object({
+    bookmarks: z.array(Bookmark).openapi({ description: 'newest first' }),
+    id: z.string(),
+    name: z.string(),
+    system: z.boolean().openapi({ description: 'true for the watch-later playlist' }),
+  })
+  .openapi('FullPlaylist');
+export type FullPlaylist = z.infer<typeof FullPlaylist>;
+
+export const FullPlaylistV3 = z
+  .object({
+    bookmarks: z.array(BookmarkV3).openapi({ description: 'newest first' }),
+    businessId: z.string().openapi({ description: 'the technical id when the playlist was created without one (v2)' }),
+    id: z.string(),
+    name: z.string(),
+    type: PlaylistType,
+  })
+  .openapi('FullPlaylistV3');
+export type FullPlaylistV3 = z.infer<typeof FullPlaylistV3>;
+
+export const PlaylistMetaData = z
+  .object({
+    id: z.string(),
+    name: z.string(),
+    system: z.boolean().openapi({ description: 'true for the watch-later playlist' }),
+    bookmarks_count: z.number().int(),
+    last_update: LastUpdate,
+  })
+  .openapi('PlaylistMetaData');
+export type PlaylistMetaData = z.infer<typeof PlaylistMetaData>;
+
+export const PlaylistMetaDataV3 = z
+  .object({
+    id: z.string(),
+    businessId: z.string(),
+    name: z.string(),
+    type: PlaylistType,
+    bookmarksCount: z.number().int(),
+    lastUpdate: LastUpdate,
+  })
+  .openapi('PlaylistMetaDataV3');
+export type PlaylistMetaDataV3 = z.infer<typeof PlaylistMetaDataV3>;
+
+export const RetrievedPlaylists = z
+  .object({ playlists: z.array(PlaylistMetaData).openapi({ description: 'the system playlist first, then by creation' }) })
+  .openapi('RetrievedPlaylists');
+export type RetrievedPlaylists = z.infer<typeof RetrievedPlaylists>;
+
+export const RetrievedPlaylistsV3 = z
+  .object({ playlists: z.array(PlaylistMetaDataV3).openapi({ description: 'watch later first, then by creation' }) })
+  .openapi('RetrievedPlaylistsV3');
+export type RetrievedPlaylistsV3 = z.infer<typeof RetrievedPlaylistsV3>;
+
+// ---- path and query parameters -----------------------------------------------------------------------------
+
+export const PlaylistsV2Query = z
+  .object({
+    withSystemDefaultPlaylistName: z
+      .string({ error: 'withSystemDefaultPlaylistName must be given once' })
+      .min(1, 'withSystemDefaultPlaylistName must not be empty')
+      .max(PLAYLIST_LIMITS.maxNameLength, `withSystemDefaultPlaylistName is at most ${PLAYLIST_LIMITS.maxNameLength} characters`)
+      .optional()
+      .openapi({ description: 'the name under which the system (watch-later) playlist is listed in this answer' }),
+  })
+  .openapi('PlaylistsV2Query');
+export type PlaylistsV2Query = z.infer<typeof PlaylistsV2Query>;
+
+/** v2 addresses a playlist by technical id; the spec calls the parameter `playlistId`, or `playlist_id` on delete. */
+export const PlaylistIdParam = z.object({ playlistId: idText('playlistId') });
+export const PlaylistIdParamOfDelete = z.object({ playlist_id: idText('playlist_id') });
+export const PlaylistBusinessIdParam = z.object({ playlistBusinessId: BusinessId('playlistBusinessId') });
+
+const int32Text = (field: string) =>
+  z
+    .string()
+    .regex(/^\d{1,10}$/, `${field} must be an integer`)
+    .transform(Number)
+    .refine((n) => n <= 2_147_483_647, `${field} must be an int32`);
+
+/** A bookmark's technical id in the path: v2 calls it `bookmarks_id`, v3 `bookmarkId`. */
+export const BookmarkIdParamV2 = z.object({ bookmarks_id: int32Text('bookmarks_id') });
+export const BookmarkIdParamV3 = z.object({ bookmarkId: int32Text('bookmarkId') });
+
+const commaList = <T extends z.ZodType<unknown, string>>(field: string, item: T) =>
+  z
+    .string({ error: `${field} must be given once, as a comma-separated list` })
+    .transform((s) => s.split(',').map((x) => x.trim()))
+    .refine((parts) => parts.some(Boolean), `${field} must list at least one value`)
+    .transform((parts) => parts.filter(Boolean))
+    .refine((parts) => parts.length <= PLAYLIST_LIMITS.maxIdsPerQuery, `at most ${PLAYLIST_LIMITS.maxIdsPerQuery} values in ${field}`)
+    .pipe(z.array(item));
+
+export const DeleteBookmarksQuery = z
+  .object({
+    ids: commaList('ids', int32Text('ids'))
+      .optional()
+      .openapi({ type: 'string', description: 'comma-separated bookmark ids (int32)' }),
+    mediaIds: commaList('mediaIds', idText('mediaIds'))
+      .optional()
+      .openapi({ type: 'string', description: 'comma-separated item ids (business ids of the media)' }),
+  })
+  .openapi('DeleteBookmarksQuery', { description: 'neither: delete every bookmark; one or both: delete the bookmarks matching either' });
+export type DeleteBookmarksQuery = z.infer<typeof DeleteBookmarksQuery>;
