@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { Router, type Response } from 'express';
+import { type Profile, PublicUserIdParam, UpdateProfileData } from '@udp/contracts';
+import { handleCommandVisibly, notFound, type WriteSide } from '@udp/eventsourcing';
+import { HttpError, parseInput, userIdOf } from '@udp/http-kit';
+import type { Collection } from '@udp/readmodel';
+import { type ProfileCommand, evolve, profileDecider } from '../domain/decider';
+import { profileStreamId } from '../domain/events';
+import { ownerView } from '../domain/public-view';
+import type { ProfileRow, PublicProfileRow } from '../projections/profiles';
+
+export interface ProfileRouteDeps {
+  write: WriteSide;
+  profiles: Collection<ProfileRow>;
+  publicProfiles: Collection<PublicProfileRow>;
+  /** false: the public profile lookup answers 409 (PROFILE_PUBLIC_ENABLED). */
+  publicProfilesEnabled: boolean;
+  now: () => number;
+}
+
+/** Two first calls of one user may race to create the profile: the loser re-reads and finds it. */
+const RETRIES = { retries: 5 };
+
+/** HTTP <-> commands and queries for `/api/profile/v3`. */
+export function profileRoutes({ write, profiles, publicProfiles, publicProfilesEnabled, now }: ProfileRouteDeps): Router {
+  const router = Router();
+
+  /** Runs a command; answers the profile as it is after it (from the stream, so it is never stale). */
+  const execute = async (res: Response, command: Omit<ProfileCommand, 'metadata'>): Promise<Profile> => {
+    const userId = userIdOf(res);
+    const result = await handleCommandVisibly(write, profileStreamId(userId), profileDecider, { ...command, metadata: { now: now() } } as ProfileCommand, RETRIES);
+    const { profile } = result.events.reduce(evolve, result.stateBefore);
+    return ownerView(profile!);
+  };
+
+  router.get('/api/profile/v3', async (_req, res) => {
+    const stored = await profiles.get(userIdOf(res));
+    if (stored) {
+      const { _id: _userId, revision: _revision, ...profile } = stored;
+      return void res.json(ownerView(profile));
+    }
+    // The first authenticated call creates the profile, with a new public user id.
+    res.json(await execute(res, { type: 'EnsureProfile', data: { publicUserId: randomUUID() } }));
+  });
+
+  router.put('/api/profile/v3', async (req, res) => {
+    const changes = parseInput(UpdateProfileData, req.body, 'body');
+    res.json(await execute(res, { type: 'UpdateProfile', data: { publicUserId: randomUUID(), changes } }));
+  });
+
+  router.get('/api/profile/v3/public/:publicUserId', async (req, res) => {
+    if (!publicProfilesEnabled) throw new HttpError(409, 'Conflict', 'public profiles are switched off on this service');
+    const { publicUserId } = parseInput(PublicUserIdParam, req.params, 'path');
+    const row = await publicProfiles.get(publicUserId);
+    // Unknown, or not public: the same answer, so a private profile's existence is not revealed.
+    if (!row?.view) throw notFound(`no public profile ${publicUserId}`);
+    res.json(row.view);
+  });
+
+  return router;
+}
