@@ -28,6 +28,11 @@ export default [
     },
   },
   {
+    // The embedded host is the composition root: it alone starts every app in one process.
+    files: ['tools/embedded/host.ts'],
+    rules: { '@nx/enforce-module-boundaries': 'off' },
+  },
+  {
     files: ['apps/*/src/domain/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {

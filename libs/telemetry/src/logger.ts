@@ -1,5 +1,5 @@
 import { trace } from '@opentelemetry/api';
-import pino, { type Logger } from 'pino';
+import pino, { type DestinationStream, type Logger } from 'pino';
 
 export type { Logger } from 'pino';
 
@@ -7,8 +7,8 @@ export type { Logger } from 'pino';
  * Structured JSON logs. Every line carries the active trace id (joins logs to traces); request handlers add
  * the request id through a child logger. Credentials never reach a log line.
  */
-export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info'): Logger {
-  return pino({
+export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
+  const options: pino.LoggerOptions = {
     level,
     base: { service },
     messageKey: 'message',
@@ -30,5 +30,6 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
       const context = trace.getActiveSpan()?.spanContext();
       return context ? { trace_id: context.traceId, span_id: context.spanId } : {};
     },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }

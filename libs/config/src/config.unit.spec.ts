@@ -1,0 +1,31 @@
+import { ConfigError, commonConfigSchema, loadConfig, runMode } from './index';
+
+describe('loadConfig', () => {
+  it('applies defaults and picks the embedded mode when no server is configured', () => {
+    const config = loadConfig(commonConfigSchema, {});
+    expect(config).toMatchObject({ DATA_DIR: './data', HOST: '0.0.0.0', LOG_LEVEL: 'info', MAX_BODY_BYTES: 4 * 1024 * 1024 });
+    expect(runMode(config)).toBe('embedded');
+  });
+
+  it('parses server settings into the distributed mode', () => {
+    const config = loadConfig(commonConfigSchema, { KAFKA_BROKERS: 'a:9092, b:9092', MONGO_URL: 'mongodb://m', PORT: '9000' });
+    expect(config.KAFKA_BROKERS).toEqual(['a:9092', 'b:9092']);
+    expect(config.PORT).toBe(9000);
+    expect(runMode(config)).toBe('distributed');
+  });
+
+  it('stops with a message naming every wrong setting', () => {
+    expect(() => loadConfig(commonConfigSchema, { PORT: 'eighty', LOG_LEVEL: 'loud', INTERNAL_AUTH_SECRET: 'short' })).toThrow(ConfigError);
+    try {
+      loadConfig(commonConfigSchema, { PORT: 'eighty', LOG_LEVEL: 'loud', INTERNAL_AUTH_SECRET: 'short' });
+    } catch (error) {
+      expect((error as Error).message).toMatch(/PORT/);
+      expect((error as Error).message).toMatch(/LOG_LEVEL/);
+      expect((error as Error).message).toMatch(/INTERNAL_AUTH_SECRET must be at least 32 characters/);
+    }
+  });
+
+  it('treats empty variables as unset', () => {
+    expect(loadConfig(commonConfigSchema, { MONGO_URL: '' }).MONGO_URL).toBeUndefined();
+  });
+});

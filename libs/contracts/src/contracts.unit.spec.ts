@@ -1,0 +1,39 @@
+import { HistoryQuery, NewItem, PositionsQuery } from './history';
+import { buildOpenApiDocument } from './openapi';
+
+describe('history contracts', () => {
+  it('parse query strings into typed values', () => {
+    expect(HistoryQuery.parse({ after: '10', limit: '5', with_deleted: 'true' })).toEqual({ after: 10, limit: 5, with_deleted: true });
+    expect(PositionsQuery.parse({ item_ids: 'a, b,,c' }).item_ids).toEqual(['a', 'b', 'c']);
+  });
+
+  it('refuse out-of-range and malformed values', () => {
+    expect(HistoryQuery.safeParse({ limit: '0' }).success).toBe(false);
+    expect(HistoryQuery.safeParse({ limit: '1001' }).success).toBe(false);
+    expect(HistoryQuery.safeParse({ after: '-1' }).success).toBe(false);
+    expect(HistoryQuery.safeParse({ with_deleted: 'yes' }).success).toBe(false);
+    expect(NewItem.safeParse({ item_id: 'a', last_playback_position: Infinity }).success).toBe(false);
+  });
+});
+
+describe('OpenAPI document', () => {
+  const doc = buildOpenApiDocument();
+
+  it('is OpenAPI 3.1 with the spec version and both auth schemes', () => {
+    expect(doc.openapi).toBe('3.1.0');
+    expect(doc.info.version).toBe('3.0.0');
+    expect(Object.keys(doc.components?.securitySchemes ?? {})).toEqual(['bearer', 'sessionToken']);
+  });
+
+  it('documents every history operation with schemas from the contracts', () => {
+    const paths = doc.paths ?? {};
+    for (const base of ['/api/history', '/api/history/v2']) {
+      expect(Object.keys(paths[base] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+      expect(paths[`${base}/batch`]?.post).toBeDefined();
+      expect(paths[`${base}/positions`]?.get).toBeDefined();
+    }
+    expect(paths['/api/history/{id}']?.delete?.deprecated).toBe(true);
+    expect(paths['/api/history/v2/{itemId}']?.delete).toBeDefined();
+    expect(Object.keys(doc.components?.schemas ?? {})).toEqual(expect.arrayContaining(['NewItem', 'Item', 'History', 'HistoryItemBatch', 'Positions', 'ProblemDetails']));
+  });
+});

@@ -1,0 +1,95 @@
+import { randomUUID } from 'node:crypto';
+import { MemoryEventStore, type EventStore } from '@udp/eventstore';
+import { MemoryReadModelStore } from '@udp/readmodel';
+import { ConcurrencyConflictError, handleCommand, handleCommandVisibly } from './command-handler';
+import { type Command, type Decider, type DomainEvent, invalid } from './decider';
+import { Projector } from './projector';
+
+type Added = DomainEvent<'Added', { n: number }>;
+type Add = Command<'Add', { n: number }>;
+const counter: Decider<Add, Added, number> = {
+  initialState: () => 0,
+  evolve: (total, e) => total + e.data.n,
+  decide: (c, total) => {
+    if (c.data.n <= 0) throw invalid('n must be positive', 'n');
+    return total + c.data.n > 100 ? [] : [{ type: 'Added', data: { n: c.data.n } }];
+  },
+};
+const add = (n: number): Add => ({ type: 'Add', data: { n }, metadata: { now: 0 } });
+
+describe('handleCommand', () => {
+  it('folds the stream, decides, appends with the revision it read', async () => {
+    const store = new MemoryEventStore();
+    await handleCommand(store, 'c-1', counter, add(5));
+    const result = await handleCommand(store, 'c-1', counter, add(7));
+    expect(result).toEqual({ events: [{ type: 'Added', data: { n: 7 } }], stateBefore: 5, revision: 1 });
+  });
+
+  it('appends nothing when the decider decides nothing', async () => {
+    const store = new MemoryEventStore();
+    await handleCommand(store, 'c-1', counter, add(100));
+    expect((await handleCommand(store, 'c-1', counter, add(1))).events).toEqual([]);
+    expect((await store.readStream('c-1')).events).toHaveLength(1);
+  });
+
+  it('lets domain errors through and writes nothing', async () => {
+    const store = new MemoryEventStore();
+    await expect(handleCommand(store, 'c-1', counter, add(0))).rejects.toThrow('n must be positive');
+    expect((await store.readStream('c-1')).revision).toBe(-1);
+  });
+
+  it('refuses at once on a conflict without retries, and re-decides with retries', async () => {
+    const racing = (store: EventStore, times: number): EventStore => {
+      let left = times;
+      return Object.assign(Object.create(store), {
+        appendToStream: async (...args: Parameters<EventStore['appendToStream']>) => {
+          if (left-- > 0) await store.appendToStream(args[0], [{ id: randomUUID(), type: 'Added', data: { n: 1 } }], { expectedRevision: 'any' });
+          return store.appendToStream(...args);
+        },
+      });
+    };
+    const store = new MemoryEventStore();
+    await expect(handleCommand(racing(store, 1), 'c-1', counter, add(5))).rejects.toBeInstanceOf(ConcurrencyConflictError);
+    const retried = await handleCommand(racing(store, 2), 'c-1', counter, add(5), { retries: 3 });
+    expect(retried.stateBefore).toBe(3);
+    expect((await store.readStream('c-1')).events.map((e) => e.data.n)).toEqual([1, 1, 1, 5]);
+    await expect(handleCommand(racing(store, 5), 'c-1', counter, add(5), { retries: 2 })).rejects.toBeInstanceOf(ConcurrencyConflictError);
+  });
+});
+
+describe('Projector', () => {
+  it('applies events in order, keeps a checkpoint, and reports when a write is visible', async () => {
+    const store = new MemoryEventStore();
+    const readModels = new MemoryReadModelStore();
+    const seen: string[] = [];
+    const projector = new Projector(store, readModels.checkpoints(), {
+      name: 'p', streamPrefixes: ['c-'], apply: async (e) => void seen.push(`${e.streamId}@${e.revision}`),
+    });
+    await handleCommand(store, 'c-1', counter, add(1));
+    await projector.start();
+    expect(seen).toEqual(['c-1@0']);
+    const write = { store, projector, readYourWritesTimeoutMs: 1000 };
+    await handleCommandVisibly(write, 'c-1', counter, add(2));
+    expect(seen).toEqual(['c-1@0', 'c-1@1']);
+    expect(await projector.waitFor('c-1', 5, 20)).toBe(false);
+    await projector.stop();
+
+    // A restarted projector resumes after its checkpoint: nothing is applied twice.
+    const again: string[] = [];
+    const resumed = new Projector(store, readModels.checkpoints(), { name: 'p', streamPrefixes: ['c-'], apply: async (e) => void again.push(e.streamId) });
+    await handleCommand(store, 'c-2', counter, add(1));
+    await resumed.start();
+    expect(again).toEqual(['c-2']);
+    await resumed.stop();
+  });
+
+  it('reports unhealthy when a projection fails', async () => {
+    const store = new MemoryEventStore();
+    const projector = new Projector(store, new MemoryReadModelStore().checkpoints(), {
+      name: 'broken', streamPrefixes: ['c-'], apply: async () => { throw new Error('boom'); },
+    });
+    await handleCommand(store, 'c-1', counter, add(1));
+    await expect(projector.start()).rejects.toThrow('boom');
+    expect(projector.healthy()).toBe(false);
+  });
+});

@@ -1,0 +1,75 @@
+import request from 'supertest';
+import { z } from 'zod';
+import { InternalIdentity, IDENTITY_HEADER } from '@udp/auth';
+import { ConcurrencyConflictError, notFound } from '@udp/eventsourcing';
+import { createLogger } from '@udp/telemetry';
+import { HttpError } from './problem';
+import { createServiceApp, finish, requireIdentity, userIdOf } from './service-app';
+import { parseInput } from './validation';
+
+const identity = new InternalIdentity('k'.repeat(32));
+function app() {
+  const a = createServiceApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024 });
+  a.post('/echo', (req, res) => res.json(parseInput(z.object({ name: z.string(), tags: z.array(z.number()).optional() }), req.body, 'body')));
+  a.get('/missing', () => { throw notFound('no such thing'); });
+  a.get('/conflict', () => { throw new ConcurrencyConflictError('s', 1); });
+  a.get('/teapot', () => { throw new HttpError(418, "I'm a teapot", 'short and stout'); });
+  a.get('/crash', () => { throw new Error('secret internals'); });
+  a.get('/me', requireIdentity(identity), (_req, res) => res.json({ userId: userIdOf(res) }));
+  return finish(a);
+}
+
+describe('http kit', () => {
+  it('validates bodies and names each offending field, nested ones by path', async () => {
+    const res = await request(app()).post('/echo').send({ name: 1, tags: [1, 'x'] });
+    expect(res.status).toBe(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body).toMatchObject({ type: expect.any(String), title: 'Bad Request', status: 400 });
+    expect(res.body.errors.map((e: { field: string }) => e.field)).toEqual(['name', 'tags[1]']);
+  });
+
+  it('ignores unknown fields', async () => {
+    expect((await request(app()).post('/echo').send({ name: 'a', extra: true })).body).toEqual({ name: 'a' });
+  });
+
+  it('answers 400 for malformed JSON, 413 past the size limit, 415 for other content types', async () => {
+    expect((await request(app()).post('/echo').set('content-type', 'application/json').send('{"name":')).status).toBe(400);
+    expect((await request(app()).post('/echo').send({ name: 'x'.repeat(2000) })).status).toBe(413);
+    const text = await request(app()).post('/echo').set('content-type', 'text/plain').send('name');
+    expect(text.status).toBe(415);
+    expect(text.body.detail).toMatch(/application\/json/);
+  });
+
+  it('maps domain errors, conflicts and HTTP errors to their status', async () => {
+    expect((await request(app()).get('/missing')).status).toBe(404);
+    const conflict = await request(app()).get('/conflict');
+    expect(conflict.status).toBe(429);
+    expect(conflict.headers['retry-after']).toBe('1');
+    expect((await request(app()).get('/teapot')).status).toBe(418);
+  });
+
+  it('hides internals of unexpected errors behind a 500 with the request id', async () => {
+    const res = await request(app()).get('/crash').set('x-request-id', 'req-123');
+    expect(res.status).toBe(500);
+    expect(JSON.stringify(res.body)).not.toMatch(/secret internals/);
+    expect(res.body.request_id).toBe('req-123');
+    expect(res.headers['x-request-id']).toBe('req-123');
+  });
+
+  it('gives every request an id, replacing a malformed one', async () => {
+    const res = await request(app()).get('/missing').set('x-request-id', 'bad id with spaces');
+    expect(res.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('trusts only an identity signed with the shared secret', async () => {
+    expect((await request(app()).get('/me')).status).toBe(401);
+    expect((await request(app()).get('/me').set(IDENTITY_HEADER, new InternalIdentity('x'.repeat(32)).sign({ userId: 'eve' }))).status).toBe(401);
+    expect((await request(app()).get('/me').set(IDENTITY_HEADER, identity.sign({ userId: 'ann' }))).body).toEqual({ userId: 'ann' });
+  });
+
+  it('answers unknown routes with a 404 problem', async () => {
+    const res = await request(app()).get('/nope');
+    expect(res.status).toBe(404);
+    expect(res.body.detail).toMatch(/GET \/nope/);
+  });
+});

@@ -1,0 +1,71 @@
+import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * The quick start as a user runs it: the embedded bundle as a process, a token from `npm run token`,
+ * requests through the gateway, then a restart on the same data (read models rebuilt from the store).
+ */
+const root = join(__dirname, '..', '..');
+const dataDir = mkdtempSync(join(tmpdir(), 'udp-embedded-'));
+const distDir = join(root, 'tmp', `embedded-${process.pid}`);
+
+beforeAll(() => {
+  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir], { stdio: 'inherit' });
+}, 60_000);
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(distDir, { recursive: true, force: true });
+});
+
+function startEmbedded(): Promise<{ child: ChildProcess; base: string; exited: Promise<unknown> }> {
+  const child = spawn(process.execPath, [join(distDir, 'embedded', 'main.js')], {
+    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stderr!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /gateway on http:\/\/localhost:(\d+)/.exec(out);
+      if (match) resolve({ child, base: `http://127.0.0.1:${match[1]}`, exited });
+    });
+    child.stdout!.resume();
+    child.once('exit', (code) => reject(new Error(`embedded exited early (${code}): ${out}`)));
+  });
+}
+
+function token(userId: string): string {
+  // The npm script as documented; npm's banner must not reach stdout.
+  return execFileSync('npm', ['run', '--silent', 'token', '--', userId], { cwd: root, env: { ...process.env, DATA_DIR: dataDir } }).toString();
+}
+
+it('serves the API through the gateway and keeps data across a restart', async () => {
+  const first = await startEmbedded();
+  const printed = execFileSync('npm', ['run', 'token', '--', 'alice'], { cwd: root, env: { ...process.env, DATA_DIR: dataDir } }).toString();
+  expect(printed).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
+  const auth = { authorization: `Bearer ${printed.trim()}`, 'content-type': 'application/json' };
+  try {
+    expect(await (await fetch(`${first.base}/health/`)).text()).toBe('UP');
+    expect((await fetch(`${first.base}/openapi.json`)).headers.get('content-type')).toMatch(/json/);
+    const posted = await fetch(`${first.base}/api/history/v2`, { method: 'POST', headers: auth, body: JSON.stringify({ item_id: 'urn:show:1', last_playback_position: 61.5 }) });
+    expect(posted.status).toBe(200);
+    const sessionAuth = { authorization: `sessionToken ${token('alice').trim()}` };
+    const list = (await (await fetch(`${first.base}/api/history/v2`, { headers: sessionAuth })).json()) as { data: Array<{ item_id: string }> };
+    expect(list.data.map((i) => i.item_id)).toEqual(['urn:show:1']);
+  } finally {
+    first.child.kill('SIGTERM');
+    await first.exited;
+  }
+
+  const second = await startEmbedded();
+  try {
+    const positions = await (await fetch(`${second.base}/api/history/v2/positions`, { headers: auth })).json();
+    expect(positions).toEqual({ 'urn:show:1': 61.5 });
+  } finally {
+    second.child.kill('SIGTERM');
+    await second.exited;
+  }
+}, 60_000);
