@@ -19,6 +19,8 @@ export const ENTRIES = {
   ],
   'history-svc': [['apps/history-svc/main.js', { stdin: processEntry('history-svc', 'apps/history-svc/src/main') }]],
   'playlist-svc': [['apps/playlist-svc/main.js', { stdin: processEntry('playlist-svc', 'apps/playlist-svc/src/main') }]],
+  'preference-svc': [['apps/preference-svc/main.js', { stdin: processEntry('preference-svc', 'apps/preference-svc/src/main') }]],
+  'profile-svc': [['apps/profile-svc/main.js', { stdin: processEntry('profile-svc', 'apps/profile-svc/src/main') }]],
   'catalogue-svc': [['apps/catalogue-svc/main.js', { stdin: processEntry('catalogue-svc', 'apps/catalogue-svc/src/main') }]],
   conformance: [['tools/conformance.js', { source: 'libs/qc-conformance/src/cli.ts' }]],
   embedded: [['embedded/main.js', { stdin: processEntry('embedded', 'tools/embedded/host') }]],

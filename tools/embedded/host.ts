@@ -7,6 +7,8 @@ import { InProcessBus } from '@udp/bus';
 import { start as startGateway } from '../../apps/gateway/src/main';
 import { start as startHistory } from '../../apps/history-svc/src/main';
 import { start as startPlaylist } from '../../apps/playlist-svc/src/main';
+import { start as startPreference } from '../../apps/preference-svc/src/main';
+import { start as startProfile } from '../../apps/profile-svc/src/main';
 import { start as startCatalogue } from '../../apps/catalogue-svc/src/main';
 
 interface Running {
@@ -24,12 +26,18 @@ export async function start(env: NodeJS.ProcessEnv = process.env) {
     started.push(history);
     const playlist = await startPlaylist(serviceEnv, { bus });
     started.push(playlist);
+    const preference = await startPreference(serviceEnv, { bus });
+    started.push(preference);
+    const profile = await startProfile(serviceEnv, { bus });
+    started.push(profile);
     const catalogue = await startCatalogue(serviceEnv, { bus });
     started.push(catalogue);
     const gateway = await startGateway({
       ...env,
       HISTORY_SVC_URL: `http://127.0.0.1:${history.port}`,
       PLAYLIST_SVC_URL: `http://127.0.0.1:${playlist.port}`,
+      PREFERENCE_SVC_URL: `http://127.0.0.1:${preference.port}`,
+      PROFILE_SVC_URL: `http://127.0.0.1:${profile.port}`,
       CATALOGUE_SVC_URL: `http://127.0.0.1:${catalogue.port}`,
     });
     started.push(gateway);

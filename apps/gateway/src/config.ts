@@ -7,6 +7,8 @@ export const gatewayConfigSchema = commonConfigSchema
   .extend({
     HISTORY_SVC_URL: serviceUrl(8081),
     PLAYLIST_SVC_URL: serviceUrl(8082),
+    PREFERENCE_SVC_URL: serviceUrl(8083),
+    PROFILE_SVC_URL: serviceUrl(8084),
     CATALOGUE_SVC_URL: serviceUrl(8085),
     /** HS256 secret for Bearer JWTs; unset (and no JWKS): the embedded dev secret in DATA_DIR. */
     AUTH_JWT_SECRET: z.string().min(32, 'AUTH_JWT_SECRET must be at least 32 characters').optional(),

@@ -32,6 +32,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env) {
     routes: [
       { prefixes: ['/api/history'], url: config.HISTORY_SVC_URL },
       { prefixes: ['/api/playlist'], url: config.PLAYLIST_SVC_URL },
+      { prefixes: ['/api/preference'], url: config.PREFERENCE_SVC_URL },
+      { prefixes: ['/api/profile'], url: config.PROFILE_SVC_URL },
       // The QC item catalogue is public and read-only: no credentials.
       { prefixes: ['/api/v2/items', '/api/v2/icons'], url: config.CATALOGUE_SVC_URL, public: true },
     ],
