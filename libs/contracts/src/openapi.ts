@@ -1,4 +1,5 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { registerCatalogue } from './openapi/catalogue';
 import { registerHealth } from './openapi/health';
 import { registerHistory } from './openapi/history';
 import { registerPlaylists } from './openapi/playlists';
@@ -6,7 +7,7 @@ import { registerPreference } from './openapi/preference';
 import { registerProfile } from './openapi/profile';
 
 /** Each API area registers its paths; add an area here with one line. */
-const AREAS: Array<(registry: OpenAPIRegistry) => void> = [registerHealth, registerHistory, registerPlaylists, registerPreference, registerProfile];
+const AREAS: Array<(registry: OpenAPIRegistry) => void> = [registerHealth, registerHistory, registerPlaylists, registerPreference, registerProfile, registerCatalogue];
 
 /** The published OpenAPI document, generated from the same schemas that validate requests. */
 export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generateDocument']> {

@@ -43,12 +43,16 @@ export async function validateAgainstCatalogueSchema(documents: XmlDocument[]): 
     preload: [{ fileName: '../qc-data-model/qc.xsd', contents: dataModelXsd }],
     maxMemoryPages: 4096,
   });
-  return {
-    valid: result.valid,
-    errors: result.errors.map((e) => ({
-      fileName: e.loc?.fileName ?? null,
-      line: e.loc?.lineNumber ?? null,
-      message: e.message.replace(/^.*?Schemas (validity|parser) error : /, '').trim(),
-    })),
-  };
+  const errors: SchemaError[] = [];
+  const known = new Set(documents.map((d) => d.fileName));
+  for (const e of result.errors) {
+    const fileName = e.loc?.fileName && known.has(e.loc.fileName) ? e.loc.fileName : null;
+    const line = e.loc && Number.isInteger(Number(e.loc.lineNumber)) ? Number(e.loc.lineNumber) : null;
+    const message = (fileName ? e.message : e.rawMessage).replace(/^.*?(Schemas (validity|parser) error|parser error) : /, '').trim();
+    const previous = errors[errors.length - 1];
+    // libxml2 follows a parser error with context lines (the text, a caret): they belong to that error.
+    if (!fileName && previous) previous.message = `${previous.message} | ${message}`;
+    else errors.push({ fileName, line: fileName ? line : null, message });
+  }
+  return { valid: result.valid, errors };
 }

@@ -194,3 +194,12 @@ describe('GET /api/v2/icons/{layer}.svg', () => {
     expect((await system.http.get('/api/v2/icons/nope.svg')).status).toBe(404);
   });
 });
+
+describe('GET /openapi.json', () => {
+  it('documents the three catalogue paths, without credentials', async () => {
+    const doc = (await system.http.get('/openapi.json')).body;
+    for (const path of ['/api/v2/items', '/api/v2/items/{id}', '/api/v2/items/{id}/versions/{version}']) {
+      expect(doc.paths[path].get.security).toEqual([]);
+    }
+  });
+});
