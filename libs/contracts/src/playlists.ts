@@ -32,8 +32,8 @@ export type PlaylistType = z.infer<typeof PlaylistType>;
 const requiredText = (field: string, max: number) =>
   z
     .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
-    .min(1, `${field} must not be empty`)
-    .max(max, `${field} is at most ${max} characters`);
+    .min(1, { error: `${field} must not be empty`, abort: true })
+    .max(max, { error: `${field} is at most ${max} characters`, abort: true });
 
 const idText = (field: string) =>
   requiredText(field, PLAYLIST_LIMITS.maxIdLength).refine((s) => !/[\u0000-\u001f\u007f]/.test(s), `${field} must not contain control characters`);

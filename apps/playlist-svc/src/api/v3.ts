@@ -45,7 +45,8 @@ export function playlistV3Routes({ execute, documents, newId }: PlaylistRouteDep
     const businessId = businessIdOf(req.params);
     const { name } = parseInput(PlaylistAttributesV3, req.body, 'body');
     const outcome = await execute(userIdOf(res), { type: 'SavePlaylist', data: { businessId, newPlaylistId: newId(), name, items: [] } });
-    const created = outcome.events.some((e) => e.type === 'PlaylistCreated' && e.data.businessId === businessId);
+    // Watch later exists for every user (its first write only records it), so it is never "created" here.
+    const created = outcome.events.some((e) => e.type === 'PlaylistCreated' && e.data.playlistType === 'standard');
     res.status(created ? 201 : 200).json(metaDataV3(viewOf(outcome.playlist({ businessId }))));
   });
 
