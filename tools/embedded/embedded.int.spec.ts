@@ -55,6 +55,8 @@ it('serves the API through the gateway and keeps data across a restart', async (
     const sessionAuth = { authorization: `sessionToken ${token('alice').trim()}` };
     const list = (await (await fetch(`${first.base}/api/history/v2`, { headers: sessionAuth })).json()) as { data: Array<{ item_id: string }> };
     expect(list.data.map((i) => i.item_id)).toEqual(['urn:show:1']);
+    const bookmarked = await fetch(`${first.base}/api/playlist/v3/watch_later/bookmarks`, { method: 'POST', headers: auth, body: JSON.stringify({ itemId: 'urn:show:2' }) });
+    expect(bookmarked.status).toBe(201);
   } finally {
     first.child.kill('SIGTERM');
     await first.exited;
@@ -64,6 +66,8 @@ it('serves the API through the gateway and keeps data across a restart', async (
   try {
     const positions = await (await fetch(`${second.base}/api/history/v2/positions`, { headers: auth })).json();
     expect(positions).toEqual({ 'urn:show:1': 61.5 });
+    const playlist = (await (await fetch(`${second.base}/api/playlist/v2/watch_later/bookmarks`, { headers: auth })).json()) as { system: boolean; bookmarks: Array<{ media_id: string }> };
+    expect([playlist.system, playlist.bookmarks.map((b) => b.media_id)]).toEqual([true, ['urn:show:2']]);
   } finally {
     second.child.kill('SIGTERM');
     await second.exited;
