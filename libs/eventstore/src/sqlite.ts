@@ -19,13 +19,27 @@ interface Row {
   created_at: number;
 }
 
+interface PendingAppend {
+  streamId: string;
+  events: EventToAppend[];
+  expectedRevision: ExpectedRevision;
+  resolve: (result: AppendResult) => void;
+  reject: (error: unknown) => void;
+}
+
 /**
  * The embedded default: one SQLite file per service. WAL with synchronous=FULL means a commit is on disk
  * (fsync) before `appendToStream` resolves, so an acknowledged write survives kill -9 or power loss.
+ *
+ * Group commit: appends that arrive in the same turn of the event loop are committed in one transaction with
+ * one fsync. Each runs in its own savepoint with its own expected-revision check, so one refused append does
+ * not affect the others, and none resolves before the shared commit is durable.
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly subscriptions = new Set<PollingSubscription>();
+  private pending: PendingAppend[] = [];
+  private flushScheduled = false;
   private readonly stmt;
 
   constructor(file: string) {
@@ -71,30 +85,64 @@ export class SqliteEventStore implements EventStore {
     return { revision: events.length ? events[events.length - 1].revision : -1, events };
   }
 
-  async appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
-    const append = this.db.transaction((): AppendResult => {
-      const current = this.stmt.streamRevision.get(streamId)?.revision ?? -1;
-      const already = events.map((e) => this.stmt.findEvent.get(streamId, e.id));
-      if (events.length > 0 && already.every(Boolean)) {
-        return { nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
+  appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    return new Promise((resolve, reject) => {
+      this.pending.push({ streamId, events, expectedRevision: options.expectedRevision, resolve, reject });
+      if (!this.flushScheduled) {
+        this.flushScheduled = true;
+        setImmediate(() => this.flush());
       }
-      if (!revisionMatches(options.expectedRevision, current)) {
-        throw new WrongExpectedRevisionError(streamId, options.expectedRevision, current);
-      }
-      let revision = current;
-      let position = 0n;
-      const now = Date.now();
-      for (const e of events) {
-        revision += 1;
-        const info = this.stmt.insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now);
-        position = BigInt(info.lastInsertRowid);
-      }
-      this.stmt.setRevision.run(streamId, revision);
-      return { nextRevision: revision, position };
     });
-    const result = append.immediate();
+  }
+
+  private flush(): void {
+    this.flushScheduled = false;
+    const batch = this.pending;
+    this.pending = [];
+    const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
+    try {
+      this.db.transaction(() => {
+        for (const append of batch) {
+          // A nested transaction is a savepoint: a refused append rolls back alone.
+          try {
+            outcomes.push({ ok: true, result: this.db.transaction(() => this.appendOne(append))() });
+          } catch (error) {
+            outcomes.push({ ok: false, error });
+          }
+        }
+      }).immediate();
+    } catch (error) {
+      // The commit itself failed: nothing of the batch is stored, so nothing is acknowledged.
+      for (const append of batch) append.reject(error);
+      return;
+    }
+    batch.forEach((append, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) append.resolve(outcome.result);
+      else append.reject(outcome.error);
+    });
     for (const s of this.subscriptions) s.notify();
-    return result;
+  }
+
+  private appendOne({ streamId, events, expectedRevision }: PendingAppend): AppendResult {
+    const current = this.stmt.streamRevision.get(streamId)?.revision ?? -1;
+    const already = events.map((e) => this.stmt.findEvent.get(streamId, e.id));
+    if (events.length > 0 && already.every(Boolean)) {
+      return { nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
+    }
+    if (!revisionMatches(expectedRevision, current)) {
+      throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
+    }
+    let revision = current;
+    let position = 0n;
+    const now = Date.now();
+    for (const e of events) {
+      revision += 1;
+      const info = this.stmt.insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now);
+      position = BigInt(info.lastInsertRowid);
+    }
+    this.stmt.setRevision.run(streamId, revision);
+    return { nextRevision: revision, position };
   }
 
   async deleteStream(streamId: string): Promise<void> {
@@ -126,6 +174,8 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     for (const s of [...this.subscriptions]) await s.stop();
+    // Appends already accepted are committed (and answered) before the file closes.
+    if (this.pending.length && this.db.open) this.flush();
     if (this.db.open) this.db.close();
   }
 }

@@ -21,3 +21,31 @@ describe('SqliteEventStore durability', () => {
     await second.close();
   });
 });
+
+describe('SqliteEventStore group commit', () => {
+  it('commits concurrent appends together, each with its own revision check', async () => {
+    const store = new SqliteEventStore(join(dir, 'group.sqlite'));
+    const appends = Array.from({ length: 50 }, (_, i) =>
+      store.appendToStream(`g-${i % 10}`, [{ id: randomUUID(), type: 'A', data: { i } }], { expectedRevision: i < 10 ? 'no_stream' : 'any' }),
+    );
+    // Refused in the same batch: these streams were created a moment earlier in it.
+    const refused = Array.from({ length: 5 }, (_, i) =>
+      store.appendToStream(`g-${i}`, [{ id: randomUUID(), type: 'B', data: {} }], { expectedRevision: 'no_stream' }),
+    );
+    await Promise.all(appends);
+    expect((await Promise.allSettled(refused)).every((r) => r.status === 'rejected')).toBe(true);
+    for (let s = 0; s < 10; s++) expect((await store.readStream(`g-${s}`)).events.map((e) => e.type)).toEqual(['A', 'A', 'A', 'A', 'A']);
+    await store.close();
+  });
+
+  it('commits appends still waiting when the store closes', async () => {
+    const file = join(dir, 'closing.sqlite');
+    const store = new SqliteEventStore(file);
+    const pending = store.appendToStream('c-1', [{ id: randomUUID(), type: 'A', data: {} }], { expectedRevision: 'no_stream' });
+    await store.close();
+    await expect(pending).resolves.toMatchObject({ nextRevision: 0 });
+    const reopened = new SqliteEventStore(file);
+    expect((await reopened.readStream('c-1')).events).toHaveLength(1);
+    await reopened.close();
+  });
+});
