@@ -47,16 +47,18 @@ function compare(a: Scalar, b: Scalar): number {
   return a < b ? -1 : 1;
 }
 
+/** Orders two documents by a sort specification, as MongoDB would. */
+export function compareBy(sort: Sort, x: Document, y: Document): number {
+  for (const field in sort) {
+    const c = compare((fieldOf(x, field) ?? null) as Scalar, (fieldOf(y, field) ?? null) as Scalar);
+    if (c !== 0) return c * sort[field];
+  }
+  return 0;
+}
+
 export function sortDocuments<T extends Document>(docs: T[], sort: Sort | undefined): T[] {
   if (!sort) return docs;
-  const keys = Object.entries(sort);
-  return [...docs].sort((x, y) => {
-    for (const [field, direction] of keys) {
-      const c = compare((fieldOf(x, field) ?? null) as Scalar, (fieldOf(y, field) ?? null) as Scalar);
-      if (c !== 0) return c * direction;
-    }
-    return 0;
-  });
+  return [...docs].sort((x, y) => compareBy(sort, x, y));
 }
 
 export function fieldOf(doc: Document, field: string): unknown {

@@ -1,32 +1,55 @@
-import { fieldOf, matches, sortDocuments } from './filter';
-import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
+import { compareBy, fieldOf, matches, sortDocuments } from './filter';
+import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, Sort, VersionedDocument } from './port';
 
 /**
- * Documents in a Map. The first key of each declared index is kept as an equality index
- * (value -> ids), so a query for one user's documents does not scan every user's.
+ * Documents in a Map. Each declared index keeps, per value of its first key, the documents sorted by the
+ * remaining keys: a query that pins the first key finds its candidates without scanning other users'
+ * documents, and one whose sort matches the index reads them in order and stops at the limit.
  */
+interface SortedIndex {
+  partitionField: string;
+  sort: Sort;
+  partitions: Map<unknown, Document[]>;
+}
+
 class MemoryCollection<T extends Document> implements Collection<T> {
   private readonly docs = new Map<string, T>();
-  private readonly indexes = new Map<string, Map<unknown, Set<string>>>();
+  private readonly indexes: SortedIndex[] = [];
 
-  addIndex(field: string): void {
-    if (this.indexes.has(field)) return;
-    const index = new Map<unknown, Set<string>>();
-    this.indexes.set(field, index);
-    for (const [id, doc] of this.docs) this.indexAdd(index, fieldOf(doc, field), id);
+  addIndex(keys: Record<string, 1 | -1>): void {
+    const [partitionField, ...rest] = Object.keys(keys);
+    if (!partitionField || this.indexes.some((i) => i.partitionField === partitionField && sameSort(i.sort, rest, keys))) return;
+    const index: SortedIndex = { partitionField, sort: Object.fromEntries(rest.map((k) => [k, keys[k]])), partitions: new Map() };
+    this.indexes.push(index);
+    for (const doc of this.docs.values()) this.indexInsert(index, doc);
   }
 
-  private indexAdd(index: Map<unknown, Set<string>>, value: unknown, id: string): void {
-    let ids = index.get(value);
-    if (!ids) index.set(value, (ids = new Set()));
-    ids.add(id);
+  private indexInsert(index: SortedIndex, doc: Document): void {
+    const value = fieldOf(doc, index.partitionField);
+    let list = index.partitions.get(value);
+    if (!list) index.partitions.set(value, (list = []));
+    // Binary search for the first position whose document sorts after this one.
+    let low = 0;
+    let high = list.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (compareBy(index.sort, list[mid], doc) <= 0) low = mid + 1;
+      else high = mid;
+    }
+    list.splice(low, 0, doc);
+  }
+
+  private indexRemove(index: SortedIndex, doc: Document): void {
+    const list = index.partitions.get(fieldOf(doc, index.partitionField));
+    const at = list ? list.indexOf(doc) : -1;
+    if (at >= 0) list!.splice(at, 1);
   }
 
   private put(id: string, doc: T): void {
     const old = this.docs.get(id);
-    for (const [field, index] of this.indexes) {
-      if (old) index.get(fieldOf(old, field))?.delete(id);
-      this.indexAdd(index, fieldOf(doc, field), id);
+    for (const index of this.indexes) {
+      if (old) this.indexRemove(index, old);
+      this.indexInsert(index, doc);
     }
     this.docs.set(id, doc);
   }
@@ -34,19 +57,37 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   private remove(id: string): void {
     const old = this.docs.get(id);
     if (!old) return;
-    for (const [field, index] of this.indexes) index.get(fieldOf(old, field))?.delete(id);
+    for (const index of this.indexes) this.indexRemove(index, old);
     this.docs.delete(id);
   }
 
-  /** The documents that can match: an index lookup when the filter pins an indexed field, else all. */
-  private candidates(filter: Filter): Iterable<T> {
-    for (const [field, index] of this.indexes) {
-      const condition = (filter as Record<string, unknown>)[field];
+  /** The index whose partition the filter pins, preferring one already sorted as asked. */
+  private indexFor(filter: Filter, sort?: Sort): { index: SortedIndex; list: Document[] } | null {
+    let chosen: { index: SortedIndex; list: Document[] } | null = null;
+    for (const index of this.indexes) {
+      const condition = (filter as Record<string, unknown>)[index.partitionField];
       if (condition === undefined || (condition !== null && typeof condition === 'object')) continue;
-      const ids = index.get(condition) ?? new Set<string>();
-      return [...ids].map((id) => this.docs.get(id)!);
+      const found = { index, list: index.partitions.get(condition) ?? [] };
+      if (sort && sameSort(index.sort, Object.keys(sort), sort)) return found;
+      chosen ??= found;
     }
-    return this.docs.values();
+    return chosen;
+  }
+
+  /** Matching documents in the requested order, reading no further than needed when an index is sorted that way. */
+  private select(filter: Filter, options: FindOptions = {}): T[] {
+    const indexed = this.indexFor(filter, options.sort);
+    if (indexed && options.sort && sameSort(indexed.index.sort, Object.keys(options.sort), options.sort)) {
+      const found: T[] = [];
+      for (const doc of indexed.list) {
+        if (options.limit !== undefined && found.length >= options.limit) break;
+        if (matches(doc, filter)) found.push(doc as T);
+      }
+      return found;
+    }
+    const candidates = indexed ? (indexed.list as T[]) : [...this.docs.values()];
+    const sorted = sortDocuments(candidates.filter((d) => matches(d, filter)), options.sort);
+    return options.limit !== undefined ? sorted.slice(0, options.limit) : sorted;
   }
 
   async get(id: string): Promise<T | null> {
@@ -55,12 +96,11 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    const found = sortDocuments([...this.candidates(filter)].filter((d) => matches(d, filter)), options.sort);
-    return (options.limit !== undefined ? found.slice(0, options.limit) : found).map((d) => structuredClone(d));
+    return this.select(filter, options).map((d) => structuredClone(d));
   }
 
   async count(filter: Filter): Promise<number> {
-    return [...this.candidates(filter)].filter((d) => matches(d, filter)).length;
+    return this.select(filter).length;
   }
 
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
@@ -71,13 +111,13 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
-    const hits = [...this.candidates(filter)].filter((d) => matches(d, filter));
+    const hits = this.select(filter);
     for (const doc of hits) this.put(doc._id, { ...doc, ...structuredClone(set) });
     return hits.length;
   }
 
   async deleteMany(filter: Filter): Promise<number> {
-    const hits = [...this.candidates(filter)].filter((d) => matches(d, filter));
+    const hits = this.select(filter);
     for (const doc of hits) this.remove(doc._id);
     return hits.length;
   }
@@ -99,8 +139,7 @@ export class MemoryReadModelStore implements ReadModelStore {
   }
 
   async ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
-    const first = Object.keys(keys)[0];
-    if (first) this.memoryCollection(collection).addIndex(first);
+    this.memoryCollection(collection).addIndex(keys);
   }
 
   checkpoints(): CheckpointStore {
@@ -115,4 +154,9 @@ export class MemoryReadModelStore implements ReadModelStore {
   }
 
   async close(): Promise<void> {}
+}
+
+function sameSort(indexSort: Sort, fields: string[], wanted: Record<string, 1 | -1>): boolean {
+  const keys = Object.keys(indexSort);
+  return keys.length === fields.length && keys.every((k, i) => k === fields[i] && indexSort[k] === wanted[k]);
 }

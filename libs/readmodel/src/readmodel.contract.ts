@@ -23,7 +23,7 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
     beforeEach(async () => {
       store = await open();
       name = `contract_${randomUUID().replace(/-/g, '')}`;
-      await store.ensureIndex(name, { userId: 1, date: -1 });
+      await store.ensureIndex(name, { userId: 1, date: -1, itemId: 1 });
     });
     afterEach(async () => {
       await store.collection<Entry>(name).deleteMany({});
@@ -72,6 +72,23 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       expect(await c.deleteMany({ userId: 'u1' })).toBe(2);
       expect(await c.find({ userId: 'u1' })).toEqual([]);
       expect(await c.count({})).toBe(1);
+    });
+
+    it('keeps the requested order when updates move documents, with and without a matching index', async () => {
+      const c = store.collection<Entry>(name);
+      for (let i = 0; i < 20; i++) await c.upsertIfNewer(doc('u1', `i${String(i).padStart(2, '0')}`, i % 5, 1));
+      await c.upsertIfNewer(doc('u1', 'i03', 100, 2));
+      await c.updateMany({ userId: 'u1', itemId: { $in: ['i07', 'i11'] } }, { date: 50, revision: 3 });
+      await c.deleteMany({ userId: 'u1', itemId: 'i00' });
+      const all = await c.find({ userId: 'u1' }, { sort: { date: -1, itemId: 1 } });
+      const expected = [...all].sort((a, b) => b.date - a.date || (a.itemId < b.itemId ? -1 : 1));
+      expect(all.map((d) => d.itemId)).toEqual(expected.map((d) => d.itemId));
+      expect(all.slice(0, 3).map((d) => [d.itemId, d.date])).toEqual([['i03', 100], ['i07', 50], ['i11', 50]]);
+      expect(all).toHaveLength(19);
+      const page = await c.find({ userId: 'u1', date: { $lt: 50 } }, { sort: { date: -1, itemId: 1 }, limit: 4 });
+      expect(page.map((d) => d.itemId)).toEqual(['i04', 'i09', 'i14', 'i19']);
+      const ascending = await c.find({ userId: 'u1' }, { sort: { date: 1, itemId: -1 }, limit: 2 });
+      expect(ascending.map((d) => d.itemId)).toEqual(['i15', 'i10']);
     });
 
     it('keeps checkpoints per projection', async () => {
