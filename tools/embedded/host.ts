@@ -1,7 +1,7 @@
 /**
  * The embedded mode: every app in one Node process, each on its own port, sharing one in-process bus.
- * This file is the composition root of that mode (built by tools/build.mjs into dist/embedded/main.js);
- * it is deliberately outside the Nx projects, which never import each other.
+ * This file is the composition root of that mode (built by tools/build.mjs into dist/embedded/main.js): the
+ * Nx project `embedded` (tag type:host), the one place that may import apps; apps never import each other.
  */
 import { InProcessBus } from '@udp/bus';
 import { start as startGateway } from '../../apps/gateway/src/main';
@@ -32,14 +32,13 @@ export async function start(env: NodeJS.ProcessEnv = process.env) {
     started.push(profile);
     const catalogue = await startCatalogue(serviceEnv, { bus });
     started.push(catalogue);
-    const gateway = await startGateway({
-      ...env,
-      HISTORY_SVC_URL: `http://127.0.0.1:${history.port}`,
-      PLAYLIST_SVC_URL: `http://127.0.0.1:${playlist.port}`,
-      PREFERENCE_SVC_URL: `http://127.0.0.1:${preference.port}`,
-      PROFILE_SVC_URL: `http://127.0.0.1:${profile.port}`,
-      CATALOGUE_SVC_URL: `http://127.0.0.1:${catalogue.port}`,
-    });
+    const url = (service: { port: number }) => `http://127.0.0.1:${service.port}`;
+    const services = { HISTORY_SVC_URL: history, PLAYLIST_SVC_URL: playlist, PREFERENCE_SVC_URL: preference, PROFILE_SVC_URL: profile, CATALOGUE_SVC_URL: catalogue };
+    // Each service still listens on its port (health probes, direct access); the gateway calls it in-process.
+    const gateway = await startGateway(
+      { ...env, ...Object.fromEntries(Object.entries(services).map(([name, service]) => [name, url(service)])) },
+      { inProcess: Object.fromEntries(Object.values(services).map((service) => [url(service), service.app])) },
+    );
     started.push(gateway);
     process.stderr.write(
       `embedded: gateway on http://localhost:${gateway.port} (docs: /docs); get a token with: npm run token -- <userId>\n`,

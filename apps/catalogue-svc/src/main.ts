@@ -17,6 +17,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { bus?
   logger.info({ port, ...adapters.describe }, `${SERVICE} listening`);
   return {
     port,
+    /** The service's handler, for the embedded gateway to call in-process. */
+    app: service.app,
     async stop() {
       await closeServer(server);
       await service.stop();

@@ -25,6 +25,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { bus?
   logger.info({ port, ...adapters.describe, limits: { maxPlaylists: config.PLAYLIST_MAX_PLAYLISTS, maxBookmarks: config.PLAYLIST_MAX_BOOKMARKS } }, `${SERVICE} listening`);
   return {
     port,
+    /** The service's handler, for the embedded gateway to call in-process. */
+    app: service.app,
     async stop() {
       await closeServer(server);
       await service.stop();

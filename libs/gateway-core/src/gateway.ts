@@ -1,10 +1,10 @@
-import express, { type Express, type Request, type Response, type NextFunction } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response, type NextFunction } from 'express';
 import { AuthenticationError, IDENTITY_HEADER, type Authenticator, type InternalIdentity } from '@udp/auth';
 import { buildOpenApiDocument } from '@udp/contracts';
 import { errorHandler, HttpError, notFoundHandler, requestContext, unauthorized } from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
 import { docsPage } from './docs-page';
-import { forward, serviceAnswers } from './proxy';
+import { dispatchInProcess, forward, serviceAnswers } from './proxy';
 
 export interface ServiceRoute {
   /** Path prefixes this service owns, e.g. ['/api/history']. */
@@ -12,6 +12,8 @@ export interface ServiceRoute {
   url: string;
   /** Public routes (the QC catalogue) need no credentials. */
   public?: boolean;
+  /** The service's handler when it runs in this process (embedded mode): requests skip the HTTP hop. */
+  handler?: RequestHandler;
 }
 
 export interface GatewayOptions {
@@ -53,9 +55,11 @@ export function createGateway(options: GatewayOptions): Express {
   };
 
   for (const route of routes) {
-    const proxy = forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, (_req, res): Record<string, string> =>
-      res.locals.identity ? { [IDENTITY_HEADER]: res.locals.identity as string } : {},
-    );
+    const vouch = (_req: Request, res: Response): Record<string, string> =>
+      res.locals.identity ? { [IDENTITY_HEADER]: res.locals.identity as string } : {};
+    const proxy = route.handler
+      ? dispatchInProcess(route.handler, vouch)
+      : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
     for (const prefix of route.prefixes) {
       app.use(prefix, ...(route.public ? [proxy] : [authenticate, proxy]));
     }

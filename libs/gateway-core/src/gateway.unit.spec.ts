@@ -13,9 +13,11 @@ let upstream: Server;
 let upstreamUrl: string;
 let seen: express.Request['headers'] = {};
 let healthy = true;
+let upstreamApp: express.Express;
 
 beforeAll(async () => {
   const app = express();
+  upstreamApp = app;
   app.get('/health/', (_req, res) => res.status(healthy ? 200 : 503).send(healthy ? 'UP' : 'DOWN'));
   app.use('/api/things', express.json(), (req, res) => {
     seen = req.headers;
@@ -48,6 +50,20 @@ describe('gateway', () => {
     expect(seen.authorization).toBeUndefined();
     expect(seen.cookie).toBeUndefined();
     expect(seen['x-request-id']).toBe(res.headers['x-request-id']);
+  });
+
+  it('calls an in-process service handler with the same path, headers and body as over HTTP', async () => {
+    const inProcess = createGateway({
+      logger, identity, authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
+      routes: [{ prefixes: ['/api/things'], url: 'http://127.0.0.1:1', handler: upstreamApp }],
+    });
+    const token = await signDevToken(secret, 'bob');
+    const res = await request(inProcess).put('/api/things/y?z=2').set('authorization', `Bearer ${token}`).set(IDENTITY_HEADER, 'forged').send({ b: 2 });
+    expect(res.status).toBe(201);
+    expect(res.body).toEqual({ method: 'PUT', url: '/api/things/y?z=2', body: { b: 2 } });
+    expect(identity.verify(seen[IDENTITY_HEADER] as string)).toEqual({ userId: 'bob' });
+    expect(seen.authorization).toBeUndefined();
+    expect((await request(inProcess).get('/api/things')).status).toBe(401);
   });
 
   it('answers 401 before forwarding when credentials are missing or wrong', async () => {

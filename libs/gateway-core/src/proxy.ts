@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { NextFunction, Request, Response } from 'express';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { HttpError } from '@udp/http-kit';
 
 /** Headers a client may not pass on: hop-by-hop ones, credentials, and anything only the gateway may set. */
@@ -40,6 +40,21 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
       next(error instanceof HttpError ? error : new HttpError(502, 'Bad Gateway', 'the service is unavailable'));
     });
     req.pipe(upstream);
+  };
+}
+
+/**
+ * The embedded mode's transport: the service runs in this process, so the request goes straight to its
+ * handler instead of through a loopback HTTP hop. The service sees the same headers and path as over HTTP
+ * (credentials dropped, the signed identity added) and checks them with the same code.
+ */
+export function dispatchInProcess(handler: RequestHandler, extra: (req: Request, res: Response) => Record<string, string>) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    for (const name of DROPPED) if (name !== 'host') delete req.headers[name];
+    Object.assign(req.headers, extra(req, res), { 'x-request-id': req.id });
+    // The gateway mounted this route under a prefix; the service routes on the full path.
+    req.url = req.originalUrl;
+    handler(req, res, next);
   };
 }
 
