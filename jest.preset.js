@@ -19,4 +19,5 @@ module.exports = {
   moduleNameMapper,
   testMatch: ['**/*.spec.ts'],
   testTimeout: 30000,
+  reporters: ['default', path.join(__dirname, 'tools', 'jest-results-reporter.js')],
 };

@@ -10,6 +10,8 @@ import { join } from 'node:path';
 const root = join(__dirname, '..', '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'udp-embedded-'));
 const distDir = join(root, 'tmp', `embedded-${process.pid}`);
+// The embedded mode is what runs when no server is configured: drop any the test run itself was given.
+const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...embeddedEnv } = process.env;
 
 beforeAll(() => {
   execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir], { stdio: 'inherit' });
@@ -21,7 +23,7 @@ afterAll(() => {
 
 function startEmbedded(): Promise<{ child: ChildProcess; base: string; exited: Promise<unknown> }> {
   const child = spawn(process.execPath, [join(distDir, 'embedded', 'main.js')], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
+    env: { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -29,10 +31,13 @@ function startEmbedded(): Promise<{ child: ChildProcess; base: string; exited: P
     let out = '';
     child.stderr!.on('data', (chunk: Buffer) => {
       out += chunk.toString();
+      if (process.env.EMBEDDED_TEST_LOGS) process.stderr.write(chunk);
       const match = /gateway on http:\/\/localhost:(\d+)/.exec(out);
       if (match) resolve({ child, base: `http://127.0.0.1:${match[1]}`, exited });
     });
-    child.stdout!.resume();
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (process.env.EMBEDDED_TEST_LOGS) process.stderr.write(chunk);
+    });
     child.once('exit', (code) => reject(new Error(`embedded exited early (${code}): ${out}`)));
   });
 }
@@ -52,6 +57,7 @@ it('serves the API through the gateway and keeps data across a restart', async (
     expect((await fetch(`${first.base}/openapi.json`)).headers.get('content-type')).toMatch(/json/);
     const posted = await fetch(`${first.base}/api/history/v2`, { method: 'POST', headers: auth, body: JSON.stringify({ item_id: 'urn:show:1', last_playback_position: 61.5 }) });
     expect(posted.status).toBe(200);
+    expect(await posted.json()).toMatchObject({ item_id: 'urn:show:1', last_playback_position: 61.5 });
     const sessionAuth = { authorization: `sessionToken ${token('alice').trim()}` };
     const list = (await (await fetch(`${first.base}/api/history/v2`, { headers: sessionAuth })).json()) as { data: Array<{ item_id: string }> };
     expect(list.data.map((i) => i.item_id)).toEqual(['urn:show:1']);

@@ -31,8 +31,12 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
   const checkpoints = readModels.checkpoints();
-  const projector = new Projector(store, checkpoints, historyProjection(readModels));
-  const publisher = new Projector(store, checkpoints, historyChangesPublisher(bus));
+  const retries = {
+    onError: (err: unknown, event: { streamId: string; revision: number }, attempt: number) =>
+      logger.warn({ err, streamId: event.streamId, revision: event.revision, attempt }, 'projection failed; retrying'),
+  };
+  const projector = new Projector(store, checkpoints, historyProjection(readModels), retries);
+  const publisher = new Projector(store, checkpoints, historyChangesPublisher(bus), retries);
   await projector.start();
   await publisher.start();
 

@@ -83,13 +83,28 @@ describe('Projector', () => {
     await resumed.stop();
   });
 
-  it('reports unhealthy when a projection fails', async () => {
+  it('retries a failing event until it succeeds, unhealthy meanwhile, without skipping or reordering', async () => {
     const store = new MemoryEventStore();
-    const projector = new Projector(store, new MemoryReadModelStore().checkpoints(), {
-      name: 'broken', streamPrefixes: ['c-'], apply: async () => { throw new Error('boom'); },
-    });
-    await handleCommand(store, 'c-1', counter, add(1));
-    await expect(projector.start()).rejects.toThrow('boom');
-    expect(projector.healthy()).toBe(false);
+    const seen: number[] = [];
+    const health: boolean[] = [];
+    let failures = 3;
+    const projector: Projector = new Projector(
+      store,
+      new MemoryReadModelStore().checkpoints(),
+      {
+        name: 'flaky', streamPrefixes: ['c-'],
+        apply: async (e) => {
+          if (e.revision === 1 && failures-- > 0) throw new Error('bus unavailable');
+          seen.push(e.revision);
+        },
+      },
+      { retryDelayMs: 1, onError: () => health.push(projector.healthy()) },
+    );
+    for (const n of [1, 2, 3]) await handleCommand(store, 'c-1', counter, add(n));
+    await projector.start();
+    expect(seen).toEqual([0, 1, 2]);
+    expect(health).toEqual([false, false, false]);
+    expect(projector.healthy()).toBe(true);
+    await projector.stop();
   });
 });

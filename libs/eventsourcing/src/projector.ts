@@ -17,34 +17,58 @@ interface Waiter {
  * Follows the event store from the projection's checkpoint and applies every matching event in order.
  * It also tells the write side when its own append is visible ("read your writes").
  */
+export interface ProjectorOptions {
+  /** First pause before retrying a failed event; doubles up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+  /** Told about every failed attempt (the service logs it). */
+  onError?: (error: unknown, event: RecordedEvent, attempt: number) => void;
+}
+
 export class Projector {
   private subscription: Subscription | null = null;
   private readonly applied = new Map<string, number>();
   private readonly waiters = new Map<string, Waiter[]>();
   private failure: unknown = null;
+  private stopping = false;
 
   constructor(
     private readonly store: EventStore,
     private readonly checkpoints: CheckpointStore,
     private readonly projection: Projection,
+    private readonly options: ProjectorOptions = {},
   ) {}
 
   async start(): Promise<void> {
     const from = await this.checkpoints.load(this.projection.name);
     this.subscription = this.store.subscribe(
       { fromPosition: from ?? undefined, streamPrefixes: this.projection.streamPrefixes },
-      async (event) => {
-        try {
-          await this.projection.apply(event);
-          await this.checkpoints.save(this.projection.name, event.position);
-          this.markApplied(event);
-        } catch (error) {
-          this.failure = error;
-          throw error;
-        }
-      },
+      (event) => this.applyWithRetries(event),
     );
     await this.subscription.caughtUp();
+  }
+
+  /**
+   * A failed event (store or bus briefly unavailable) is retried with back-off until it succeeds: skipping it
+   * would lose it, and stopping would leave every later event unprojected. Meanwhile the projector reports
+   * unhealthy, so /health/ answers 503.
+   */
+  private async applyWithRetries(event: RecordedEvent): Promise<void> {
+    const base = this.options.retryDelayMs ?? 100;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await this.projection.apply(event);
+        await this.checkpoints.save(this.projection.name, event.position);
+        this.failure = null;
+        this.markApplied(event);
+        return;
+      } catch (error) {
+        this.failure = error;
+        this.options.onError?.(error, event, attempt);
+        if (this.stopping) throw error;
+        await new Promise((resolve) => setTimeout(resolve, Math.min(base * 2 ** (attempt - 1), this.options.maxRetryDelayMs ?? 5000)));
+      }
+    }
   }
 
   /** Resolves when the read model shows the stream at `revision` or later; false when the wait timed out. */
@@ -71,6 +95,7 @@ export class Projector {
   }
 
   async stop(): Promise<void> {
+    this.stopping = true;
     await this.subscription?.stop();
   }
 

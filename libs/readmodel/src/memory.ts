@@ -1,4 +1,4 @@
-import { compareBy, fieldOf, matches, sortDocuments } from './filter';
+import { cloneData, compareBy, fieldOf, matches, sortDocuments } from './filter';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, Sort, VersionedDocument } from './port';
 
 /**
@@ -92,11 +92,11 @@ class MemoryCollection<T extends Document> implements Collection<T> {
 
   async get(id: string): Promise<T | null> {
     const doc = this.docs.get(id);
-    return doc ? structuredClone(doc) : null;
+    return doc ? cloneData(doc) : null;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    return this.select(filter, options).map((d) => structuredClone(d));
+    return this.select(filter, options).map((d) => cloneData(d));
   }
 
   async count(filter: Filter): Promise<number> {
@@ -106,13 +106,13 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
     const stored = this.docs.get(doc._id) as (T & VersionedDocument) | undefined;
     if (stored && stored.revision >= doc.revision) return false;
-    this.put(doc._id, structuredClone(doc));
+    this.put(doc._id, cloneData(doc));
     return true;
   }
 
   async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
     const hits = this.select(filter);
-    for (const doc of hits) this.put(doc._id, { ...doc, ...structuredClone(set) });
+    for (const doc of hits) this.put(doc._id, { ...doc, ...cloneData(set) });
     return hits.length;
   }
 
