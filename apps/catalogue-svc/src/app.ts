@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import type { QcItemDefinition } from '@udp/contracts';
 import { Projector } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish } from '@udp/http-kit';
+import { createServiceApp, finish, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import catalogueData from '../data/items.json';
@@ -54,10 +54,7 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
   const app = createServiceApp({ logger, maxBodyBytes: 16 * 1024 });
   // Prepared renditions carry their own Content-Encoding; this compresses the rest (problems, icons).
   app.use(compression());
-  app.get('/health/', async (_req, res) => {
-    const up = (await store.ping()) && (await readModels.ping()) && projector.healthy();
-    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
-  });
+  app.get('/health/', healthRoute(() => store.ping(), () => readModels.ping(), () => projector.healthy()));
   app.use(catalogueRoutes({ view }));
   finish(app);
 

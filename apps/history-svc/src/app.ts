@@ -3,7 +3,7 @@ import type { InternalIdentity } from '@udp/auth';
 import type { Bus } from '@udp/bus';
 import { Projector } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish, requireIdentity } from '@udp/http-kit';
+import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { historyRoutes } from './api/routes';
@@ -41,10 +41,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   await publisher.start();
 
   const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024 });
-  app.get('/health/', async (_req, res) => {
-    const up = (await store.ping()) && (await readModels.ping()) && projector.healthy();
-    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
-  });
+  app.get('/health/', healthRoute(() => store.ping(), () => readModels.ping(), () => projector.healthy()));
   app.use(requireIdentity(identity));
   app.use(
     historyRoutes({

@@ -5,7 +5,7 @@ import type { Bus } from '@udp/bus';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
 import { Projector } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish, requireIdentity } from '@udp/http-kit';
+import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { playlistWrites } from './api/commands';
@@ -64,10 +64,7 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
   const routeDeps = { execute, documents: playlistDocuments(readModels), newId: deps.newId ?? randomUUID };
 
   const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 4 * 1024 * 1024 });
-  app.get('/health/', async (_req, res) => {
-    const up = (await store.ping()) && (await readModels.ping()) && projector.healthy();
-    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
-  });
+  app.get('/health/', healthRoute(() => store.ping(), () => readModels.ping(), () => projector.healthy()));
   app.use(requireIdentity(identity));
   app.use(playlistV2Routes(routeDeps));
   app.use(playlistV3Routes(routeDeps));

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import { Projector } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish, requireIdentity } from '@udp/http-kit';
+import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { profileRoutes } from './api/routes';
@@ -32,10 +32,7 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Pr
   await projector.start();
 
   const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024 });
-  app.get('/health/', async (_req, res) => {
-    const up = (await store.ping()) && (await readModels.ping()) && projector.healthy();
-    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
-  });
+  app.get('/health/', healthRoute(() => store.ping(), () => readModels.ping(), () => projector.healthy()));
   app.use(requireIdentity(identity));
   app.use(
     profileRoutes({

@@ -1,35 +1,19 @@
-import type { Bus } from '@udp/bus';
-import { loadConfig } from '@udp/config';
-import { closeAdapters, closeServer, listen, openAdapters } from '@udp/runtime';
-import { createLogger, startTracing } from '@udp/telemetry';
+import { serviceProcess } from '@udp/runtime';
 import { createProfileService } from './app';
 import { profileConfigSchema } from './config';
 
-const SERVICE = 'profile-svc';
-
 /** Wiring only: configuration in, adapters chosen by it, the service out on its port. */
-export async function start(env: NodeJS.ProcessEnv = process.env, shared: { bus?: Bus } = {}) {
-  const config = loadConfig(profileConfigSchema, env);
-  startTracing({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
-  const logger = createLogger(SERVICE, config.LOG_LEVEL);
-  const adapters = await openAdapters(config, SERVICE, shared);
-  const service = await createProfileService({
-    ...adapters,
-    logger,
-    readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
-    maxBodyBytes: config.PROFILE_MAX_BODY_BYTES,
-    publicProfilesEnabled: config.PROFILE_PUBLIC_ENABLED,
-  });
-  const { server, port } = await listen(service.app, config.PORT ?? 8084, config.HOST);
-  logger.info({ port, publicProfiles: config.PROFILE_PUBLIC_ENABLED, ...adapters.describe }, `${SERVICE} listening`);
-  return {
-    port,
-    /** The service's handler, for the embedded gateway to call in-process. */
-    app: service.app,
-    async stop() {
-      await closeServer(server);
-      await service.stop();
-      await closeAdapters(adapters, shared);
-    },
-  };
-}
+export const start = serviceProcess({
+  name: 'profile-svc',
+  defaultPort: 8084,
+  configSchema: profileConfigSchema,
+  create: ({ adapters, config, logger }) =>
+    createProfileService({
+      ...adapters,
+      logger,
+      readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      maxBodyBytes: config.PROFILE_MAX_BODY_BYTES,
+      publicProfilesEnabled: config.PROFILE_PUBLIC_ENABLED,
+    }),
+  describe: (config) => ({ publicProfiles: config.PROFILE_PUBLIC_ENABLED }),
+});

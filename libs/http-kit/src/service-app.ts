@@ -125,3 +125,12 @@ export function finish(app: Express): Express {
   app.use(errorHandler);
   return app;
 }
+
+/** `GET /health/`: 200 `UP` when every check passes (stores answer, projections current), else 503 `DOWN`. */
+export function healthRoute(...checks: Array<() => boolean | Promise<boolean>>) {
+  return async (_req: Request, res: Response) => {
+    let up = true;
+    for (const check of checks) up = up && (await Promise.resolve(check()).catch(() => false));
+    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
+  };
+}

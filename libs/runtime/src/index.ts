@@ -1,2 +1,3 @@
 export * from './adapters';
 export * from './server';
+export * from './service-process';

@@ -21,7 +21,6 @@ export async function waitUntil(condition: () => boolean | Promise<boolean>, tim
 
 /** Says plainly, once per suite, that an integration suite did not run and why. */
 export function reportSkipped(suite: string, reason: string): void {
-  // eslint-disable-next-line no-console
   console.warn(`[integration] ${suite} SKIPPED: ${reason}`);
   describe(suite, () => {
     it.skip(`skipped: ${reason}`, () => undefined);

@@ -1,0 +1,48 @@
+import type { Express } from 'express';
+import type { Bus } from '@udp/bus';
+import { type CommonConfig, loadConfig, type z } from '@udp/config';
+import { createLogger, startTracing, type Logger } from '@udp/telemetry';
+import { type Adapters, closeAdapters, openAdapters } from './adapters';
+import { closeServer, listen } from './server';
+
+/** What makes a service itself; the rest of running it is the same for every service. */
+export interface ServiceDefinition<S extends z.ZodType<CommonConfig>> {
+  name: string;
+  defaultPort: number;
+  configSchema: S;
+  create(context: { adapters: Adapters; config: z.infer<S>; logger: Logger }): Promise<{ app: Express; stop(): Promise<void> }>;
+  /** Settings worth a line in the start-up log (limits, switches). */
+  describe?(config: z.infer<S>): Record<string, unknown>;
+}
+
+export interface RunningService {
+  port: number;
+  /** The service's handler, for the embedded gateway to call in-process. */
+  app: Express;
+  stop(): Promise<void>;
+}
+
+/**
+ * A service's `start`: configuration from the environment, tracing, adapters chosen by the configuration,
+ * the service on its port, and a `stop` that closes everything in reverse order.
+ */
+export function serviceProcess<S extends z.ZodType<CommonConfig>>(definition: ServiceDefinition<S>) {
+  return async function start(env: NodeJS.ProcessEnv = process.env, shared: { bus?: Bus } = {}): Promise<RunningService> {
+    const config = loadConfig(definition.configSchema, env);
+    startTracing({ serviceName: definition.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+    const logger = createLogger(definition.name, config.LOG_LEVEL);
+    const adapters = await openAdapters(config, definition.name, shared);
+    const service = await definition.create({ adapters, config, logger });
+    const { server, port } = await listen(service.app, config.PORT ?? definition.defaultPort, config.HOST);
+    logger.info({ port, ...adapters.describe, ...definition.describe?.(config) }, `${definition.name} listening`);
+    return {
+      port,
+      app: service.app,
+      async stop() {
+        await closeServer(server);
+        await service.stop();
+        await closeAdapters(adapters, shared);
+      },
+    };
+  };
+}
