@@ -34,7 +34,7 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
   const versions = itemVersions(readModels);
   await readModels.ensureIndex('qc_item_versions', { itemId: 1, revision: 1 });
   const view = new CatalogueView(versions);
-  const projector = new Projector(store, readModels.checkpoints(), catalogueProjection(readModels, () => view.changed()));
+  const projector = new Projector(store, readModels.checkpoints(), catalogueProjection(readModels, () => view.changed()), { logger });
   await projector.start();
 
   // Publishing is the import command: only versions not yet published become events.

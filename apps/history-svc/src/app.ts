@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import type { Bus } from '@udp/bus';
-import { Projector } from '@udp/eventsourcing';
+import { Projector, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
@@ -31,12 +31,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
   const checkpoints = readModels.checkpoints();
-  const retries = {
-    onError: (err: unknown, event: { streamId: string; revision: number }, attempt: number) =>
-      logger.warn({ err, streamId: event.streamId, revision: event.revision, attempt }, 'projection failed; retrying'),
-  };
-  const projector = new Projector(store, checkpoints, historyProjection(readModels), retries);
-  const publisher = new Projector(store, checkpoints, historyChangesPublisher(bus), retries);
+  const projector = new Projector(store, checkpoints, historyProjection(readModels), { logger });
+  const publisher = new Projector(store, checkpoints, historyChangesPublisher(bus), { logger });
   await projector.start();
   await publisher.start();
 
@@ -45,12 +41,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   app.use(requireIdentity(identity));
   app.use(
     historyRoutes({
-      write: {
-        store,
-        projector,
-        readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs ?? 5000,
-        onSlowProjection: (streamId, revision) => logger.warn({ streamId, revision }, 'read model late: acknowledged before it shows the write'),
-      },
+      write: writeSide(store, projector, deps.readYourWritesTimeoutMs, logger),
       entries: historyEntries(readModels),
       now: deps.now ?? Date.now,
     }),

@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import type { Bus } from '@udp/bus';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
-import { Projector } from '@udp/eventsourcing';
+import { Projector, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
@@ -41,8 +41,8 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(PLAYLISTS_COLLECTION, { userId: 1, businessId: 1 });
   const checkpoints = readModels.checkpoints();
-  const projector = new Projector(store, checkpoints, playlistsProjection(readModels));
-  const publisher = new Projector(store, checkpoints, playlistChangesPublisher(bus));
+  const projector = new Projector(store, checkpoints, playlistsProjection(readModels), { logger });
+  const publisher = new Projector(store, checkpoints, playlistChangesPublisher(bus), { logger });
   await projector.start();
   await publisher.start();
 
@@ -51,12 +51,7 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
     maxBookmarks: deps.limits?.maxBookmarks ?? PLAYLIST_LIMITS.maxBookmarks,
   });
   const execute = playlistWrites({
-    write: {
-      store,
-      projector,
-      readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs ?? 5000,
-      onSlowProjection: (streamId, revision) => logger.warn({ streamId, revision }, 'read model late: acknowledged before it shows the write'),
-    },
+    write: writeSide(store, projector, deps.readYourWritesTimeoutMs, logger),
     decider,
     now: deps.now ?? Date.now,
     conflictRetries: deps.conflictRetries ?? 10,

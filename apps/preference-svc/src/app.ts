@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import { PREFERENCE_LIMITS } from '@udp/contracts';
-import { Projector } from '@udp/eventsourcing';
+import { Projector, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
@@ -34,7 +34,7 @@ export const DEFAULT_WRITE_RETRIES = 25;
 export async function createPreferenceService(deps: PreferenceServiceDeps): Promise<PreferenceService> {
   const { store, readModels, identity, logger } = deps;
   await readModels.ensureIndex(PREFERENCE_KEYS, { userId: 1, key: 1 });
-  const projector = new Projector(store, readModels.checkpoints(), preferenceProjection(readModels));
+  const projector = new Projector(store, readModels.checkpoints(), preferenceProjection(readModels), { logger });
   await projector.start();
 
   const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024 });
@@ -42,12 +42,7 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
   app.use(requireIdentity(identity));
   app.use(
     preferenceRoutes({
-      write: {
-        store,
-        projector,
-        readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs ?? 5000,
-        onSlowProjection: (streamId, revision) => logger.warn({ streamId, revision }, 'read model late: acknowledged before it shows the write'),
-      },
+      write: writeSide(store, projector, deps.readYourWritesTimeoutMs, logger),
       documents: preferenceDocuments(readModels),
       keys: preferenceKeys(readModels),
       limits: {

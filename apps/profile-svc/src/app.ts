@@ -1,6 +1,6 @@
 import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
-import { Projector } from '@udp/eventsourcing';
+import { Projector, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
@@ -28,7 +28,7 @@ export interface ProfileService {
 /** Everything profile-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createProfileService(deps: ProfileServiceDeps): Promise<ProfileService> {
   const { store, readModels, identity, logger } = deps;
-  const projector = new Projector(store, readModels.checkpoints(), profileProjection(readModels));
+  const projector = new Projector(store, readModels.checkpoints(), profileProjection(readModels), { logger });
   await projector.start();
 
   const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024 });
@@ -36,12 +36,7 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Pr
   app.use(requireIdentity(identity));
   app.use(
     profileRoutes({
-      write: {
-        store,
-        projector,
-        readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs ?? 5000,
-        onSlowProjection: (streamId, revision) => logger.warn({ streamId, revision }, 'read model late: acknowledged before it shows the write'),
-      },
+      write: writeSide(store, projector, deps.readYourWritesTimeoutMs, logger),
       profiles: profileRows(readModels),
       publicProfiles: publicProfileRows(readModels),
       publicProfilesEnabled: deps.publicProfilesEnabled ?? true,

@@ -64,6 +64,21 @@ export interface WriteSide {
   onSlowProjection?: (streamId: string, revision: number) => void;
 }
 
+/** The little a library needs of a logger (pino's shape), so this package depends on none. */
+export interface WarningLogger {
+  warn(details: object, message: string): void;
+}
+
+/** A service's write side: its store, its projector, the read-your-writes bound, slow projections logged. */
+export function writeSide(store: EventStore, projector: WriteSide['projector'], readYourWritesTimeoutMs = 5000, logger?: WarningLogger): WriteSide {
+  return {
+    store,
+    projector,
+    readYourWritesTimeoutMs,
+    onSlowProjection: (streamId, revision) => logger?.warn({ streamId, revision }, 'read model late: acknowledged before it shows the write'),
+  };
+}
+
 /** `handleCommand`, then wait (bounded) until the service's read model shows the appended events. */
 export async function handleCommandVisibly<C extends Command, E extends DomainEvent, S>(
   write: WriteSide,

@@ -1,5 +1,6 @@
 import type { EventStore, RecordedEvent, Subscription } from '@udp/eventstore';
 import type { CheckpointStore } from '@udp/readmodel';
+import type { WarningLogger } from './command-handler';
 
 /** A projection turns events into read-model updates. `apply` must be idempotent. */
 export interface Projection {
@@ -21,8 +22,10 @@ export interface ProjectorOptions {
   /** First pause before retrying a failed event; doubles up to `maxRetryDelayMs`. */
   retryDelayMs?: number;
   maxRetryDelayMs?: number;
-  /** Told about every failed attempt (the service logs it). */
+  /** Told about every failed attempt. */
   onError?: (error: unknown, event: RecordedEvent, attempt: number) => void;
+  /** Where failed attempts are logged. */
+  logger?: WarningLogger;
 }
 
 export class Projector {
@@ -65,6 +68,10 @@ export class Projector {
       } catch (error) {
         this.failure = error;
         this.options.onError?.(error, event, attempt);
+        this.options.logger?.warn(
+          { err: error, projection: this.projection.name, streamId: event.streamId, revision: event.revision, attempt },
+          'projection failed; retrying',
+        );
         if (this.stopping) throw error;
         await new Promise((resolve) => setTimeout(resolve, Math.min(base * 2 ** (attempt - 1), this.options.maxRetryDelayMs ?? 5000)));
       }
