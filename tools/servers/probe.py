@@ -18,6 +18,8 @@ TIMEOUT = 3.0
 
 def port_free(port):
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    # Like the servers do: a port whose old connections linger in TIME_WAIT is free.
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     try:
         s.bind(("127.0.0.1", port))
         return True

@@ -86,9 +86,14 @@ FERRETDB_PORT=$(pick_port FERRETDB_PORT 27018)
 
 # ------------------------------------------------------------- run dir --
 mkdir -p "$CACHE/runs"
-# Failed runs keep their dir for debugging; keep only the newest few.
-ls -1dt "$CACHE"/runs/*/ 2>/dev/null | tail -n +6 | xargs -r rm -rf
+# Failed runs keep their dir for debugging; keep only the newest 5, and never
+# touch the dir of a run that is still going (its owner.pid is alive).
+{ ls -1dt "$CACHE"/runs/*/ 2>/dev/null || true; } | tail -n +6 | while read -r d; do
+  owner=$(cat "$d/owner.pid" 2>/dev/null || true)
+  if [ -z "$owner" ] || ! kill -0 "$owner" 2>/dev/null; then rm -rf "$d"; fi
+done
 RUN_DIR=$(mktemp -d "$CACHE/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
+echo $$ >"$RUN_DIR/owner.pid"
 KAFKA_PID="" FERRET_PID="" WATCHDOG_PID="" CMD_PID=""
 
 stop_servers() { # TERM, up to 15 s for a clean shutdown, then KILL; reap
