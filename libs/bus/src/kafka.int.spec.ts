@@ -1,4 +1,4 @@
-import { dockerAvailable, reportSkipped } from '@udp/testing';
+import { containersUnavailable, reportSkipped } from '@udp/testing';
 import { busContract } from './bus.contract';
 import { KafkaBus } from './kafka';
 
@@ -6,8 +6,10 @@ import { KafkaBus } from './kafka';
 const brokers = process.env.KAFKA_BROKERS;
 jest.setTimeout(120_000);
 
-if (!brokers && !dockerAvailable()) {
-  reportSkipped('Bus contract: kafka', 'KAFKA_BROKERS is unset and no Docker engine is available');
+const unavailable = brokers ? null : containersUnavailable();
+
+if (unavailable) {
+  reportSkipped('Bus contract: kafka', `KAFKA_BROKERS is unset and ${unavailable}`);
 } else {
   let list = brokers?.split(',') ?? [];
   let container: { stop(): Promise<unknown> } | null = null;

@@ -1,4 +1,4 @@
-import { dockerAvailable, reportSkipped } from '@udp/testing';
+import { containersUnavailable, reportSkipped } from '@udp/testing';
 import { eventStoreContract } from './eventstore.contract';
 import { EsdbEventStore } from './esdb';
 
@@ -8,8 +8,10 @@ import { EsdbEventStore } from './esdb';
  */
 const url = process.env.EVENTSTORE_URL;
 
-if (!url && !dockerAvailable()) {
-  reportSkipped('EventStore contract: kurrentdb', 'EVENTSTORE_URL is unset and no Docker engine is available');
+const unavailable = url ? null : containersUnavailable();
+
+if (unavailable) {
+  reportSkipped('EventStore contract: kurrentdb', `EVENTSTORE_URL is unset and ${unavailable}`);
 } else {
   let connection = url ?? '';
   let container: { stop(): Promise<unknown> } | null = null;

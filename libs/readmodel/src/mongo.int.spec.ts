@@ -1,12 +1,14 @@
-import { dockerAvailable, reportSkipped } from '@udp/testing';
+import { containersUnavailable, reportSkipped } from '@udp/testing';
 import { MongoReadModelStore } from './mongo';
 import { readModelContract } from './readmodel.contract';
 
 /** MONGO_URL (CI: FerretDB on loopback) or a MongoDB testcontainer where Docker runs; else skipped, saying so. */
 const url = process.env.MONGO_URL;
 
-if (!url && !dockerAvailable()) {
-  reportSkipped('ReadModelStore contract: mongodb', 'MONGO_URL is unset and no Docker engine is available');
+const unavailable = url ? null : containersUnavailable();
+
+if (unavailable) {
+  reportSkipped('ReadModelStore contract: mongodb', `MONGO_URL is unset and ${unavailable}`);
 } else {
   let connection = url ?? '';
   let container: { stop(): Promise<unknown> } | null = null;

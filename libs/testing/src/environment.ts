@@ -1,6 +1,17 @@
 import { execFileSync } from 'node:child_process';
 
-/** True when a Docker engine answers (testcontainers can start servers). */
+/**
+ * Why testcontainers cannot start servers here, or null when they can: a Docker engine must answer, and
+ * testcontainers 12 (the line with a KurrentDB module) needs Node 22.22 or newer.
+ */
+export function containersUnavailable(): string | null {
+  if (!dockerAvailable()) return 'no Docker engine is available';
+  const [major, minor] = process.versions.node.split('.').map(Number);
+  if (major < 22 || (major === 22 && minor < 22)) return `testcontainers 12 needs Node >= 22.22 (this is ${process.version})`;
+  return null;
+}
+
+/** True when a Docker engine answers. */
 export function dockerAvailable(): boolean {
   try {
     execFileSync('docker', ['info'], { stdio: 'ignore', timeout: 5000 });
