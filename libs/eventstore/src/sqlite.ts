@@ -1,11 +1,13 @@
 import Database from 'better-sqlite3';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { Worker } from 'node:worker_threads';
 import { PollingSubscription } from './polling-subscription';
+import { type AppendRequest, type WriterCommand, type WriterData, type WriterReply, type WriterRequest, sqliteWriter } from './sqlite-writer';
 import {
   type AppendResult, type EventHandler, type EventStore, type EventToAppend, type ExpectedRevision,
   type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
-  WrongExpectedRevisionError, revisionMatches,
+  WrongExpectedRevisionError,
 } from './port';
 
 interface Row {
@@ -19,10 +21,7 @@ interface Row {
   created_at: number;
 }
 
-interface PendingAppend {
-  streamId: string;
-  events: EventToAppend[];
-  expectedRevision: ExpectedRevision;
+interface PendingAppend extends AppendRequest {
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
 }
@@ -31,19 +30,24 @@ interface PendingAppend {
  * The embedded default: one SQLite file per service. WAL with synchronous=FULL means a commit is on disk
  * (fsync) before `appendToStream` resolves, so an acknowledged write survives kill -9 or power loss.
  *
- * Group commit: appends that arrive in the same turn of the event loop are committed in one transaction with
- * one fsync. Each runs in its own savepoint with its own expected-revision check, so one refused append does
- * not affect the others, and none resolves before the shared commit is durable.
+ * Writes go to a worker thread that owns the write connection, so fsync never blocks the event loop; reads
+ * stay here (WAL readers see every commit the writer has answered). Group commit: appends that arrive while a
+ * commit is under way go together in the next one, one transaction and one fsync, each append in its own
+ * savepoint with its own expected-revision check; none resolves before its commit is durable.
  */
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
+  private readonly writer: Worker;
   private readonly subscriptions = new Set<PollingSubscription>();
   private pending: PendingAppend[] = [];
-  private flushScheduled = false;
+  private writing: Promise<void> | null = null;
+  private readonly replies = new Map<number, (reply: WriterReply) => void>();
+  private nextRequestId = 1;
+  private writerFailure: Error | null = null;
   private readonly stmt;
 
   constructor(file: string) {
-    if (file !== ':memory:') mkdirSync(dirname(file), { recursive: true });
+    mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
     this.db.pragma('synchronous = FULL');
@@ -65,19 +69,18 @@ export class SqliteEventStore implements EventStore {
     `);
     this.stmt = {
       readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
-      streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
-      findEvent: this.db.prepare<[string, string], Row>('SELECT * FROM events WHERE stream_id = ? AND event_id = ?'),
-      insert: this.db.prepare(
-        'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
-      setRevision: this.db.prepare(
-        'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
-      ),
       readAfter: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
-      deleteEvents: this.db.prepare('DELETE FROM events WHERE stream_id = ?'),
-      deleteStream: this.db.prepare('DELETE FROM streams WHERE stream_id = ?'),
     };
     this.stmt.readAfter.safeIntegers(true);
+    const workerData: WriterData = { file, driver: require.resolve('better-sqlite3') };
+    this.writer = new Worker(`(${sqliteWriter.toString()})()`, { eval: true, workerData });
+    this.writer.on('message', (reply: WriterReply) => {
+      const answer = this.replies.get(reply.id);
+      this.replies.delete(reply.id);
+      answer?.(reply);
+    });
+    this.writer.on('error', (error) => this.failWriter(error));
+    this.writer.on('exit', (code) => this.failWriter(new Error(`SQLite writer stopped (exit code ${code})`)));
   }
 
   async readStream(streamId: string): Promise<StreamRead> {
@@ -86,70 +89,49 @@ export class SqliteEventStore implements EventStore {
   }
 
   appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+    if (this.writerFailure) return Promise.reject(this.writerFailure);
     return new Promise((resolve, reject) => {
       this.pending.push({ streamId, events, expectedRevision: options.expectedRevision, resolve, reject });
-      if (!this.flushScheduled) {
-        this.flushScheduled = true;
-        setImmediate(() => this.flush());
-      }
+      if (!this.writing) this.writing = this.commitPending();
     });
   }
 
-  private flush(): void {
-    this.flushScheduled = false;
-    const batch = this.pending;
-    this.pending = [];
-    const outcomes: Array<{ ok: true; result: AppendResult } | { ok: false; error: unknown }> = [];
-    try {
-      this.db.transaction(() => {
-        for (const append of batch) {
-          // A nested transaction is a savepoint: a refused append rolls back alone.
-          try {
-            outcomes.push({ ok: true, result: this.db.transaction(() => this.appendOne(append))() });
-          } catch (error) {
-            outcomes.push({ ok: false, error });
-          }
-        }
-      }).immediate();
-    } catch (error) {
-      // The commit itself failed: nothing of the batch is stored, so nothing is acknowledged.
-      for (const append of batch) append.reject(error);
-      return;
+  /** Sends what is pending as one batch, then whatever arrived meanwhile, until nothing is left. */
+  private async commitPending(): Promise<void> {
+    while (this.pending.length > 0) {
+      const batch = this.pending;
+      this.pending = [];
+      const reply = await this.ask({ type: 'append', batch: batch.map(({ streamId, events, expectedRevision }) => ({ streamId, events, expectedRevision })) });
+      batch.forEach((append, i) => {
+        const outcome = reply.outcomes?.[i];
+        if (!outcome) append.reject(new Error(`event store commit failed: ${reply.failure ?? 'no answer'}`));
+        else if (outcome.ok) append.resolve({ nextRevision: outcome.nextRevision, position: outcome.position });
+        else if (outcome.wrongRevision) append.reject(new WrongExpectedRevisionError(append.streamId, outcome.wrongRevision.expected, outcome.wrongRevision.actual));
+        else append.reject(new Error(outcome.message));
+      });
+      for (const s of this.subscriptions) s.notify();
     }
-    batch.forEach((append, i) => {
-      const outcome = outcomes[i];
-      if (outcome.ok) append.resolve(outcome.result);
-      else append.reject(outcome.error);
-    });
-    for (const s of this.subscriptions) s.notify();
+    this.writing = null;
   }
 
-  private appendOne({ streamId, events, expectedRevision }: PendingAppend): AppendResult {
-    const current = this.stmt.streamRevision.get(streamId)?.revision ?? -1;
-    const already = events.map((e) => this.stmt.findEvent.get(streamId, e.id));
-    if (events.length > 0 && already.every(Boolean)) {
-      return { nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
-    }
-    if (!revisionMatches(expectedRevision, current)) {
-      throw new WrongExpectedRevisionError(streamId, expectedRevision, current);
-    }
-    let revision = current;
-    let position = 0n;
-    const now = Date.now();
-    for (const e of events) {
-      revision += 1;
-      const info = this.stmt.insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now);
-      position = BigInt(info.lastInsertRowid);
-    }
-    this.stmt.setRevision.run(streamId, revision);
-    return { nextRevision: revision, position };
+  private ask(command: WriterCommand): Promise<WriterReply> {
+    if (this.writerFailure) return Promise.resolve({ id: 0, failure: this.writerFailure.message });
+    const id = this.nextRequestId++;
+    return new Promise((resolve) => {
+      this.replies.set(id, resolve);
+      this.writer.postMessage({ ...command, id } satisfies WriterRequest);
+    });
+  }
+
+  private failWriter(error: Error): void {
+    this.writerFailure ??= error;
+    for (const [id, answer] of this.replies) answer({ id, failure: error.message });
+    this.replies.clear();
   }
 
   async deleteStream(streamId: string): Promise<void> {
-    this.db.transaction(() => {
-      this.stmt.deleteEvents.run(streamId);
-      this.stmt.deleteStream.run(streamId);
-    }).immediate();
+    const reply = await this.ask({ type: 'delete', streamId });
+    if (reply.failure) throw new Error(`event store delete failed: ${reply.failure}`);
   }
 
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
@@ -164,6 +146,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async ping(): Promise<boolean> {
+    if (this.writerFailure) return false;
     try {
       this.db.prepare('SELECT 1').get();
       return true;
@@ -174,8 +157,10 @@ export class SqliteEventStore implements EventStore {
 
   async close(): Promise<void> {
     for (const s of [...this.subscriptions]) await s.stop();
-    // Appends already accepted are committed (and answered) before the file closes.
-    if (this.pending.length && this.db.open) this.flush();
+    // Appends already accepted are committed (and answered) before the writer stops.
+    while (this.writing) await this.writing;
+    this.writer.removeAllListeners('exit');
+    await this.writer.terminate();
     if (this.db.open) this.db.close();
   }
 }

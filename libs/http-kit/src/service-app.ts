@@ -19,7 +19,9 @@ export function requestContext(logger: Logger) {
   return (req: Request, res: Response, next: NextFunction) => {
     const given = req.header('x-request-id');
     req.id = given && REQUEST_ID.test(given) ? given : randomUUID();
-    req.log = logger.child({ request_id: req.id });
+    // Made on first use: most requests never log, and a child logger per request is measurable.
+    let child: Logger | undefined;
+    Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ request_id: req.id })) });
     res.setHeader('x-request-id', req.id);
     next();
   };

@@ -1,0 +1,100 @@
+/**
+ * The SQLite write side, run in a worker thread so that the fsync of each commit never blocks the event loop
+ * that serves requests. `sqliteWriter` is serialised with `Function.prototype.toString` and evaluated in the
+ * worker, so it must be self-contained: everything it uses is required or declared inside it.
+ */
+
+export interface AppendRequest {
+  streamId: string;
+  events: Array<{ id: string; type: string; data: unknown; metadata?: unknown }>;
+  expectedRevision: number | 'no_stream' | 'any';
+}
+
+export type AppendOutcome =
+  | { ok: true; nextRevision: number; position: bigint }
+  | { ok: false; wrongRevision?: { expected: number | 'no_stream' | 'any'; actual: number }; message: string };
+
+export type WriterCommand = { type: 'append'; batch: AppendRequest[] } | { type: 'delete'; streamId: string };
+export type WriterRequest = WriterCommand & { id: number };
+export type WriterReply = { id: number; outcomes?: AppendOutcome[]; failure?: string };
+
+export interface WriterData {
+  file: string;
+  /** Absolute path of better-sqlite3, resolved by the main thread (an evaluated worker has no module path). */
+  driver: string;
+}
+
+export function sqliteWriter(): void {
+  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+  const { file, driver } = workerData as WriterData;
+  const Database = require(driver) as typeof import('better-sqlite3');
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  const streamRevision = db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?');
+  const findEvent = db.prepare<[string, string], { position: number }>('SELECT position FROM events WHERE stream_id = ? AND event_id = ?');
+  const insert = db.prepare('INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
+  const setRevision = db.prepare('INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision');
+  const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
+  const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
+
+  class WrongRevision extends Error {
+    constructor(readonly expected: AppendRequest['expectedRevision'], readonly actual: number) {
+      super(`expected revision ${String(expected)}, actual ${actual}`);
+    }
+  }
+
+  const appendOne = ({ streamId, events, expectedRevision }: AppendRequest): AppendOutcome => {
+    const current = streamRevision.get(streamId)?.revision ?? -1;
+    // The same event ids again: a retried append that already succeeded.
+    const already = events.map((e) => findEvent.get(streamId, e.id));
+    if (events.length > 0 && already.every(Boolean)) {
+      return { ok: true, nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
+    }
+    const matches = expectedRevision === 'any' || (expectedRevision === 'no_stream' ? current === -1 : expectedRevision === current);
+    if (!matches) throw new WrongRevision(expectedRevision, current);
+    let revision = current;
+    let position = 0n;
+    const now = Date.now();
+    for (const e of events) {
+      revision += 1;
+      position = BigInt(insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid);
+    }
+    setRevision.run(streamId, revision);
+    return { ok: true, nextRevision: revision, position };
+  };
+
+  parentPort!.on('message', (request: WriterRequest) => {
+    try {
+      if (request.type === 'delete') {
+        db.transaction(() => {
+          deleteEvents.run(request.streamId);
+          deleteStream.run(request.streamId);
+        }).immediate();
+        parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
+        return;
+      }
+      // Group commit: one transaction and one fsync for the batch; a savepoint (nested transaction) per
+      // append, so a refused append rolls back alone.
+      const outcomes: AppendOutcome[] = [];
+      db.transaction(() => {
+        for (const append of request.batch) {
+          try {
+            outcomes.push(db.transaction(() => appendOne(append))());
+          } catch (error) {
+            outcomes.push(
+              error instanceof WrongRevision
+                ? { ok: false, wrongRevision: { expected: error.expected, actual: error.actual }, message: error.message }
+                : { ok: false, message: (error as Error).message },
+            );
+          }
+        }
+      }).immediate();
+      parentPort!.postMessage({ id: request.id, outcomes } satisfies WriterReply);
+    } catch (error) {
+      // The commit itself failed: nothing of the batch is stored.
+      parentPort!.postMessage({ id: request.id, failure: (error as Error).message } satisfies WriterReply);
+    }
+  });
+}
