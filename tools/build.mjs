@@ -8,8 +8,15 @@ import { fileURLToPath } from 'node:url';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
-const processEntry = (app, source) =>
-  `import { runAsProcess } from '@udp/runtime';\nimport { start } from './${source}';\nrunAsProcess('${app}', () => start());\n`;
+// Tracing starts before anything else is loaded: OpenTelemetry can only wrap http, express, mongodb and
+// kafkajs if it is running when they are first required. `require` (not `import`) keeps the app's modules,
+// and the packages they load, from being evaluated before that.
+const processEntry = (app, source) => `import { startTracing } from '@udp/telemetry';
+startTracing({ serviceName: '${app}', otlpEndpoint: process.env.OTEL_EXPORTER_OTLP_ENDPOINT || undefined });
+const { runAsProcess } = require('@udp/runtime');
+const { start } = require('./${source}');
+runAsProcess('${app}', () => start());
+`;
 
 /** name -> [outfile, entry]: `source` is a file; `stdin` a generated entry. */
 export const ENTRIES = {

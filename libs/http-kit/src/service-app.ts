@@ -23,6 +23,14 @@ export function requestContext(logger: Logger) {
     let child: Logger | undefined;
     Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ request_id: req.id })) });
     res.setHeader('x-request-id', req.id);
+    if (logger.isLevelEnabled('info')) {
+      // One access line per request; the path without its query string, which can hold personal data.
+      const started = process.hrtime.bigint();
+      res.once('finish', () => {
+        const ms = Number(process.hrtime.bigint() - started) / 1e6;
+        req.log.info({ method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+      });
+    }
     next();
   };
 }

@@ -1,7 +1,38 @@
+import type { Context } from '@opentelemetry/api';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
-import type { SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 
 let sdk: NodeSDK | null = null;
+
+/** Attributes that carry a query string, which can hold personal data; the spec removes them from spans. */
+const QUERY_ATTRIBUTES = ['url.query', 'http.query'];
+const URL_ATTRIBUTES = ['url.full', 'http.url', 'http.target'];
+
+/**
+ * Removes query strings from every span before any processor sees it ended (export or in-process capture).
+ * Runs first in the chain; the attributes object of an ended span is still the one exporters read.
+ */
+export class QueryRedactingProcessor implements SpanProcessor {
+  constructor(private readonly next: SpanProcessor[]) {}
+  onStart(span: Span, context: Context): void {
+    for (const p of this.next) p.onStart(span, context);
+  }
+  onEnd(span: ReadableSpan): void {
+    const attributes = span.attributes as Record<string, unknown>;
+    for (const key of QUERY_ATTRIBUTES) delete attributes[key];
+    for (const key of URL_ATTRIBUTES) {
+      const value = attributes[key];
+      if (typeof value === 'string' && value.includes('?')) attributes[key] = value.slice(0, value.indexOf('?'));
+    }
+    for (const p of this.next) p.onEnd(span);
+  }
+  async forceFlush(): Promise<void> {
+    await Promise.all(this.next.map((p) => p.forceFlush()));
+  }
+  async shutdown(): Promise<void> {
+    await Promise.all(this.next.map((p) => p.shutdown()));
+  }
+}
 
 export interface TracingOptions {
   serviceName: string;
@@ -35,7 +66,7 @@ export function startTracing(options: TracingOptions): boolean {
   if (processors.length === 0) return false;
   sdk = new NodeSDK({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
-    spanProcessors: processors,
+    spanProcessors: [new QueryRedactingProcessor(processors)],
     instrumentations: [
       new HttpInstrumentation({
         // Query strings can hold personal data: keep only the path in span names and attributes.
