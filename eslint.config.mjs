@@ -22,6 +22,8 @@ export default [
             // An app depends on libraries only, never on another app.
             { sourceTag: 'type:app', onlyDependOnLibsWithTags: ['type:lib'] },
             { sourceTag: 'type:lib', onlyDependOnLibsWithTags: ['type:lib'] },
+            // The embedded host: libraries like any app (host.ts alone starts the apps, see below).
+            { sourceTag: 'type:host', onlyDependOnLibsWithTags: ['type:lib'] },
           ],
         },
       ],
