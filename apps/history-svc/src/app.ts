@@ -1,7 +1,7 @@
 import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import type { Bus } from '@udp/bus';
-import { Projector, writeSide } from '@udp/eventsourcing';
+import { Projector, StreamStateCache, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
@@ -19,6 +19,8 @@ export interface HistoryServiceDeps {
   now?: () => number;
   readYourWritesTimeoutMs?: number;
   maxBodyBytes?: number;
+  /** How many users' folded histories are kept in memory for writes (least recently used dropped). */
+  cachedHistories?: number;
 }
 
 export interface HistoryService {
@@ -42,6 +44,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   app.use(
     historyRoutes({
       write: writeSide(store, projector, deps.readYourWritesTimeoutMs, logger),
+      states: new StreamStateCache(deps.cachedHistories ?? 1000),
       entries: historyEntries(readModels),
       now: deps.now ?? Date.now,
     }),

@@ -16,8 +16,8 @@ export interface Decider<C extends Command, E extends DomainEvent, S> {
   decide(command: C, state: S): E[];
   evolve(state: S, event: E): S;
   initialState(): S;
-  /** Folds a whole stream at once; defaults to reducing with `evolve`. Must agree with it. */
-  fold?(events: E[]): S;
+  /** Folds events onto `from` (default: the initial state) at once; defaults to reducing with `evolve`. Must agree with it. */
+  fold?(events: E[], from?: S): S;
   /** Maps a stored event (possibly of an older version) to the current shape; defaults to the identity. */
   upcast?(type: string, data: Record<string, unknown>): E;
 }

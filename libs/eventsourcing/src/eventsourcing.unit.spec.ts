@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryEventStore, type EventStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { ConcurrencyConflictError, handleCommand, handleCommandVisibly } from './command-handler';
+import { ConcurrencyConflictError, StreamStateCache, handleCommand, handleCommandVisibly } from './command-handler';
 import { type Command, type Decider, type DomainEvent, invalid } from './decider';
 import { Projector } from './projector';
 
@@ -54,6 +54,56 @@ describe('handleCommand', () => {
     expect(retried.stateBefore).toBe(3);
     expect((await store.readStream('c-1')).events.map((e) => e.data.n)).toEqual([1, 1, 1, 5]);
     await expect(handleCommand(racing(store, 5), 'c-1', counter, add(5), { retries: 2 })).rejects.toBeInstanceOf(ConcurrencyConflictError);
+  });
+});
+
+describe('handleCommand with a state cache', () => {
+  const reads = (store: MemoryEventStore) => {
+    const seen: Array<number | undefined> = [];
+    const readStream = store.readStream.bind(store);
+    store.readStream = async (id, options) => {
+      const read = await readStream(id, options);
+      seen.push(read.events.length);
+      return read;
+    };
+    return seen;
+  };
+
+  it('reads only the events after the remembered state, and decides on the same state as a full read', async () => {
+    const store = new MemoryEventStore();
+    const cache = new StreamStateCache();
+    for (const n of [1, 2, 3, 4]) await handleCommand(store, 'c-1', counter, add(n), { retries: 0, cache });
+    const seen = reads(store);
+    const cachedResult = await handleCommand(store, 'c-1', counter, add(5), { retries: 0, cache });
+    expect(seen).toEqual([1]); // just the remembered last event
+    expect(cachedResult.stateBefore).toBe(10);
+    expect((await handleCommand(store, 'c-1', counter, add(1))).stateBefore).toBe(15);
+  });
+
+  it('sees events appended by another writer since', async () => {
+    const store = new MemoryEventStore();
+    const cache = new StreamStateCache();
+    await handleCommand(store, 'c-1', counter, add(1), { retries: 0, cache });
+    await handleCommand(store, 'c-1', counter, add(2)); // another instance, no cache
+    expect((await handleCommand(store, 'c-1', counter, add(3), { retries: 0, cache })).stateBefore).toBe(3);
+  });
+
+  it('notices a stream erased and written again, even past its old length, and reads it whole', async () => {
+    const store = new MemoryEventStore();
+    const cache = new StreamStateCache();
+    await handleCommand(store, 'c-1', counter, add(50), { retries: 0, cache });
+    await store.deleteStream('c-1');
+    for (const n of [1, 1, 1]) await handleCommand(store, 'c-1', counter, add(n));
+    expect((await handleCommand(store, 'c-1', counter, add(1), { retries: 0, cache })).stateBefore).toBe(3);
+  });
+
+  it('forgets the least recently used streams beyond its size', async () => {
+    const cache = new StreamStateCache<number>(2);
+    cache.set('a', { revision: 0, lastEventId: 'x', state: 1 });
+    cache.set('b', { revision: 0, lastEventId: 'y', state: 2 });
+    cache.get('a');
+    cache.set('c', { revision: 0, lastEventId: 'z', state: 3 });
+    expect([cache.get('a')?.state, cache.get('b'), cache.get('c')?.state]).toEqual([1, undefined, 3]);
   });
 });
 

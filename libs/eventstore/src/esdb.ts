@@ -1,7 +1,7 @@
 import type { KurrentDBClient, ResolvedEvent } from '@kurrent/kurrentdb-client';
 import {
   type AppendResult, type EventHandler, type EventStore, type EventToAppend, type ExpectedRevision,
-  type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
+  type ReadStreamOptions, type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
   WrongExpectedRevisionError,
 } from './port';
 
@@ -21,11 +21,12 @@ export class EsdbEventStore implements EventStore {
     this.client = kurrent().KurrentDBClient.connectionString(connectionString);
   }
 
-  async readStream(streamId: string): Promise<StreamRead> {
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
     const { START, StreamNotFoundError } = kurrent();
     const events: RecordedEvent[] = [];
+    const from = options.fromRevision ?? 0;
     try {
-      for await (const resolved of this.client.readStream(streamId, { fromRevision: START, direction: 'forwards' })) {
+      for await (const resolved of this.client.readStream(streamId, { fromRevision: from > 0 ? BigInt(from) : START, direction: 'forwards' })) {
         const recorded = toRecorded(resolved);
         if (recorded) events.push(recorded);
       }
@@ -33,7 +34,8 @@ export class EsdbEventStore implements EventStore {
       if (error instanceof StreamNotFoundError) return { revision: -1, events: [] };
       throw error;
     }
-    return { revision: events.length ? events[events.length - 1].revision : -1, events };
+    // Nothing from `from` on: the stream ends just before it (it exists, or a read from 0 would have thrown).
+    return { revision: events.length ? events[events.length - 1].revision : from - 1, events };
   }
 
   async appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {

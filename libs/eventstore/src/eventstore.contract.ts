@@ -35,6 +35,15 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       expect(read.events.every((e) => e.streamId === s)).toBe(true);
     });
 
+    it('reads a stream from a revision on, still naming its last revision', async () => {
+      const s = stream('from');
+      await store.appendToStream(s, ['A', 'B', 'C'].map((t) => event(t)), { expectedRevision: 'no_stream' });
+      const tail = await store.readStream(s, { fromRevision: 1 });
+      expect([tail.revision, tail.events.map((e) => e.type)]).toEqual([2, ['B', 'C']]);
+      const none = await store.readStream(s, { fromRevision: 3 });
+      expect([none.revision, none.events]).toEqual([2, []]);
+    });
+
     it('refuses an append on a wrong expected revision and writes nothing', async () => {
       const s = stream('occ');
       await store.appendToStream(s, [event('A')], { expectedRevision: 'no_stream' });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PollingSubscription } from './polling-subscription';
 import {
   type AppendResult, type EventHandler, type EventStore, type EventToAppend, type ExpectedRevision,
-  type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
+  type ReadStreamOptions, type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
   WrongExpectedRevisionError, revisionMatches,
 } from './port';
 
@@ -13,9 +13,10 @@ export class MemoryEventStore implements EventStore {
   private readonly subscriptions = new Set<PollingSubscription>();
   private lastPosition = 0n;
 
-  async readStream(streamId: string): Promise<StreamRead> {
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
     const events = this.streams.get(streamId) ?? [];
-    return { revision: events.length ? events[events.length - 1].revision : -1, events: [...events] };
+    const from = options.fromRevision ?? 0;
+    return { revision: events.length ? events[events.length - 1].revision : -1, events: events.filter((e) => e.revision >= from) };
   }
 
   async appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {

@@ -26,7 +26,13 @@ export interface RecordedEvent {
 export interface StreamRead {
   /** Revision of the last event, or -1 when the stream does not exist. */
   revision: number;
+  /** The events from `fromRevision` on (all of them by default). */
   events: RecordedEvent[];
+}
+
+export interface ReadStreamOptions {
+  /** Read only events at this revision or later; `revision` still names the stream's last one. */
+  fromRevision?: number;
 }
 
 export interface AppendResult {
@@ -51,7 +57,7 @@ export interface Subscription {
 }
 
 export interface EventStore {
-  readStream(streamId: string): Promise<StreamRead>;
+  readStream(streamId: string, options?: ReadStreamOptions): Promise<StreamRead>;
   appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
   /** Removes the stream and its events; reading it afterwards finds nothing. */
   deleteStream(streamId: string): Promise<void>;

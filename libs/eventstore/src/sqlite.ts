@@ -6,7 +6,7 @@ import { PollingSubscription } from './polling-subscription';
 import { type AppendRequest, type WriterCommand, type WriterData, type WriterReply, type WriterRequest, sqliteWriter } from './sqlite-writer';
 import {
   type AppendResult, type EventHandler, type EventStore, type EventToAppend, type ExpectedRevision,
-  type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
+  type ReadStreamOptions, type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
   WrongExpectedRevisionError,
 } from './port';
 
@@ -68,7 +68,8 @@ export class SqliteEventStore implements EventStore {
       CREATE TABLE IF NOT EXISTS streams (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL);
     `);
     this.stmt = {
-      readStream: this.db.prepare<[string], Row>('SELECT * FROM events WHERE stream_id = ? ORDER BY revision'),
+      readStream: this.db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
+      streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
       readAfter: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
     };
     this.stmt.readAfter.safeIntegers(true);
@@ -83,9 +84,13 @@ export class SqliteEventStore implements EventStore {
     this.writer.on('exit', (code) => this.failWriter(new Error(`SQLite writer stopped (exit code ${code})`)));
   }
 
-  async readStream(streamId: string): Promise<StreamRead> {
-    const events = this.stmt.readStream.all(streamId).map(toRecorded);
-    return { revision: events.length ? events[events.length - 1].revision : -1, events };
+  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
+    const read = this.db.transaction(() => ({
+      revision: this.stmt.streamRevision.get(streamId)?.revision ?? -1,
+      events: this.stmt.readStream.all(streamId, options.fromRevision ?? 0).map(toRecorded),
+    }));
+    // One read transaction: the revision and the events come from the same snapshot.
+    return read();
   }
 
   appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {

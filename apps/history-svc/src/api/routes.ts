@@ -3,25 +3,27 @@ import {
   HistoryItemBatch, HistoryItemIdParam, HistoryQuery, HistoryTechnicalIdParam, NewItem, PositionsQuery,
   type NewItem as NewItemBody,
 } from '@udp/contracts';
-import { handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
+import { type StreamStateCache, handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
 import { parseInput, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { type HistoryCommand, type ItemToRecord, historyDecider } from '../domain/decider';
 import { historyStreamId } from '../domain/events';
-import type { HistoryEntryDocument } from '../projections/history';
+import { type HistoryEntryDocument, entryDocumentId } from '../projections/history';
 import { listHistory, positions, toItem } from '../projections/history-queries';
 
 export interface HistoryRouteDeps {
   write: WriteSide;
+  /** Folded histories by user, so a write reads only what is new (the history decider never mutates a state). */
+  states: StreamStateCache<unknown>;
   entries: Collection<HistoryEntryDocument>;
   now: () => number;
 }
 
 /** HTTP <-> commands and queries. History never retries a conflicting append: the spec answers 429. */
-export function historyRoutes({ write, entries, now }: HistoryRouteDeps): Router {
+export function historyRoutes({ write, states, entries, now }: HistoryRouteDeps): Router {
   const router = Router();
   const execute = (userId: string, command: Omit<HistoryCommand, 'metadata'>) =>
-    handleCommandVisibly(write, historyStreamId(userId), historyDecider, { ...command, metadata: { now: now() } } as HistoryCommand, { retries: 0 });
+    handleCommandVisibly(write, historyStreamId(userId), historyDecider, { ...command, metadata: { now: now() } } as HistoryCommand, { retries: 0, cache: states });
 
   const toRecord = (item: NewItemBody, serverTime: number): ItemToRecord => ({
     itemId: item.item_id,
@@ -41,8 +43,8 @@ export function historyRoutes({ write, entries, now }: HistoryRouteDeps): Router
     const userId = userIdOf(res);
     await execute(userId, { type: 'RecordItems', data: { items: [toRecord(body, now())] } });
     // The stored entry: the new one, or the newer one that was kept.
-    const stored = await entries.find({ userId, item_id: body.item_id }, { limit: 1 });
-    res.status(200).json(stored[0] ? toItem(stored[0]) : undefined);
+    const stored = await entries.get(entryDocumentId(userId, body.item_id));
+    res.status(200).json(stored ? toItem(stored) : undefined);
   };
 
   const addBatch = async (req: Request, res: Response) => {

@@ -33,10 +33,11 @@ export interface HistoryState {
 /** Adds or updates items. The newest write wins: an item older than the stored one changes nothing. */
 function recordItems({ data }: RecordItems, state: HistoryState): HistoryEvent[] {
   const events: HistoryEvent[] = [];
-  const seen = new Map(state.entries);
+  // Entries this command already changed, over the stored ones (no copy of a possibly long history).
+  const changed = new Map<string, Entry>();
   let lastId = state.lastId;
   for (const item of data.items) {
-    const stored = seen.get(item.itemId);
+    const stored = changed.get(item.itemId) ?? state.entries.get(item.itemId);
     if (stored && item.date < stored.date) continue;
     const entry: Entry = {
       id: stored?.id ?? ++lastId,
@@ -46,7 +47,7 @@ function recordItems({ data }: RecordItems, state: HistoryState): HistoryEvent[]
       deviceId: item.deviceId ?? stored?.deviceId,
       lastPlaybackPosition: item.lastPlaybackPosition ?? stored?.lastPlaybackPosition,
     };
-    seen.set(item.itemId, entry);
+    changed.set(item.itemId, entry);
     events.push({ type: 'HistoryItemRecorded', data: { itemId: item.itemId, ...withoutUndefined(entry) } });
   }
   return events;
@@ -118,9 +119,9 @@ export function evolve(state: HistoryState, event: HistoryEvent): HistoryState {
   return next;
 }
 
-/** Folds a whole stream in one pass (a long history would cost O(n²) through `evolve`'s copies). */
-export function fold(events: HistoryEvent[]): HistoryState {
-  const state = copy(initialState());
+/** Folds events onto `from` in one pass (a long history would cost O(n²) through `evolve`'s copies). */
+export function fold(events: HistoryEvent[], from: HistoryState = initialState()): HistoryState {
+  const state = copy(from);
   for (const event of events) applyInPlace(state, event);
   return state;
 }

@@ -81,5 +81,6 @@ describe('history decider', () => {
   it('fold agrees with evolve', () => {
     const events: HistoryEvent[] = [recorded('a', 1, 1), recorded('b', 2, 2), { type: 'HistoryItemDeleted', data: { itemId: 'a', id: 1, date: 3 } }, { type: 'HistoryCleared', data: { date: 4, itemIds: ['b'] } }, recorded('a', 1, 5)];
     expect(fold(events)).toEqual(events.reduce(evolve, initialState()));
+    expect(fold(events.slice(2), fold(events.slice(0, 2)))).toEqual(fold(events));
   });
 });
