@@ -85,12 +85,12 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
-    const read = this.db.transaction(() => ({
-      revision: this.stmt.streamRevision.get(streamId)?.revision ?? -1,
-      events: this.stmt.readStream.all(streamId, options.fromRevision ?? 0).map(toRecorded),
-    }));
-    // One read transaction: the revision and the events come from the same snapshot.
-    return read();
+    // The writer thread may commit between these two reads. Reading the revision first makes the events a
+    // superset of it, so the larger of the two is the revision these events end at; a commit after that
+    // makes the caller's append fail its revision check, as it should.
+    const revision = this.stmt.streamRevision.get(streamId)?.revision ?? -1;
+    const events = this.stmt.readStream.all(streamId, options.fromRevision ?? 0).map(toRecorded);
+    return { revision: Math.max(revision, events.length ? events[events.length - 1].revision : -1), events };
   }
 
   appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {

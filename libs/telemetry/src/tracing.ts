@@ -47,6 +47,7 @@ export interface TracingOptions {
  */
 export function startTracing(options: TracingOptions): boolean {
   if (sdk) return true;
+  if (!options.otlpEndpoint && !options.extraProcessors?.length) return false;
   // Loaded only when tracing is on: the SDK and its instrumentations cost about a second of start-up.
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
