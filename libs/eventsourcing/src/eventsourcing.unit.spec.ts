@@ -1,6 +1,9 @@
 import { randomUUID } from 'node:crypto';
+import { waitUntil } from '@udp/testing';
 import { MemoryEventStore, type EventStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
+import { InProcessBus, type ReceivedMessage } from '@udp/bus';
+import { integrationPublisher } from './integration-publisher';
 import { ConcurrencyConflictError, StreamStateCache, handleCommand, handleCommandVisibly } from './command-handler';
 import { type Command, type Decider, type DomainEvent, invalid } from './decider';
 import { Projector } from './projector';
@@ -156,5 +159,26 @@ describe('Projector', () => {
     expect(health).toEqual([false, false, false]);
     expect(projector.healthy()).toBe(true);
     await projector.stop();
+  });
+});
+
+describe('integrationPublisher', () => {
+  it('publishes one message per event, keyed by user, in order, with the event id', async () => {
+    const store = new MemoryEventStore();
+    const bus = new InProcessBus(1);
+    const received: ReceivedMessage[] = [];
+    await bus.subscribe('counter.v1', 'test', async (m) => void received.push(m));
+    const publisher = new Projector(store, new MemoryReadModelStore().checkpoints(), integrationPublisher(bus, {
+      name: 'counter-publisher', topic: 'counter.v1', streamPrefix: 'c-', userIdOf: (streamId) => streamId.slice(2),
+      message: (event, userId) => ({ userId, revision: event.revision }),
+    }));
+    await publisher.start();
+    for (const n of [1, 2]) await handleCommand(store, 'c-ann', counter, add(n));
+    await handleCommand(store, 'other-ann', counter, add(1));
+    await waitUntil(() => received.length === 2);
+    expect(received.map((m) => [m.key, m.value])).toEqual([['ann', { userId: 'ann', revision: 0 }], ['ann', { userId: 'ann', revision: 1 }]]);
+    expect(received[0].headers?.['event-id']).toMatch(/^[0-9a-f-]{36}$/);
+    await publisher.stop();
+    await bus.close();
   });
 });
