@@ -16,6 +16,10 @@ const run = (cmd, args) => {
 
 if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
   process.stderr.write('start: installing dependencies (npm ci)...\n');
+  // If better-sqlite3 has to compile (no prebuilt binary reachable), node-gyp uses the headers of this Node
+  // instead of downloading them.
+  const nodeDir = dirname(dirname(process.execPath));
+  if (!process.env.npm_config_nodedir && existsSync(join(nodeDir, 'include', 'node', 'node.h'))) process.env.npm_config_nodedir = nodeDir;
   run('npm', ['ci', '--loglevel=warn']);
 }
 run(process.execPath, [join(root, 'tools', 'build.mjs'), ...(process.argv.includes('--token-only') ? ['gateway'] : [])]);
