@@ -3,6 +3,8 @@
 # protocol, SQLite backend) on loopback, run a command with
 #   KAFKA_BROKERS=127.0.0.1:<port>  MONGO_URL=mongodb://127.0.0.1:<port>/
 # exported, then stop both servers and exit with the command's exit code.
+# Also exported: KAFKA_RESTART_SCRIPT, a script that restarts the broker
+# (TERM, then start again on the same config and data; returns once it answers).
 #
 #   tools/servers/with-servers.sh <command> [args...]
 #
@@ -25,7 +27,7 @@ elapsed() { local now; now=$(date +%s%N); printf '%d.%d' $(((now - T0) / 1000000
 die() { printf '[servers] ERROR: %s\n' "$*" >&2; exit 1; }
 
 if [ $# -eq 0 ]; then
-  sed -n '2,13p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 
@@ -34,6 +36,10 @@ for tool in java mvn go python3; do
 done
 
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
+# Running and not a zombie: a broker started by the restart script is not our child, so nobody here
+# reaps it, and kill -0 alone would call an exited but unreaped one alive.
+alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null | tr -d ' '); [ -n "$s" ] && [ "${s#Z}" = "$s" ]; }
+any_alive() { local p; for p; do alive "$p" && return 0; done; return 1; }
 
 mkdir -p "$CACHE"
 
@@ -96,17 +102,20 @@ RUN_DIR=$(mktemp -d "$CACHE/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 echo $$ >"$RUN_DIR/owner.pid"
 KAFKA_PID="" FERRET_PID="" WATCHDOG_PID="" CMD_PID=""
 
+# The broker's current pid: KAFKA_RESTART_SCRIPT replaces the process and records the new one here.
+kafka_pid() { cat "$RUN_DIR/kafka/kafka.pid" 2>/dev/null || echo "$KAFKA_PID"; }
+
 stop_servers() { # TERM, up to 15 s for a clean shutdown, then KILL; reap
   local pids="" p i
-  for p in $KAFKA_PID $FERRET_PID; do kill -0 "$p" 2>/dev/null && pids="$pids $p"; done
+  for p in $(kafka_pid) $FERRET_PID; do alive "$p" && pids="$pids $p"; done
   [ -n "$pids" ] || return 0
   kill -TERM $pids 2>/dev/null
   for i in $(seq 1 150); do
-    kill -0 $pids 2>/dev/null || break # true while any of them is alive
+    any_alive $pids || break
     sleep 0.1
   done
   for p in $pids; do
-    if kill -0 "$p" 2>/dev/null; then
+    if alive "$p"; then
       printf '[servers] pid %s did not stop in 15 s, killing\n' "$p" >&2
       kill -KILL "$p" 2>/dev/null
     fi
@@ -195,13 +204,63 @@ log4j.logger.state.change.logger=WARN
 log4j.logger.kafka.request.logger=WARN
 EOF
 JAVA_LOG_OPTS=(-Dlog4j.configuration="file:$KDIR/log4j.properties" -Dkafka.logs.dir="$KDIR")
+KAFKA_CMD=(java -Xmx512m -Xms256m -XX:+UseG1GC -Djava.awt.headless=true "${JAVA_LOG_OPTS[@]}"
+  -cp "$KAFKA_LIBS/*" kafka.Kafka "$KDIR/server.properties")
 java "${JAVA_LOG_OPTS[@]}" -cp "$KAFKA_LIBS/*" kafka.tools.StorageTool format \
   -t "$KAFKA_CLUSTER_ID" -c "$KDIR/server.properties" >"$KDIR/format.log" 2>&1 \
   || { cat "$KDIR/format.log" >&2; die "kafka storage format failed"; }
-java -Xmx512m -Xms256m -XX:+UseG1GC -Djava.awt.headless=true "${JAVA_LOG_OPTS[@]}" \
-  -cp "$KAFKA_LIBS/*" kafka.Kafka "$KDIR/server.properties" \
-  </dev/null >"$KDIR/stdout.log" 2>&1 &
+"${KAFKA_CMD[@]}" </dev/null >"$KDIR/stdout.log" 2>&1 &
 KAFKA_PID=$!
+echo "$KAFKA_PID" >"$KDIR/kafka.pid"
+
+# KAFKA_RESTART_SCRIPT: stop the broker (TERM, KILL after 30 s), start it again with the same command
+# (same config, same log dirs), and return once the readiness probe answers. The new pid goes to
+# kafka.pid, which the cleanup and the watchdog read, so a restarted broker is stopped like the first.
+{
+  echo '#!/usr/bin/env bash'
+  echo '# Written by with-servers.sh for this run only: restart the Kafka broker, wait until it answers.'
+  echo 'set -euo pipefail'
+  printf 'KDIR=%q PROBE=%q PORT=%q TIMEOUT=%q\n' "$KDIR" "$PROBE" "$KAFKA_PORT" "$TIMEOUT"
+  printf 'KAFKA_CMD=('; printf ' %q' "${KAFKA_CMD[@]}"; printf ' )\n'
+  declare -f alive
+  cat <<'EOF'
+T0=$(date +%s%N)
+log() { local now; now=$(date +%s%N); printf '[servers] restart: %s (+%d ms)\n' "$*" $(((now - T0) / 1000000)) >&2; }
+die() { printf '[servers] restart ERROR: %s\n' "$*" >&2; exit 1; }
+# One restart at a time (fd 9 is closed for the broker, or it would hold the lock).
+exec 9>"$KDIR/restart.lock"
+flock -w "$TIMEOUT" 9 || die "another restart holds $KDIR/restart.lock"
+pid=$(cat "$KDIR/kafka.pid")
+if alive "$pid"; then
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 300); do alive "$pid" || break; sleep 0.1; done
+  if alive "$pid"; then
+    log "pid $pid did not stop in 30 s, killing"
+    kill -KILL "$pid" 2>/dev/null || true
+    for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.1; done
+  fi
+fi
+! alive "$pid" || die "broker pid $pid is still running"
+log "stopped pid $pid"
+# A TERM in the gap between the start and the pid file would orphan the broker: hold it until the pid
+# is recorded (a caught signal, unlike an ignored one, goes back to the default in the broker).
+interrupted=""
+trap 'interrupted=1' TERM INT
+"${KAFKA_CMD[@]}" </dev/null >>"$KDIR/stdout.log" 2>&1 9>&- &
+pid=$!
+echo "$pid" >"$KDIR/kafka.pid"
+trap - TERM INT
+[ -z "$interrupted" ] || exit 143
+deadline=$(($(date +%s) + TIMEOUT))
+until python3 "$PROBE" kafka 127.0.0.1 "$PORT" >/dev/null 2>&1; do
+  alive "$pid" || { tail -n 50 "$KDIR/server.log" >&2; die "kafka exited during restart"; }
+  [ "$(date +%s)" -lt "$deadline" ] || die "kafka not ready ${TIMEOUT}s after restart"
+  sleep 0.2
+done
+log "kafka ready again on 127.0.0.1:$PORT (pid $pid)"
+EOF
+} >"$KDIR/restart.sh"
+chmod +x "$KDIR/restart.sh"
 
 # ------------------------------------------------------------ ferretdb --
 "$FERRETDB_BIN" -listen "127.0.0.1:$FERRETDB_PORT" -state "$RUN_DIR/ferretdb" -log-level warn \
@@ -214,12 +273,13 @@ FERRET_PID=$!
   trap - EXIT INT TERM
   while kill -0 $$ 2>/dev/null; do sleep 1; done
   kill_tree "$(cat "$RUN_DIR/cmd.pid" 2>/dev/null)"
-  kill -TERM "$KAFKA_PID" "$FERRET_PID" 2>/dev/null
+  kpid=$(kafka_pid)
+  kill -TERM "$kpid" "$FERRET_PID" 2>/dev/null
   for _ in $(seq 1 15); do
-    kill -0 "$KAFKA_PID" 2>/dev/null || kill -0 "$FERRET_PID" 2>/dev/null || exit 0
+    any_alive "$kpid" "$FERRET_PID" || exit 0
     sleep 1
   done
-  kill -KILL "$KAFKA_PID" "$FERRET_PID" 2>/dev/null
+  kill -KILL "$kpid" "$FERRET_PID" 2>/dev/null
 ) </dev/null >/dev/null 2>&1 &
 WATCHDOG_PID=$!
 
@@ -254,6 +314,7 @@ done
 # ----------------------------------------------------------------- run --
 export KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
 export MONGO_URL="mongodb://127.0.0.1:$FERRETDB_PORT/"
+export KAFKA_RESTART_SCRIPT="$KDIR/restart.sh"
 log "running: $*"
 # Run in the background (stdin passed through) so a TERM/INT to this script
 # is handled at once instead of after the command ends.

@@ -1,3 +1,3 @@
 export * from './port';
 export { InProcessBus } from './in-process';
-export { KafkaBus } from './kafka';
+export { KafkaBus, type KafkaBusOptions } from './kafka';

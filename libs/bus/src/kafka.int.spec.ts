@@ -1,12 +1,25 @@
-import { containersUnavailable, reportSkipped } from '@udp/testing';
+import { type ChildProcess, execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { containersUnavailable, reportSkipped, waitUntil } from '@udp/testing';
 import { busContract } from './bus.contract';
 import { KafkaBus } from './kafka';
+import type { Bus, ReceivedMessage } from './port';
 
-/** KAFKA_BROKERS (CI: a real Apache Kafka on loopback) or a Kafka testcontainer where Docker runs; else skipped. */
+/**
+ * KAFKA_BROKERS (CI: a real Apache Kafka on loopback) or a Kafka testcontainer where Docker runs; else skipped.
+ * Everything that needs a broker lives in this one file on purpose: its tests run one after the other, so the
+ * broker restart at the end cannot hit another suite's test (jest runs separate files in parallel workers).
+ */
 const brokers = process.env.KAFKA_BROKERS;
+const restartScript = process.env.KAFKA_RESTART_SCRIPT;
 jest.setTimeout(120_000);
 
 const unavailable = brokers ? null : containersUnavailable();
+const root = join(__dirname, '..', '..', '..');
+/** The broker accepts session timeouts from group.min.session.timeout.ms, 6000 by default. */
+const SESSION_TIMEOUT_MS = 6000;
 
 if (unavailable) {
   reportSkipped('Bus contract: kafka', `KAFKA_BROKERS is unset and ${unavailable}`);
@@ -24,4 +37,144 @@ if (unavailable) {
     await container?.stop();
   });
   busContract('kafka', async () => new KafkaBus(list, `contract-${process.pid}`), 60_000);
+
+  describe('KafkaBus: a consumer that dies before committing', () => {
+    // The bundle keeps node_modules external, so it must live inside the repo to find kafkajs (tmp/ is ignored).
+    const distDir = join(root, 'tmp', `bus-crash-${process.pid}`);
+    const childJs = join(distDir, 'kafka.crash-child.js');
+    let bus: Bus;
+    let child: ChildProcess | null = null;
+
+    beforeAll(() => {
+      const { buildSync } = require('esbuild') as typeof import('esbuild');
+      buildSync({
+        entryPoints: [join(__dirname, 'kafka.crash-child.ts')],
+        bundle: true,
+        platform: 'node',
+        packages: 'external',
+        tsconfig: join(root, 'tsconfig.base.json'),
+        outfile: childJs,
+        logLevel: 'warning',
+      });
+      bus = new KafkaBus(list, `crash-${process.pid}`, { sessionTimeoutMs: SESSION_TIMEOUT_MS, heartbeatIntervalMs: 1000 });
+    });
+    afterAll(async () => {
+      child?.kill('SIGKILL');
+      await bus?.close();
+      rmSync(distDir, { recursive: true, force: true });
+    });
+
+    it('redelivers the message to the group after the member holding it is killed with SIGKILL', async () => {
+      const topic = `crash.${randomUUID()}`;
+      const group = 'g-crash';
+      await bus.publish(topic, [{ key: 'order-7', value: { n: 7, text: 'é' }, headers: { 'event-id': 'e7' } }]);
+
+      const started = Date.now();
+      child = spawn(process.execPath, [childJs, topic, group], {
+        cwd: root,
+        env: { ...process.env, KAFKA_BROKERS: list.join(','), SESSION_TIMEOUT_MS: String(SESSION_TIMEOUT_MS) },
+        stdio: ['ignore', 'pipe', 'inherit'],
+      });
+      const proc = child;
+      const exited = new Promise<NodeJS.Signals | number | null>((resolve) => proc.once('exit', (code, signal) => resolve(signal ?? code)));
+      const inChild = await new Promise<ReceivedMessage>((resolve, reject) => {
+        let out = '';
+        const timer = setTimeout(() => reject(new Error(`child reported nothing within 30 s: ${out}`)), 30_000);
+        proc.stdout!.on('data', (chunk: Buffer) => {
+          out += chunk.toString();
+          const line = out.split('\n').find((l) => l.startsWith('{"received"'));
+          if (line) {
+            clearTimeout(timer);
+            resolve((JSON.parse(line) as { received: ReceivedMessage }).received);
+          }
+        });
+        proc.once('exit', (code) => reject(new Error(`child exited early (${code}): ${out}`)));
+      });
+      const receivedAt = Date.now();
+      proc.kill('SIGKILL');
+      expect(await exited).toBe('SIGKILL');
+      child = null;
+
+      const again: ReceivedMessage[] = [];
+      await bus.subscribe(topic, group, async (m) => void again.push(m));
+      // The coordinator hands the partition over once the dead member's session has expired.
+      await waitUntil(() => again.length > 0, 30_000, 'redelivery to the surviving group');
+      console.log(
+        `[bus] crash redelivery: child received after ${receivedAt - started} ms, ` +
+          `redelivered ${Date.now() - receivedAt} ms after SIGKILL (session timeout ${SESSION_TIMEOUT_MS} ms)`,
+      );
+      expect(again[0]).toEqual(inChild);
+      expect(again[0]).toMatchObject({ topic, key: 'order-7', value: { n: 7, text: 'é' }, headers: { 'event-id': 'e7' } });
+    }, 60_000);
+  });
+
+  if (!restartScript) {
+    reportSkipped('KafkaBus: broker restart', 'KAFKA_RESTART_SCRIPT is unset (tools/servers/with-servers.sh sets it)');
+  } else {
+    describe('KafkaBus: broker restart', () => {
+      const N = 60;
+      let bus: Bus;
+      beforeAll(() => {
+        // After the restart the live consumer rejoins its group as a new member, and the coordinator (which
+        // reloaded the group) waits for the old member's session to expire first: 30 s with kafkajs' default.
+        bus = new KafkaBus(list, `restart-${process.pid}`, { sessionTimeoutMs: SESSION_TIMEOUT_MS, heartbeatIntervalMs: 1000 });
+      });
+      afterAll(async () => {
+        await bus?.close();
+      });
+
+      const restartBroker = () =>
+        new Promise<void>((resolve, reject) => {
+          // Asynchronous, so the subscribed consumer keeps running (and sees the broker go away) meanwhile.
+          const proc = execFile('bash', [restartScript], { timeout: 90_000, killSignal: 'SIGTERM' }, (err, _out, stderr) => {
+            process.stderr.write(stderr);
+            if (err) reject(new Error(`restart script failed: ${err.message}`));
+            else resolve();
+          });
+          proc.stdin?.end();
+        });
+
+      it('loses no acknowledged message across a broker restart, and a live consumer carries on', async () => {
+        const topic = `restart.${randomUUID()}`;
+        const message = (n: number) => ({ key: `user-${n % 7}`, value: { n } });
+        const live: number[] = [];
+        await bus.subscribe(topic, 'g-live', async (m) => void live.push(m.value.n as number));
+
+        for (let n = 0; n < N; n += 10) await bus.publish(topic, Array.from({ length: 10 }, (_, i) => message(n + i)));
+        await waitUntil(() => new Set(live).size === N, 30_000, 'live consumer: messages before the restart');
+
+        const t0 = Date.now();
+        await restartBroker();
+        const restartMs = Date.now() - t0;
+
+        const t1 = Date.now();
+        for (let n = N; n < 2 * N; n += 10) await bus.publish(topic, Array.from({ length: 10 }, (_, i) => message(n + i)));
+        const publishMs = Date.now() - t1;
+
+        const all = Array.from({ length: 2 * N }, (_, n) => n);
+        const missingFrom = (got: number[]) => all.filter((n) => !got.includes(n));
+        const duplicatesIn = (got: number[]) => got.length - new Set(got).size;
+
+        await waitUntil(() => missingFrom(live).length === 0, 60_000, 'live consumer: messages after the restart').catch((err: Error) => {
+          throw new Error(`${err.message}; missing ${JSON.stringify(missingFrom(live))}`);
+        });
+        const liveMs = Date.now() - t1;
+        const t2 = Date.now();
+        const fresh: number[] = [];
+        await bus.subscribe(topic, 'g-after', async (m) => void fresh.push(m.value.n as number));
+        await waitUntil(() => missingFrom(fresh).length === 0, 30_000, 'new group: all messages').catch((err: Error) => {
+          throw new Error(`${err.message}; missing ${JSON.stringify(missingFrom(fresh))}`);
+        });
+
+        console.log(
+          `[bus] broker restart: restart script ${restartMs} ms, ${N} publishes after it ${publishMs} ms, ` +
+            `live consumer caught up ${liveMs} ms after the restart, new group read all in ${Date.now() - t2} ms; ` +
+            `live consumer ${live.length} deliveries (${duplicatesIn(live)} duplicates), ` +
+            `new group ${fresh.length} deliveries (${duplicatesIn(fresh)} duplicates)`,
+        );
+        expect(missingFrom(live)).toEqual([]);
+        expect(missingFrom(fresh)).toEqual([]);
+      }, 120_000);
+    });
+  }
 }

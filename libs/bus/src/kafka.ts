@@ -1,6 +1,17 @@
 import type { Admin, Kafka, Producer } from 'kafkajs';
 import type { Bus, BusMessage, Consumer, MessageHandler } from './port';
 
+export interface KafkaBusOptions {
+  /**
+   * How long the group coordinator waits for a consumer's heartbeat before it declares the member dead and
+   * hands its partitions (from the last committed offset) to the rest of the group. kafkajs default: 30000.
+   * The broker only accepts values within group.min/max.session.timeout.ms (default 6000..1800000).
+   */
+  sessionTimeoutMs?: number;
+  /** Heartbeat period; must be well below sessionTimeoutMs (a third or less). kafkajs default: 3000. */
+  heartbeatIntervalMs?: number;
+}
+
 /** Kafka through kafkajs: idempotent producer (acks=all), consumer groups committing after each handled message. */
 export class KafkaBus implements Bus {
   private readonly kafka: Kafka;
@@ -8,8 +19,10 @@ export class KafkaBus implements Bus {
   private admin: Admin | null = null;
   private readonly knownTopics = new Set<string>();
   private readonly consumers = new Set<Consumer>();
+  private readonly options: KafkaBusOptions;
 
-  constructor(brokers: string[], clientId: string) {
+  constructor(brokers: string[], clientId: string, options: KafkaBusOptions = {}) {
+    this.options = options;
     // Required here, not at import: embedded mode never pays for loading kafkajs.
     const { Kafka, logLevel } = require('kafkajs') as typeof import('kafkajs');
     this.kafka = new Kafka({ clientId, brokers, logLevel: logLevel.ERROR, retry: { retries: 8 } });
@@ -42,7 +55,14 @@ export class KafkaBus implements Bus {
 
   async subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
     await this.ensureTopic(topic);
-    const consumer = this.kafka.consumer({ groupId, retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2000 } });
+    const { sessionTimeoutMs, heartbeatIntervalMs } = this.options;
+    const consumer = this.kafka.consumer({
+      groupId,
+      retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2000 },
+      // Left out when unset so kafkajs keeps its own defaults.
+      ...(sessionTimeoutMs !== undefined && { sessionTimeout: sessionTimeoutMs }),
+      ...(heartbeatIntervalMs !== undefined && { heartbeatInterval: heartbeatIntervalMs }),
+    });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     // kafkajs commits a message's offset only after eachMessage resolves; a throw means redelivery.
