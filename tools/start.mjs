@@ -22,8 +22,7 @@ if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
   if (!process.env.npm_config_nodedir && existsSync(join(nodeDir, 'include', 'node', 'node.h'))) process.env.npm_config_nodedir = nodeDir;
   run('npm', ['ci', '--loglevel=warn']);
 }
-run(process.execPath, [join(root, 'tools', 'build.mjs'), ...(process.argv.includes('--token-only') ? ['gateway'] : [])]);
-if (process.argv.includes('--token-only')) process.exit(0);
+run(process.execPath, [join(root, 'tools', 'build.mjs')]);
 
 const child = spawn(process.execPath, ['--enable-source-maps', join(root, 'dist', 'embedded', 'main.js')], { cwd: root, stdio: 'inherit' });
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));

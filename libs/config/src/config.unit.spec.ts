@@ -1,17 +1,17 @@
-import { ConfigError, commonConfigSchema, loadConfig, runMode } from './index';
+import { ConfigError, commonConfigSchema, loadConfig } from './index';
 
 describe('loadConfig', () => {
-  it('applies defaults and picks the embedded mode when no server is configured', () => {
+  it('applies defaults, with no server configured', () => {
     const config = loadConfig(commonConfigSchema, {});
     expect(config).toMatchObject({ DATA_DIR: './data', HOST: '0.0.0.0', LOG_LEVEL: 'info', MAX_BODY_BYTES: 4 * 1024 * 1024 });
-    expect(runMode(config)).toBe('embedded');
+    expect([config.EVENTSTORE_URL, config.MONGO_URL, config.KAFKA_BROKERS]).toEqual([undefined, undefined, undefined]);
   });
 
-  it('parses server settings into the distributed mode', () => {
+  it('parses server settings', () => {
     const config = loadConfig(commonConfigSchema, { KAFKA_BROKERS: 'a:9092, b:9092', MONGO_URL: 'mongodb://m', PORT: '9000' });
     expect(config.KAFKA_BROKERS).toEqual(['a:9092', 'b:9092']);
     expect(config.PORT).toBe(9000);
-    expect(runMode(config)).toBe('distributed');
+    expect(config.MONGO_URL).toBe('mongodb://m');
   });
 
   it('stops with a message naming every wrong setting', () => {

@@ -45,9 +45,4 @@ export function loadConfig<S extends z.ZodType>(schema: S, env: NodeJS.ProcessEn
   return result.data;
 }
 
-/** Which adapters a config selects, for logs and health output. */
-export function runMode(config: CommonConfig): 'embedded' | 'distributed' {
-  return config.EVENTSTORE_URL || config.MONGO_URL || config.KAFKA_BROKERS ? 'distributed' : 'embedded';
-}
-
 export { z };

@@ -92,11 +92,6 @@ export class Projector {
     });
   }
 
-  /** Forget a stream (after erasure) so a recreated stream starts from revision 0 again. */
-  forget(streamId: string): void {
-    this.applied.delete(streamId);
-  }
-
   healthy(): boolean {
     return this.failure === null;
   }
