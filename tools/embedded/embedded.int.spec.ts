@@ -1,7 +1,8 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { type StartedProcess, startProcess } from '@udp/testing';
 
 /**
  * The quick start as a user runs it: the embedded bundle as a process, a token from `npm run token`,
@@ -21,26 +22,12 @@ afterAll(() => {
   rmSync(distDir, { recursive: true, force: true });
 });
 
-function startEmbedded(): Promise<{ child: ChildProcess; base: string; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, [join(distDir, 'embedded', 'main.js')], {
-    env: { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
-    stdio: ['ignore', 'pipe', 'pipe'],
+const startEmbedded = () =>
+  startProcess(join(distDir, 'embedded', 'main.js'), { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' }, {
+    stream: 'stderr',
+    pattern: /gateway on http:\/\/localhost:(\d+)/,
   });
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stderr!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      if (process.env.EMBEDDED_TEST_LOGS) process.stderr.write(chunk);
-      const match = /gateway on http:\/\/localhost:(\d+)/.exec(out);
-      if (match) resolve({ child, base: `http://127.0.0.1:${match[1]}`, exited });
-    });
-    child.stdout!.on('data', (chunk: Buffer) => {
-      if (process.env.EMBEDDED_TEST_LOGS) process.stderr.write(chunk);
-    });
-    child.once('exit', (code) => reject(new Error(`embedded exited early (${code}): ${out}`)));
-  });
-}
+const baseOf = (system: StartedProcess) => `http://127.0.0.1:${system.ready[1]}`;
 
 function token(userId: string): string {
   // The npm script as documented; npm's banner must not reach stdout.
@@ -53,29 +40,27 @@ it('serves the API through the gateway and keeps data across a restart', async (
   expect(printed).toMatch(/^[\w-]+\.[\w-]+\.[\w-]+\n$/);
   const auth = { authorization: `Bearer ${printed.trim()}`, 'content-type': 'application/json' };
   try {
-    expect(await (await fetch(`${first.base}/health/`)).text()).toBe('UP');
-    expect((await fetch(`${first.base}/openapi.json`)).headers.get('content-type')).toMatch(/json/);
-    const posted = await fetch(`${first.base}/api/history/v2`, { method: 'POST', headers: auth, body: JSON.stringify({ item_id: 'urn:show:1', last_playback_position: 61.5 }) });
+    expect(await (await fetch(`${baseOf(first)}/health/`)).text()).toBe('UP');
+    expect((await fetch(`${baseOf(first)}/openapi.json`)).headers.get('content-type')).toMatch(/json/);
+    const posted = await fetch(`${baseOf(first)}/api/history/v2`, { method: 'POST', headers: auth, body: JSON.stringify({ item_id: 'urn:show:1', last_playback_position: 61.5 }) });
     expect(posted.status).toBe(200);
     expect(await posted.json()).toMatchObject({ item_id: 'urn:show:1', last_playback_position: 61.5 });
     const sessionAuth = { authorization: `sessionToken ${token('alice').trim()}` };
-    const list = (await (await fetch(`${first.base}/api/history/v2`, { headers: sessionAuth })).json()) as { data: Array<{ item_id: string }> };
+    const list = (await (await fetch(`${baseOf(first)}/api/history/v2`, { headers: sessionAuth })).json()) as { data: Array<{ item_id: string }> };
     expect(list.data.map((i) => i.item_id)).toEqual(['urn:show:1']);
-    const bookmarked = await fetch(`${first.base}/api/playlist/v3/watch_later/bookmarks`, { method: 'POST', headers: auth, body: JSON.stringify({ itemId: 'urn:show:2' }) });
+    const bookmarked = await fetch(`${baseOf(first)}/api/playlist/v3/watch_later/bookmarks`, { method: 'POST', headers: auth, body: JSON.stringify({ itemId: 'urn:show:2' }) });
     expect(bookmarked.status).toBe(201);
   } finally {
-    first.child.kill('SIGTERM');
-    await first.exited;
+    await first.stop();
   }
 
   const second = await startEmbedded();
   try {
-    const positions = await (await fetch(`${second.base}/api/history/v2/positions`, { headers: auth })).json();
+    const positions = await (await fetch(`${baseOf(second)}/api/history/v2/positions`, { headers: auth })).json();
     expect(positions).toEqual({ 'urn:show:1': 61.5 });
-    const playlist = (await (await fetch(`${second.base}/api/playlist/v2/watch_later/bookmarks`, { headers: auth })).json()) as { system: boolean; bookmarks: Array<{ media_id: string }> };
+    const playlist = (await (await fetch(`${baseOf(second)}/api/playlist/v2/watch_later/bookmarks`, { headers: auth })).json()) as { system: boolean; bookmarks: Array<{ media_id: string }> };
     expect([playlist.system, playlist.bookmarks.map((b) => b.media_id)]).toEqual([true, ['urn:show:2']]);
   } finally {
-    second.child.kill('SIGTERM');
-    await second.exited;
+    await second.stop();
   }
 }, 60_000);

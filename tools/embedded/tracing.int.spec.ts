@@ -1,9 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { waitUntil } from '@udp/testing';
+import { type StartedProcess, startProcess, waitUntil } from '@udp/testing';
 
 /**
  * Tracing through the real entry point: the embedded bundle with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a
@@ -16,8 +16,7 @@ const distDir = join(root, 'tmp', `tracing-${process.pid}`);
 const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...embeddedEnv } = process.env;
 const exports: string[] = [];
 let collector: Server;
-let child: ChildProcess | undefined;
-let logs = '';
+let system: StartedProcess | undefined;
 
 beforeAll(async () => {
   execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir, 'embedded'], { stdio: 'inherit' });
@@ -32,7 +31,7 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => collector.listen(0, '127.0.0.1', resolve));
 }, 60_000);
 afterAll(async () => {
-  child?.kill('SIGTERM');
+  await system?.stop();
   collector.close();
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(distDir, { recursive: true, force: true });
@@ -41,22 +40,19 @@ afterAll(async () => {
 it('exports the spans of a call and logs it with its request id and trace id', async () => {
   const address = collector.address();
   const endpoint = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
-  child = spawn(process.execPath, [join(distDir, 'embedded', 'main.js')], {
-    env: { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stdout!.on('data', (c: Buffer) => (logs += c.toString()));
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-  await waitUntil(() => /gateway on http:\/\/localhost:\d+/.test(stderr), 30_000, 'embedded start');
-  const base = `http://127.0.0.1:${/gateway on http:\/\/localhost:(\d+)/.exec(stderr)![1]}`;
+  system = await startProcess(
+    join(distDir, 'embedded', 'main.js'),
+    { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, LOG_LEVEL: 'info' },
+    { stream: 'stderr', pattern: /gateway on http:\/\/localhost:(\d+)/ },
+  );
+  const base = `http://127.0.0.1:${system.ready[1]}`;
   const token = execFileSync(process.execPath, [join(distDir, '..', '..', 'tools', 'token.mjs'), 'tess'], { env: { ...process.env, DATA_DIR: dataDir } }).toString().trim();
 
   const res = await fetch(`${base}/api/history/v2?limit=5`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-test-1' } });
   expect(res.status).toBe(200);
 
   await waitUntil(() => exports.some((e) => e.includes('/api/history/v2')), 20_000, 'spans at the collector');
-  const line = logs.split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.request_id === 'trace-test-1' && l.message === 'request');
+  const line = system.output('stdout').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.request_id === 'trace-test-1' && l.message === 'request');
   expect(line).toMatchObject({ method: 'GET', path: '/api/history/v2', status: 200 });
   expect(line.trace_id).toMatch(/^[0-9a-f]{32}$/);
   expect(exports.join('\n')).toContain(line.trace_id);

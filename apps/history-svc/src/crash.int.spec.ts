@@ -1,8 +1,9 @@
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InternalIdentity, fileSecret } from '@udp/auth';
+import { type StartedProcess, startProcess } from '@udp/testing';
 
 /**
  * Durability through the real entry point: history-svc runs as its own process on a SQLite store, is killed
@@ -24,23 +25,12 @@ afterAll(() => {
   rmSync(distDir, { recursive: true, force: true });
 });
 
-function startService(dataDir: string): Promise<{ child: ChildProcess; port: number; exited: Promise<unknown> }> {
-  const child = spawn(process.execPath, [bundle], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'inherit'],
+const startService = (dataDir: string) =>
+  startProcess(bundle, { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, {
+    stream: 'stdout',
+    pattern: /"port":(\d+).*history-svc listening/,
   });
-  // Listen for the exit right away: a killed child may be gone before anyone asks.
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  return new Promise((resolve, reject) => {
-    let out = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      out += chunk.toString();
-      const match = /"port":(\d+).*history-svc listening/.exec(out);
-      if (match) resolve({ child, port: Number(match[1]), exited });
-    });
-    child.on('exit', (code) => reject(new Error(`history-svc exited early (${code})`)));
-  });
-}
+const portOf = (service: StartedProcess) => Number(service.ready[1]);
 
 it('keeps every acknowledged write across kill -9 and restart', async () => {
   const dataDir = join(dir, 'data');
@@ -55,7 +45,7 @@ it('keeps every acknowledged write across kill -9 and restart', async () => {
     for (let i = 0; !killed; i++) {
       const itemId = `w${w}-${i}`;
       try {
-        const res = await fetch(`http://127.0.0.1:${first.port}/api/history/v2`, {
+        const res = await fetch(`http://127.0.0.1:${portOf(first)}/api/history/v2`, {
           method: 'POST', headers: headers(), body: JSON.stringify({ item_id: itemId, date: 1_000_000 + i }),
         });
         if (res.status === 200) acknowledged.push(itemId);
@@ -73,14 +63,13 @@ it('keeps every acknowledged write across kill -9 and restart', async () => {
 
   const second = await startService(dataDir);
   try {
-    const res = await fetch(`http://127.0.0.1:${second.port}/api/history/v2?limit=1000`, { headers: headers() });
+    const res = await fetch(`http://127.0.0.1:${portOf(second)}/api/history/v2?limit=1000`, { headers: headers() });
     const stored = new Set(((await res.json()) as { data: Array<{ item_id: string }> }).data.map((i) => i.item_id));
     const lost = acknowledged.filter((id) => !stored.has(id));
     expect(acknowledged.length).toBeGreaterThanOrEqual(60);
     expect(lost).toEqual([]);
   } finally {
-    second.child.kill('SIGTERM');
-    await second.exited;
+    await second.stop();
   }
   expect(readFileSync(join(dataDir, 'history-svc', 'events.sqlite')).length).toBeGreaterThan(0);
 }, 60_000);

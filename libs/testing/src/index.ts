@@ -1,2 +1,3 @@
 export * from './specification';
 export * from './environment';
+export * from './process';
