@@ -1,11 +1,12 @@
-# One image recipe for every app of the platform (DESIGN.md "Two ways to run": distributed mode).
+# One image recipe for every app of the platform (docs/architecture.md, "Two run modes": distributed mode).
 #
 #   docker build --build-arg APP=gateway     -t udp/gateway .
 #   docker build --build-arg APP=history-svc -t udp/history-svc .
 #
 # The build stage does not depend on APP, so building several apps reuses its cached layers; only the small
 # runtime stage differs. Base images are pinned by tag (bump NODE_IMAGE deliberately, e.g. with Renovate).
-ARG NODE_IMAGE=node:20.20.2-bookworm-slim
+# Node 26: the Active LTS line (since October 2026) that every dependency supports (better-sqlite3 12.11: 20-26).
+ARG NODE_IMAGE=node:26.10.0-bookworm-slim
 
 # ---------------------------------------------------------------------------------------------------------
 FROM ${NODE_IMAGE} AS build
@@ -41,8 +42,8 @@ RUN test -n "$APP" || { echo 'build with --build-arg APP=<app>' >&2; exit 1; }; 
     mkdir -p /app/data && chown node:node /app/data
 # The code is root-owned and read-only for the process; only DATA_DIR is writable.
 USER node
-# Each app's default port (gateway 8080, history-svc 8081, ... catalogue-svc 8085); compose and k8s set PORT.
-EXPOSE 8080-8085
+# Each app's default port (gateway 8080, history-svc 8081, ... catalogue-svc 8085, export-worker 8086); compose and k8s set PORT.
+EXPOSE 8080-8086
 HEALTHCHECK --interval=15s --timeout=5s --start-period=30s --retries=3 CMD ["node", "/app/healthcheck.cjs"]
 # exec: node is PID 1 and receives SIGTERM itself (the apps stop gracefully on it).
 CMD ["/bin/sh", "-c", "exec node --enable-source-maps \"dist/apps/${APP}/main.js\""]

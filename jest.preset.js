@@ -11,10 +11,10 @@ module.exports = {
   testEnvironment: 'node',
   transform: {
     '^.+\\.ts$': ['@swc/jest', { jsc: { parser: { syntax: 'typescript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
-    // ESM-only packages (jose) are compiled to CommonJS for jest; Node itself loads them natively.
+    // ESM-only packages (jose, archiver and its own ESM dependencies) are compiled to CommonJS for jest; Node itself loads them natively.
     '^.+\\.js$': ['@swc/jest', { jsc: { parser: { syntax: 'ecmascript' }, target: 'es2022' }, module: { type: 'commonjs' } }],
   },
-  transformIgnorePatterns: ['/node_modules/(?!jose/)'],
+  transformIgnorePatterns: ['/node_modules/(?!(jose|archiver|zip-stream|compress-commons|crc32-stream|is-stream)/)'],
   moduleFileExtensions: ['ts', 'js', 'json'],
   moduleNameMapper,
   testMatch: ['**/*.spec.ts'],

@@ -1,4 +1,5 @@
-// A small load generator on keep-alive connections: closed-loop (N in flight) or open-loop (fixed rate).
+// The open-loop generator (fixed offered rate, latency from the scheduled start) on keep-alive connections.
+// Closed-loop throughput is autocannon's job (run.mjs): this generator tops out far below a bare server.
 import http from 'node:http';
 
 export function client(base, connections) {
@@ -11,7 +12,12 @@ export function client(base, connections) {
         const chunks = [];
         res.on('data', (c) => chunks.push(c));
         res.on('end', () =>
-          resolve({ status: res.statusCode, headers: res.headers, body: Buffer.concat(chunks), ms: Number(process.hrtime.bigint() - started) / 1e6 }),
+          resolve({
+            status: res.statusCode,
+            headers: res.headers,
+            body: Buffer.concat(chunks),
+            ms: Number(process.hrtime.bigint() - started) / 1e6,
+          }),
         );
       });
       req.on('error', reject);
@@ -21,25 +27,6 @@ export function client(base, connections) {
 }
 
 /** `total` requests with `concurrency` in flight; returns requests per second and latencies. */
-export async function closedLoop(send, total, concurrency) {
-  let next = 0;
-  const latencies = [];
-  const statuses = {};
-  const started = process.hrtime.bigint();
-  await Promise.all(
-    Array.from({ length: concurrency }, async () => {
-      while (next < total) {
-        const i = next++;
-        const res = await send(i);
-        latencies.push(res.ms);
-        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-      }
-    }),
-  );
-  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
-  return { rps: total / seconds, seconds, latencies, statuses };
-}
-
 /** `total` requests started at `rate` per second whatever the answers do (no coordinated omission). */
 export async function openLoop(send, total, rate) {
   const latencies = [];

@@ -23,13 +23,16 @@ export const ENTRIES = {
   gateway: [
     ['apps/gateway/main.js', { stdin: processEntry('gateway', 'apps/gateway/src/main') }],
     ['apps/gateway/token.js', { source: 'apps/gateway/src/token.ts' }],
+    ['apps/gateway/codops-secret.js', { source: 'apps/gateway/src/codops-secret.ts' }],
   ],
   'history-svc': [['apps/history-svc/main.js', { stdin: processEntry('history-svc', 'apps/history-svc/src/main') }]],
   'playlist-svc': [['apps/playlist-svc/main.js', { stdin: processEntry('playlist-svc', 'apps/playlist-svc/src/main') }]],
   'preference-svc': [['apps/preference-svc/main.js', { stdin: processEntry('preference-svc', 'apps/preference-svc/src/main') }]],
   'profile-svc': [['apps/profile-svc/main.js', { stdin: processEntry('profile-svc', 'apps/profile-svc/src/main') }]],
   'catalogue-svc': [['apps/catalogue-svc/main.js', { stdin: processEntry('catalogue-svc', 'apps/catalogue-svc/src/main') }]],
+  'export-worker': [['apps/export-worker/main.js', { stdin: processEntry('export-worker', 'apps/export-worker/src/main') }]],
   conformance: [['tools/conformance.js', { source: 'libs/qc-conformance/src/cli.ts' }]],
+  'bench-seed': [['bench/seed.js', { source: 'bench/seed.ts' }]],
   embedded: [['embedded/main.js', { stdin: processEntry('embedded', 'tools/embedded/host') }]],
 };
 

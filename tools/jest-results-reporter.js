@@ -1,5 +1,5 @@
 // Records each project's jest totals in tmp/test-results/, so `npm test` can print one closing line for the
-// whole workspace (and notice a project that never reported).
+// whole workspace (and notice a project that never reported), and list what was skipped and why.
 const { mkdirSync, writeFileSync } = require('node:fs');
 const { join, relative } = require('node:path');
 
@@ -20,6 +20,12 @@ class ResultsReporter {
         failed: results.numFailedTests,
         skipped: results.numPendingTests + results.numTodoTests,
         failedSuites: results.numFailedTestSuites + results.numRuntimeErrorTestSuites,
+        // Each skipped test by file and full name: a skipped suite names its reason in its test's title.
+        skippedTests: results.testResults.flatMap((file) =>
+          file.testResults
+            .filter((test) => test.status === 'pending' || test.status === 'todo')
+            .map((test) => ({ file: relative(root, file.testFilePath), name: test.fullName })),
+        ),
       }),
     );
   }

@@ -1,29 +1,69 @@
 #!/usr/bin/env node
-// `npm start`: installs dependencies if they are missing, builds, and runs the embedded system.
-import { spawnSync, spawn } from 'node:child_process';
+// `npm start`: installs dependencies if they are missing, builds, and runs the embedded system, saying at each
+// step what it is doing; the embedded host ends with a block that says where the system is and what to do next.
+import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { noticeUnsupportedNode } from './node-support.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const run = (cmd, args) => {
-  const result = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
-  if (result.status !== 0) {
-    process.stderr.write(`start: "${cmd} ${args.join(' ')}" failed\n`);
-    process.exit(result.status ?? 1);
-  }
-};
+noticeUnsupportedNode('start');
+const terminal = Boolean(process.stderr.isTTY);
+const say = (line) => process.stderr.write(`start: ${line}\n`);
+const seconds = (since) => `${Math.round((Date.now() - since) / 100) / 10} s`;
+
+/** Runs a command to its end; while it runs, a terminal sees the time go by (npm ci can be quiet for minutes). */
+function run(cmd, args, env = process.env) {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const child = spawn(cmd, args, { cwd: root, stdio: 'inherit', env });
+    const ticker = terminal
+      ? setInterval(() => process.stderr.write(`\r\x1b[2K  ... ${Math.round((Date.now() - started) / 1000)} s`), 1000)
+      : undefined;
+    child.on('exit', (code, signal) => {
+      if (ticker) {
+        clearInterval(ticker);
+        process.stderr.write('\r\x1b[2K');
+      }
+      if (code === 0) return resolve();
+      say(`"${cmd} ${args.join(' ')}" failed${signal ? ` (${signal})` : ''}`);
+      process.exit(code ?? 1);
+    });
+  });
+}
+
+/**
+ * If better-sqlite3 has to compile (no prebuilt binary reachable), node-gyp uses the headers of this Node instead
+ * of downloading them. npm 11 warns about `npm_config_nodedir` (not an npm setting); node-gyp 11, which it runs,
+ * reads the same setting from `npm_package_config_node_gyp_nodedir`, which npm leaves alone. Older npm: the old name.
+ */
+function installEnv() {
+  const nodeDir = dirname(dirname(process.execPath));
+  if (process.env.npm_config_nodedir || process.env.npm_package_config_node_gyp_nodedir) return process.env;
+  if (!existsSync(join(nodeDir, 'include', 'node', 'node.h'))) return process.env;
+  const npmMajor = Number(spawnSync('npm', ['--version'], { encoding: 'utf8' }).stdout?.split('.')[0]);
+  return { ...process.env, [npmMajor >= 11 ? 'npm_package_config_node_gyp_nodedir' : 'npm_config_nodedir']: nodeDir };
+}
 
 if (!existsSync(join(root, 'node_modules', '.package-lock.json'))) {
-  process.stderr.write('start: installing dependencies (npm ci)...\n');
-  // If better-sqlite3 has to compile (no prebuilt binary reachable), node-gyp uses the headers of this Node
-  // instead of downloading them.
-  const nodeDir = dirname(dirname(process.execPath));
-  if (!process.env.npm_config_nodedir && existsSync(join(nodeDir, 'include', 'node', 'node.h'))) process.env.npm_config_nodedir = nodeDir;
-  run('npm', ['ci', '--loglevel=warn']);
+  say('1/3 installing dependencies (npm ci, first start only; a minute, several when better-sqlite3 has to compile)');
+  const since = Date.now();
+  // Errors only: the engine notices concern test-only packages (see the README, "Tests").
+  await run('npm', ['ci', '--loglevel=error', '--no-audit', '--no-fund', '--no-progress'], installEnv());
+  say(`1/3 dependencies installed in ${seconds(since)}`);
+} else {
+  say('1/3 dependencies already installed');
 }
-run(process.execPath, [join(root, 'tools', 'build.mjs')]);
 
-const child = spawn(process.execPath, ['--enable-source-maps', join(root, 'dist', 'embedded', 'main.js')], { cwd: root, stdio: 'inherit' });
+say('2/3 building the apps (esbuild)');
+await run(process.execPath, [join(root, 'tools', 'build.mjs')]);
+
+say('3/3 starting the gateway and the five services in one process (their logs follow)');
+const child = spawn(process.execPath, ['--enable-source-maps', join(root, 'dist', 'embedded', 'main.js')], {
+  cwd: root,
+  // The same terminal: the apps log pretty lines to a terminal, JSON lines anywhere else.
+  stdio: 'inherit',
+});
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => child.kill(signal));
 child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));

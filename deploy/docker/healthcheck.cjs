@@ -10,6 +10,7 @@ const DEFAULT_PORTS = {
   'preference-svc': 8083,
   'profile-svc': 8084,
   'catalogue-svc': 8085,
+  'export-worker': 8086,
 };
 const port = Number(process.env.PORT || DEFAULT_PORTS[process.env.APP] || 8080);
 const request = http.get({ host: '127.0.0.1', port, path: '/health/', timeout: 4000 }, (response) => {

@@ -30,6 +30,7 @@ var Apps = []App{
 	{"preference-svc", 8083},
 	{"profile-svc", 8084},
 	{"catalogue-svc", 8085},
+	{"export-worker", 8086},
 }
 
 // ServiceEnv are the variables every app needs in the distributed mode (libs/config commonConfigSchema).

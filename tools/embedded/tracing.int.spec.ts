@@ -46,13 +46,24 @@ it('exports the spans of a call and logs it with its request id and trace id', a
     { stream: 'stderr', pattern: /gateway on http:\/\/localhost:(\d+)/ },
   );
   const base = `http://127.0.0.1:${system.ready[1]}`;
-  const token = execFileSync(process.execPath, [join(distDir, '..', '..', 'tools', 'token.mjs'), 'tess'], { env: { ...process.env, DATA_DIR: dataDir } }).toString().trim();
+  const token = execFileSync(process.execPath, [join(distDir, '..', '..', 'tools', 'token.mjs'), 'tess'], {
+    env: { ...process.env, DATA_DIR: dataDir },
+  })
+    .toString()
+    .trim();
 
-  const res = await fetch(`${base}/api/history/v2?limit=5`, { headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-test-1' } });
+  const res = await fetch(`${base}/api/history/v2?limit=5`, {
+    headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-test-1' },
+  });
   expect(res.status).toBe(200);
 
   await waitUntil(() => exports.some((e) => e.includes('/api/history/v2')), 20_000, 'spans at the collector');
-  const line = system.output('stdout').split('\n').filter(Boolean).map((l) => JSON.parse(l)).find((l) => l.request_id === 'trace-test-1' && l.message === 'request');
+  const line = system
+    .output('stdout')
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l))
+    .find((l) => l.request_id === 'trace-test-1' && l.message === 'request');
   expect(line).toMatchObject({ method: 'GET', path: '/api/history/v2', status: 200 });
   expect(line.trace_id).toMatch(/^[0-9a-f]{32}$/);
   expect(exports.join('\n')).toContain(line.trace_id);

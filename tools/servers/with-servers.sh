@@ -4,7 +4,8 @@
 #   KAFKA_BROKERS=127.0.0.1:<port>  MONGO_URL=mongodb://127.0.0.1:<port>/
 # exported, then stop both servers and exit with the command's exit code.
 # Also exported: KAFKA_RESTART_SCRIPT, a script that restarts the broker
-# (TERM, then start again on the same config and data; returns once it answers).
+# (TERM, then start again on the same config and data; returns once it answers),
+# and FERRETDB_RESTART_SCRIPT, the same for FerretDB; both take restart|stop|start.
 #
 #   tools/servers/with-servers.sh <command> [args...]
 #
@@ -27,7 +28,7 @@ elapsed() { local now; now=$(date +%s%N); printf '%d.%d' $(((now - T0) / 1000000
 die() { printf '[servers] ERROR: %s\n' "$*" >&2; exit 1; }
 
 if [ $# -eq 0 ]; then
-  sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
+  sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//' >&2
   exit 2
 fi
 
@@ -40,6 +41,27 @@ hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 # reaps it, and kill -0 alone would call an exited but unreaped one alive.
 alive() { local s; s=$(ps -o stat= -p "$1" 2>/dev/null | tr -d ' '); [ -n "$s" ] && [ "${s#Z}" = "$s" ]; }
 any_alive() { local p; for p; do alive "$p" && return 0; done; return 1; }
+
+# For the restart scripts (copied into them with declare -f, like alive): start a server in the background and
+# record its pid (a TERM in between waits until the pid is recorded, as a caught signal, unlike an ignored one, goes
+# back to the default in the server: it is never orphaned), then wait until the probe answers. Sets pid.
+# Uses PROBE, PORT, TIMEOUT and die. Args: name, probe kind, pid file, output file, log shown on failure, command...
+start_and_wait() {
+  local name=$1 kind=$2 pidfile=$3 out=$4 shown=$5 interrupted="" deadline
+  shift 5
+  trap 'interrupted=1' TERM INT
+  "$@" </dev/null >>"$out" 2>&1 9>&- &
+  pid=$!
+  echo "$pid" >"$pidfile"
+  trap - TERM INT
+  [ -z "$interrupted" ] || exit 143
+  deadline=$(($(date +%s) + TIMEOUT))
+  until python3 "$PROBE" "$kind" 127.0.0.1 "$PORT" >/dev/null 2>&1; do
+    alive "$pid" || { tail -n 50 "$shown" >&2; die "$name exited during start"; }
+    [ "$(date +%s)" -lt "$deadline" ] || die "$name not ready ${TIMEOUT}s after start"
+    sleep 0.2
+  done
+}
 
 mkdir -p "$CACHE"
 
@@ -104,10 +126,12 @@ KAFKA_PID="" FERRET_PID="" WATCHDOG_PID="" CMD_PID=""
 
 # The broker's current pid: KAFKA_RESTART_SCRIPT replaces the process and records the new one here.
 kafka_pid() { cat "$RUN_DIR/kafka/kafka.pid" 2>/dev/null || echo "$KAFKA_PID"; }
+# The same for FerretDB: FERRETDB_RESTART_SCRIPT replaces the process and records the new pid here.
+ferret_pid() { cat "$RUN_DIR/ferretdb.pid" 2>/dev/null || echo "$FERRET_PID"; }
 
 stop_servers() { # TERM, up to 15 s for a clean shutdown, then KILL; reap
   local pids="" p i
-  for p in $(kafka_pid) $FERRET_PID; do alive "$p" && pids="$pids $p"; done
+  for p in $(kafka_pid) $(ferret_pid); do alive "$p" && pids="$pids $p"; done
   [ -n "$pids" ] || return 0
   kill -TERM $pids 2>/dev/null
   for i in $(seq 1 150); do
@@ -222,7 +246,7 @@ echo "$KAFKA_PID" >"$KDIR/kafka.pid"
   echo 'set -euo pipefail'
   printf 'KDIR=%q PROBE=%q PORT=%q TIMEOUT=%q\n' "$KDIR" "$PROBE" "$KAFKA_PORT" "$TIMEOUT"
   printf 'KAFKA_CMD=('; printf ' %q' "${KAFKA_CMD[@]}"; printf ' )\n'
-  declare -f alive
+  declare -f alive start_and_wait
   cat <<'EOF'
 T0=$(date +%s%N)
 log() { local now; now=$(date +%s%N); printf '[servers] restart: %s (+%d ms)\n' "$*" $(((now - T0) / 1000000)) >&2; }
@@ -230,8 +254,11 @@ die() { printf '[servers] restart ERROR: %s\n' "$*" >&2; exit 1; }
 # One restart at a time (fd 9 is closed for the broker, or it would hold the lock).
 exec 9>"$KDIR/restart.lock"
 flock -w "$TIMEOUT" 9 || die "another restart holds $KDIR/restart.lock"
+# restart (default) | stop | start: a test that needs the broker gone for a while stops it, then starts it.
+action=${1:-restart}
+case "$action" in restart|stop|start) ;; *) die "usage: restart.sh [restart|stop|start]" ;; esac
 pid=$(cat "$KDIR/kafka.pid")
-if alive "$pid"; then
+if [ "$action" != start ] && alive "$pid"; then
   kill -TERM "$pid" 2>/dev/null || true
   for _ in $(seq 1 300); do alive "$pid" || break; sleep 0.1; done
   if alive "$pid"; then
@@ -240,23 +267,11 @@ if alive "$pid"; then
     for _ in $(seq 1 100); do alive "$pid" || break; sleep 0.1; done
   fi
 fi
+if [ "$action" = start ] && alive "$pid"; then log "already running (pid $pid)"; exit 0; fi
 ! alive "$pid" || die "broker pid $pid is still running"
-log "stopped pid $pid"
-# A TERM in the gap between the start and the pid file would orphan the broker: hold it until the pid
-# is recorded (a caught signal, unlike an ignored one, goes back to the default in the broker).
-interrupted=""
-trap 'interrupted=1' TERM INT
-"${KAFKA_CMD[@]}" </dev/null >>"$KDIR/stdout.log" 2>&1 9>&- &
-pid=$!
-echo "$pid" >"$KDIR/kafka.pid"
-trap - TERM INT
-[ -z "$interrupted" ] || exit 143
-deadline=$(($(date +%s) + TIMEOUT))
-until python3 "$PROBE" kafka 127.0.0.1 "$PORT" >/dev/null 2>&1; do
-  alive "$pid" || { tail -n 50 "$KDIR/server.log" >&2; die "kafka exited during restart"; }
-  [ "$(date +%s)" -lt "$deadline" ] || die "kafka not ready ${TIMEOUT}s after restart"
-  sleep 0.2
-done
+[ "$action" = start ] || log "stopped pid $pid"
+[ "$action" != stop ] || exit 0
+start_and_wait kafka kafka "$KDIR/kafka.pid" "$KDIR/stdout.log" "$KDIR/server.log" "${KAFKA_CMD[@]}"
 log "kafka ready again on 127.0.0.1:$PORT (pid $pid)"
 EOF
 } >"$KDIR/restart.sh"
@@ -266,6 +281,40 @@ chmod +x "$KDIR/restart.sh"
 "$FERRETDB_BIN" -listen "127.0.0.1:$FERRETDB_PORT" -state "$RUN_DIR/ferretdb" -log-level warn \
   </dev/null >"$RUN_DIR/ferretdb.log" 2>&1 &
 FERRET_PID=$!
+echo "$FERRET_PID" >"$RUN_DIR/ferretdb.pid"
+
+# FERRETDB_RESTART_SCRIPT [restart|stop|start]: like the Kafka one, for the MongoDB-wire server. Its SQLite
+# state dir is kept, so what was written before a stop is there after the start.
+{
+  echo '#!/usr/bin/env bash'
+  echo '# Written by with-servers.sh for this run only: stop and/or start FerretDB, wait until it answers.'
+  echo 'set -euo pipefail'
+  printf 'RUN_DIR=%q PROBE=%q PORT=%q TIMEOUT=%q\n' "$RUN_DIR" "$PROBE" "$FERRETDB_PORT" "$TIMEOUT"
+  printf 'FERRET_CMD=('; printf ' %q' "$FERRETDB_BIN" -listen "127.0.0.1:$FERRETDB_PORT" -state "$RUN_DIR/ferretdb" -log-level warn; printf ' )\n'
+  declare -f alive start_and_wait
+  cat <<'EOF'
+T0=$(date +%s%N)
+log() { local now; now=$(date +%s%N); printf '[servers] ferretdb: %s (+%d ms)\n' "$*" $(((now - T0) / 1000000)) >&2; }
+die() { printf '[servers] ferretdb ERROR: %s\n' "$*" >&2; exit 1; }
+action=${1:-restart}
+case "$action" in restart|stop|start) ;; *) die "usage: ferretdb-restart.sh [restart|stop|start]" ;; esac
+exec 9>"$RUN_DIR/ferretdb.lock"
+flock -w "$TIMEOUT" 9 || die "another restart holds $RUN_DIR/ferretdb.lock"
+pid=$(cat "$RUN_DIR/ferretdb.pid")
+if [ "$action" != start ] && alive "$pid"; then
+  kill -TERM "$pid" 2>/dev/null || true
+  for _ in $(seq 1 150); do alive "$pid" || break; sleep 0.1; done
+  if alive "$pid"; then kill -KILL "$pid" 2>/dev/null || true; sleep 0.5; fi
+  ! alive "$pid" || die "ferretdb pid $pid is still running"
+  log "stopped pid $pid"
+fi
+[ "$action" != stop ] || exit 0
+if alive "$pid"; then log "already running (pid $pid)"; exit 0; fi
+start_and_wait ferretdb mongo "$RUN_DIR/ferretdb.pid" "$RUN_DIR/ferretdb.log" "$RUN_DIR/ferretdb.log" "${FERRET_CMD[@]}"
+log "ready again on 127.0.0.1:$PORT (pid $pid)"
+EOF
+} >"$RUN_DIR/ferretdb-restart.sh"
+chmod +x "$RUN_DIR/ferretdb-restart.sh"
 
 # If this script is SIGKILLed, the traps cannot run: a watchdog then stops the
 # command (pid in $RUN_DIR/cmd.pid) and the servers, so nothing is orphaned.
@@ -274,12 +323,13 @@ FERRET_PID=$!
   while kill -0 $$ 2>/dev/null; do sleep 1; done
   kill_tree "$(cat "$RUN_DIR/cmd.pid" 2>/dev/null)"
   kpid=$(kafka_pid)
-  kill -TERM "$kpid" "$FERRET_PID" 2>/dev/null
+  fpid=$(ferret_pid)
+  kill -TERM "$kpid" "$fpid" 2>/dev/null
   for _ in $(seq 1 15); do
-    any_alive "$kpid" "$FERRET_PID" || exit 0
+    any_alive "$kpid" "$fpid" || exit 0
     sleep 1
   done
-  kill -KILL "$kpid" "$FERRET_PID" 2>/dev/null
+  kill -KILL "$kpid" "$fpid" 2>/dev/null
 ) </dev/null >/dev/null 2>&1 &
 WATCHDOG_PID=$!
 
@@ -315,6 +365,7 @@ done
 export KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
 export MONGO_URL="mongodb://127.0.0.1:$FERRETDB_PORT/"
 export KAFKA_RESTART_SCRIPT="$KDIR/restart.sh"
+export FERRETDB_RESTART_SCRIPT="$RUN_DIR/ferretdb-restart.sh"
 log "running: $*"
 # Run in the background (stdin passed through) so a TERM/INT to this script
 # is handled at once instead of after the command ends.

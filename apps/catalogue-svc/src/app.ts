@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import type { QcItemDefinition } from '@udp/contracts';
 import { Projector } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish, healthRoute } from '@udp/http-kit';
+import { createServiceApp, finish, healthRoute, serviceHealthChecks } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import catalogueData from '../data/items.json';
@@ -34,7 +34,12 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
   const versions = itemVersions(readModels);
   await readModels.ensureIndex('qc_item_versions', { itemId: 1, revision: 1 });
   const view = new CatalogueView(versions);
-  const projector = new Projector(store, readModels.checkpoints(), catalogueProjection(readModels, () => view.changed()), { logger });
+  const projector = new Projector(
+    store,
+    readModels.checkpoints(),
+    catalogueProjection(readModels, () => view.changed()),
+    { logger },
+  );
   await projector.start();
 
   // Publishing is the import command: only versions not yet published become events.
@@ -49,12 +54,15 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
     deps.now ?? Date.now,
   );
   for (const refused of imported.refused) logger.error(refused, 'catalogue item version refused');
-  logger.info({ published: imported.published.length, unchanged: imported.unchanged.length, refused: imported.refused.length }, 'catalogue imported');
+  logger.info(
+    { published: imported.published.length, unchanged: imported.unchanged.length, refused: imported.refused.length },
+    'catalogue imported',
+  );
 
   const app = createServiceApp({ logger, maxBodyBytes: 16 * 1024 });
   // Prepared renditions carry their own Content-Encoding; this compresses the rest (problems, icons).
   app.use(compression());
-  app.get('/health/', healthRoute(() => store.ping(), () => readModels.ping(), () => projector.healthy()));
+  app.get('/health/', healthRoute(serviceHealthChecks({ store, readModels, projectors: [projector] })));
   app.use(catalogueRoutes({ view }));
   finish(app);
 

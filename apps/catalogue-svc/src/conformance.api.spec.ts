@@ -8,7 +8,11 @@ let system: TestSystem;
 
 beforeAll(async () => {
   system = await startTestSystem([
-    { prefixes: ['/api/v2/items', '/api/v2/icons'], public: true, create: (deps) => createCatalogueService({ ...deps, now: () => 1_700_000_000_000 }) },
+    {
+      prefixes: ['/api/v2/items', '/api/v2/icons'],
+      public: true,
+      create: (deps) => createCatalogueService({ ...deps, now: () => 1_700_000_000_000 }),
+    },
   ]);
 });
 afterAll(() => system.stop());
@@ -37,7 +41,10 @@ async function brokenApi(transform: (xml: string) => string, overrides: Record<s
     res.writeHead(upstream.status, out).end(upstream.status === 200 && /xml/.test(type) ? transform(body) : body);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, close: () => new Promise((resolve) => server.close(resolve)) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
 }
 
 describe('the conformance report on our API', () => {
@@ -45,9 +52,17 @@ describe('the conformance report on our API', () => {
     const report = await run(system.gatewayUrl);
     expect(report.result).toBe('PASS');
     expect(report.checks.map((c) => [c.number, c.id, c.result])).toEqual([
-      [1, 'xsd-items', 'PASS'], [2, 'xsd-single-items', 'PASS'], [3, 'no-empty-value-elements', 'PASS'], [4, 'id-pattern', 'PASS'],
-      [5, 'version-pattern', 'PASS'], [6, 'check-result', 'PASS'], [7, 'crosscheck-consistency', 'PASS'], [8, 'unknown-id-404', 'PASS'],
-      [9, 'versions-immutable', 'PASS'], [10, 'content-types', 'PASS'], [11, 'conditional-requests', 'PASS'],
+      [1, 'xsd-items', 'PASS'],
+      [2, 'xsd-single-items', 'PASS'],
+      [3, 'no-empty-value-elements', 'PASS'],
+      [4, 'id-pattern', 'PASS'],
+      [5, 'version-pattern', 'PASS'],
+      [6, 'check-result', 'PASS'],
+      [7, 'crosscheck-consistency', 'PASS'],
+      [8, 'unknown-id-404', 'PASS'],
+      [9, 'versions-immutable', 'PASS'],
+      [10, 'content-types', 'PASS'],
+      [11, 'conditional-requests', 'PASS'],
     ]);
     expect(report.counters).toEqual({ pass: 11, warn: 0, fail: 0, ignored: 0 });
     expect(check(report, 'xsd-single-items').summary).toBe('45 of 45 items checked');
@@ -76,10 +91,14 @@ describe('the conformance report on our API', () => {
 describe('the conformance report on a broken API', () => {
   it('warns, one finding per empty value element, when only rule 2 is broken', async () => {
     // Empty Unit and Representation elements are valid XSD: only check 3 notices them.
-    const api = await brokenApi((xml) => xml.replace(
-      /(<qc:EBUQCID>0001W<\/qc:EBUQCID>[\s\S]*?<qc:Name>CheckResult<\/qc:Name>[\s\S]*?<qc:Type>boolean<\/qc:Type>)/,
-      '$1<qc:Unit/><qc:Representation></qc:Representation>',
-    ).replace(/<qc:Type>string<\/qc:Type>/g, '<qc:Type xsi:nil="true" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"/>'));
+    const api = await brokenApi((xml) =>
+      xml
+        .replace(
+          /(<qc:EBUQCID>0001W<\/qc:EBUQCID>[\s\S]*?<qc:Name>CheckResult<\/qc:Name>[\s\S]*?<qc:Type>boolean<\/qc:Type>)/,
+          '$1<qc:Unit/><qc:Representation></qc:Representation>',
+        )
+        .replace(/<qc:Type>string<\/qc:Type>/g, '<qc:Type xsi:nil="true" xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance"/>'),
+    );
     try {
       const report = await run(api.url);
       expect(report.result).toBe('WARN');
@@ -99,16 +118,20 @@ describe('the conformance report on a broken API', () => {
 
   it('fails with the right findings when items break the schema and the catalogue rules', async () => {
     const api = await brokenApi(
-      (xml) => xml
-        // 0105F loses its required Definition: a schema error.
-        .replace(/(<qc:EBUQCID>0105F<\/qc:EBUQCID>[\s\S]*?)<qc:Definition>[\s\S]*?<\/qc:Definition>/, '$1')
-        // 0003F, a check, loses its CheckResult output.
-        .replace(/(<qc:EBUQCID>0003F<\/qc:EBUQCID>[\s\S]*?)<qc:Output>\s*<qc:Name>CheckResult<\/qc:Name>[\s\S]*?<\/qc:Output>/, '$1')
-        // 0010X claims to be a wrapper item and takes no wrapper value.
-        .replace(/(<qc:EBUQCID>0010X<\/qc:EBUQCID>[\s\S]*?)<qc:Layer>crosscheck<\/qc:Layer>/, '$1<qc:Layer>wrapper</qc:Layer>')
-        .replace(/0010W-LoudnessMetadata/g, 'LoudnessMetadataOfTheWrapper')
-        // 0025W's version is written badly.
-        .replace(/<qc:EBUQCVersion>4.0<\/qc:EBUQCVersion>(\s*<qc:Status>published<\/qc:Status>\s*<qc:UsableAs>check report<\/qc:UsableAs>\s*<qc:Description>[^<]*<\/qc:Description>\s*<qc:Definition>Used in Checks, the system shall verify if the Operational)/, '<qc:EBUQCVersion>v4</qc:EBUQCVersion>$1'),
+      (xml) =>
+        xml
+          // 0105F loses its required Definition: a schema error.
+          .replace(/(<qc:EBUQCID>0105F<\/qc:EBUQCID>[\s\S]*?)<qc:Definition>[\s\S]*?<\/qc:Definition>/, '$1')
+          // 0003F, a check, loses its CheckResult output.
+          .replace(/(<qc:EBUQCID>0003F<\/qc:EBUQCID>[\s\S]*?)<qc:Output>\s*<qc:Name>CheckResult<\/qc:Name>[\s\S]*?<\/qc:Output>/, '$1')
+          // 0010X claims to be a wrapper item and takes no wrapper value.
+          .replace(/(<qc:EBUQCID>0010X<\/qc:EBUQCID>[\s\S]*?)<qc:Layer>crosscheck<\/qc:Layer>/, '$1<qc:Layer>wrapper</qc:Layer>')
+          .replace(/0010W-LoudnessMetadata/g, 'LoudnessMetadataOfTheWrapper')
+          // 0025W's version is written badly.
+          .replace(
+            /<qc:EBUQCVersion>4.0<\/qc:EBUQCVersion>(\s*<qc:Status>published<\/qc:Status>\s*<qc:UsableAs>check report<\/qc:UsableAs>\s*<qc:Description>[^<]*<\/qc:Description>\s*<qc:Definition>Used in Checks, the system shall verify if the Operational)/,
+            '<qc:EBUQCVersion>v4</qc:EBUQCVersion>$1',
+          ),
       { '/api/v2/items/0000Q': { status: 200, body: '<Items/>' } },
     );
     try {
@@ -116,7 +139,9 @@ describe('the conformance report on a broken API', () => {
       expect(report.result).toBe('FAIL');
       const findings = (id: string) => check(report, id).findings.map((f) => [f.itemId, f.element, f.message]);
       expect(check(report, 'xsd-items').result).toBe('FAIL');
-      expect(findings('xsd-items')).toEqual(expect.arrayContaining([['0105F', 'Remarks', expect.stringContaining('This element is not expected')]]));
+      expect(findings('xsd-items')).toEqual(
+        expect.arrayContaining([['0105F', 'Remarks', expect.stringContaining('This element is not expected')]]),
+      );
       expect(findings('xsd-items')).toEqual(expect.arrayContaining([['0025W', 'EBUQCVersion', expect.stringContaining('v4')]]));
       expect(check(report, 'xsd-single-items').result).toBe('FAIL');
       expect(findings('xsd-single-items').map(([item]) => item)).toEqual(expect.arrayContaining(['0105F', '0025W']));
@@ -126,7 +151,9 @@ describe('the conformance report on a broken API', () => {
         ['0010X', 'Layer', 'suffix X but Layer "wrapper"'],
         ['0010X', 'Inputs', 'takes no value of item 0010W'],
       ]);
-      expect(findings('version-pattern')).toEqual(expect.arrayContaining([['0025W', 'EBUQCVersion', 'EBUQCVersion "v4" is not MAJOR.MINOR[.PATCH]']]));
+      expect(findings('version-pattern')).toEqual(
+        expect.arrayContaining([['0025W', 'EBUQCVersion', 'EBUQCVersion "v4" is not MAJOR.MINOR[.PATCH]']]),
+      );
       expect(findings('unknown-id-404')).toEqual([['0000Q', undefined, 'unknown id answered 200']]);
       expect(check(report, 'no-empty-value-elements').result).toBe('PASS');
       expect(report.counters.fail).toBeGreaterThanOrEqual(7);

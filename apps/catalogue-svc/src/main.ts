@@ -7,5 +7,6 @@ export const start = serviceProcess({
   name: 'catalogue-svc',
   defaultPort: 8085,
   configSchema: commonConfigSchema,
-  create: ({ adapters, config, logger }) => createCatalogueService({ ...adapters, logger, readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS }),
+  create: ({ adapters, config, logger }) =>
+    createCatalogueService({ ...adapters, logger, readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS }),
 });

@@ -9,11 +9,18 @@ describe('gateway config', () => {
     expect(config.PREFERENCE_SVC_URL).toBe('http://127.0.0.1:8083');
     expect(config.PROFILE_SVC_URL).toBe('http://127.0.0.1:8084');
     expect(config.CATALOGUE_SVC_URL).toBe('http://127.0.0.1:8085');
+    expect(config.EXPORT_WORKER_URL).toBe('http://127.0.0.1:8086');
   });
 
   it('takes service addresses from the environment and refuses one that is not a URL, naming it', () => {
     expect(loadConfig(gatewayConfigSchema, { PROFILE_SVC_URL: 'http://profile:8084' }).PROFILE_SVC_URL).toBe('http://profile:8084');
     expect(() => loadConfig(gatewayConfigSchema, { PREFERENCE_SVC_URL: 'not a url' })).toThrow(ConfigError);
     expect(() => loadConfig(gatewayConfigSchema, { PREFERENCE_SVC_URL: 'not a url' })).toThrow(/PREFERENCE_SVC_URL/);
+  });
+
+  it('bounds the token lifetime: one day by default, a wrong value named', () => {
+    expect(loadConfig(gatewayConfigSchema, {}).AUTH_MAX_TOKEN_LIFETIME_S).toBe(86400);
+    expect(loadConfig(gatewayConfigSchema, { AUTH_MAX_TOKEN_LIFETIME_S: '3600' }).AUTH_MAX_TOKEN_LIFETIME_S).toBe(3600);
+    expect(() => loadConfig(gatewayConfigSchema, { AUTH_MAX_TOKEN_LIFETIME_S: 'a week' })).toThrow(/AUTH_MAX_TOKEN_LIFETIME_S/);
   });
 });

@@ -3,8 +3,9 @@ import type { RequestHandler } from 'express';
 import { Authenticator, DEV_ISSUER, InternalIdentity, fileSecret } from '@udp/auth';
 import { loadConfig } from '@udp/config';
 import { createGateway, type ServiceRoute } from '@udp/gateway-core';
+import { loadCodopsSecrets, loadPersonalisationConfig, personalisationRouter } from '@udp/personalisation';
 import { closeServer, listen } from '@udp/runtime';
-import { createLogger, startTracing } from '@udp/telemetry';
+import { createLogger, setTracingOptOut, startTracing } from '@udp/telemetry';
 import { gatewayConfigSchema } from './config';
 
 const SERVICE = 'gateway';
@@ -26,17 +27,35 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     audience: config.AUTH_JWT_AUDIENCE,
     userinfoUrl: config.AUTH_USERINFO_URL,
     userinfoIdField: config.AUTH_USERINFO_ID_FIELD,
+    maxTokenLifetimeS: config.AUTH_MAX_TOKEN_LIFETIME_S,
   });
   const identity = new InternalIdentity(config.INTERNAL_AUTH_SECRET ?? fileSecret(dataDir, 'internal-identity'));
   const routes: ServiceRoute[] = [
-    { prefixes: ['/api/history'], url: config.HISTORY_SVC_URL },
-    { prefixes: ['/api/playlist'], url: config.PLAYLIST_SVC_URL },
-    { prefixes: ['/api/preference'], url: config.PREFERENCE_SVC_URL },
-    { prefixes: ['/api/profile'], url: config.PROFILE_SVC_URL },
+    { name: 'history-svc', prefixes: ['/api/history'], url: config.HISTORY_SVC_URL },
+    { name: 'playlist-svc', prefixes: ['/api/playlist'], url: config.PLAYLIST_SVC_URL },
+    { name: 'preference-svc', prefixes: ['/api/preference'], url: config.PREFERENCE_SVC_URL },
+    { name: 'profile-svc', prefixes: ['/api/profile'], url: config.PROFILE_SVC_URL },
     // The QC item catalogue is public and read-only: no credentials.
-    { prefixes: ['/api/v2/items', '/api/v2/icons'], url: config.CATALOGUE_SVC_URL, public: true },
+    { name: 'catalogue-svc', prefixes: ['/api/v2/items', '/api/v2/icons'], url: config.CATALOGUE_SVC_URL, public: true },
+    // An export's public address is a capability (its key): no credentials. Listed before /api/data, which needs them.
+    { name: 'export-worker', prefixes: ['/api/data/export/public'], url: config.EXPORT_WORKER_URL, public: true },
+    { name: 'export-worker', prefixes: ['/api/data'], url: config.EXPORT_WORKER_URL },
   ];
+  const personalisation = loadPersonalisationConfig(env);
+  // Traces of an opted-out codops are not recorded at all: nothing exported, an empty debug block.
+  setTracingOptOut((key) => {
+    const [, api, version, codops] = key.split('/');
+    return api === 'api' && version === 'v1' && personalisation.codops[codops]?.tracing === false;
+  });
+  const personalisationRoutes = personalisationRouter({
+    config: personalisation,
+    secrets: loadCodopsSecrets(Object.keys(personalisation.codops), env, dataDir),
+    services: { history: config.HISTORY_SVC_URL, playlist: config.PLAYLIST_SVC_URL },
+    identity,
+    authenticator,
+  });
   const app = createGateway({
+    routers: [personalisationRoutes],
     authenticator,
     identity,
     logger,
@@ -47,4 +66,3 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   logger.info({ port, auth: devMode ? 'embedded dev secret' : config.AUTH_JWKS_URL ? 'jwks' : 'shared secret' }, `${SERVICE} listening`);
   return { port, stop: () => closeServer(server) };
 }
-

@@ -26,10 +26,14 @@ afterAll(() => {
 });
 
 const startService = (dataDir: string) =>
-  startProcess(bundle, { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' }, {
-    stream: 'stdout',
-    pattern: /"port":(\d+).*history-svc listening/,
-  });
+  startProcess(
+    bundle,
+    { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    {
+      stream: 'stdout',
+      pattern: /"port":(\d+).*history-svc listening/,
+    },
+  );
 const portOf = (service: StartedProcess) => Number(service.ready[1]);
 
 it('keeps every acknowledged write across kill -9 and restart', async () => {
@@ -46,7 +50,9 @@ it('keeps every acknowledged write across kill -9 and restart', async () => {
       const itemId = `w${w}-${i}`;
       try {
         const res = await fetch(`http://127.0.0.1:${portOf(first)}/api/history/v2`, {
-          method: 'POST', headers: headers(), body: JSON.stringify({ item_id: itemId, date: 1_000_000 + i }),
+          method: 'POST',
+          headers: headers(),
+          body: JSON.stringify({ item_id: itemId, date: 1_000_000 + i }),
         });
         if (res.status === 200) acknowledged.push(itemId);
       } catch {

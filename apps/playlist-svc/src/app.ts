@@ -1,75 +1,72 @@
 import { randomUUID } from 'node:crypto';
-import type { Express } from 'express';
-import type { InternalIdentity } from '@udp/auth';
-import type { Bus } from '@udp/bus';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
-import { Projector, writeSide } from '@udp/eventsourcing';
-import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
-import type { ReadModelStore } from '@udp/readmodel';
-import type { Logger } from '@udp/telemetry';
+import { type StreamStateCache, foldedStates, writeSide } from '@udp/eventsourcing';
+import { serviceHttpApp } from '@udp/http-kit';
+import { startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { playlistWrites } from './api/commands';
 import { playlistV2Routes } from './api/v2';
 import { playlistV3Routes } from './api/v3';
-import { type PlaylistLimits, playlistsDecider } from './domain/decider';
+import { type PlaylistLimits, type PlaylistsState, playlistsDecider } from './domain/decider';
+import { playlistsSnapshot } from './domain/snapshot';
 import { playlistChangesPublisher } from './projections/playlist-changes';
-import { PLAYLISTS_COLLECTION, playlistDocuments, playlistsProjection } from './projections/playlists';
+import { playlistStreamsOfUser } from './domain/events';
+import { PLAYLISTS_COLLECTION, playlistDocumentsOfUser, playlistDocuments, playlistsProjection } from './projections/playlists';
 
-export interface PlaylistServiceDeps {
-  store: EventStore;
-  readModels: ReadModelStore;
-  bus: Bus;
-  identity: InternalIdentity;
-  logger: Logger;
+export interface PlaylistServiceDeps extends ServiceDeps, SnapshotDeps {
   limits?: Partial<PlaylistLimits>;
   /** Re-decisions after a concurrent change before answering 429 (default 10). */
   conflictRetries?: number;
-  now?: () => number;
   /** Technical ids of new playlists (default: UUID v4). */
   newId?: () => string;
-  readYourWritesTimeoutMs?: number;
-  maxBodyBytes?: number;
+  /** How many users' folded playlists are kept in memory for writes (least recently used dropped). */
+  cachedStates?: number;
 }
 
-export interface PlaylistService {
-  app: Express;
-  stop(): Promise<void>;
+export interface PlaylistService extends ServiceApp {
+  /** Folded playlists by stream: erasing a user forgets theirs. */
+  states: StreamStateCache<PlaylistsState>;
 }
 
 /** Everything playlist-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<PlaylistService> {
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(PLAYLISTS_COLLECTION, { userId: 1, businessId: 1 });
-  const checkpoints = readModels.checkpoints();
-  const projector = new Projector(store, checkpoints, playlistsProjection(readModels), { logger });
-  const publisher = new Projector(store, checkpoints, playlistChangesPublisher(bus), { logger });
-  await projector.start();
-  await publisher.start();
+  const folded = foldedStates({
+    cached: deps.cachedStates ?? 1000,
+    store: deps.snapshots,
+    codec: playlistsSnapshot,
+    every: deps.snapshotEvery ?? 1000,
+    logger,
+  });
+  const { cache: states, snapshots } = folded;
+  const projections = await startServiceProjections(deps, {
+    service: 'playlist-svc',
+    projection: playlistsProjection(readModels),
+    publisher: playlistChangesPublisher(bus),
+    erasure: { streamsOfUser: playlistStreamsOfUser, documentsOfUser: playlistDocumentsOfUser },
+    states: folded,
+  });
 
   const decider = playlistsDecider({
     maxPlaylists: deps.limits?.maxPlaylists ?? PLAYLIST_LIMITS.maxPlaylists,
     maxBookmarks: deps.limits?.maxBookmarks ?? PLAYLIST_LIMITS.maxBookmarks,
   });
   const execute = playlistWrites({
-    write: writeSide(store, projector, deps.readYourWritesTimeoutMs, logger),
+    write: writeSide(store, projections.projector, deps.readYourWritesTimeoutMs, logger, readModels),
     decider,
     now: deps.now ?? Date.now,
     conflictRetries: deps.conflictRetries ?? 10,
+    states,
+    snapshots,
   });
   const routeDeps = { execute, documents: playlistDocuments(readModels), newId: deps.newId ?? randomUUID };
 
-  const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 4 * 1024 * 1024 });
-  app.get('/health/', healthRoute(() => store.ping(), () => readModels.ping(), () => projector.healthy()));
-  app.use(requireIdentity(identity));
-  app.use(playlistV2Routes(routeDeps));
-  app.use(playlistV3Routes(routeDeps));
-  finish(app);
-
-  return {
-    app,
-    async stop() {
-      await publisher.stop();
-      await projector.stop();
-    },
-  };
+  const app = serviceHttpApp({
+    logger,
+    maxBodyBytes: deps.maxBodyBytes ?? 4 * 1024 * 1024,
+    health: { store, readModels, bus, projectors: projections.projectors },
+    identity,
+    routes: [playlistV2Routes(routeDeps), playlistV3Routes(routeDeps)],
+  });
+  return { app, states, stop: projections.stop };
 }

@@ -8,7 +8,11 @@ describe('playlist-svc configuration', () => {
   });
 
   it('reads the limits from the environment', () => {
-    const config = loadConfig(playlistConfigSchema, { PLAYLIST_MAX_PLAYLISTS: '5', PLAYLIST_MAX_BOOKMARKS: '20', PLAYLIST_CONFLICT_RETRIES: '0' });
+    const config = loadConfig(playlistConfigSchema, {
+      PLAYLIST_MAX_PLAYLISTS: '5',
+      PLAYLIST_MAX_BOOKMARKS: '20',
+      PLAYLIST_CONFLICT_RETRIES: '0',
+    });
     expect([config.PLAYLIST_MAX_PLAYLISTS, config.PLAYLIST_MAX_BOOKMARKS, config.PLAYLIST_CONFLICT_RETRIES]).toEqual([5, 20, 0]);
   });
 

@@ -13,13 +13,22 @@ const dir = mkdtempSync(join(tmpdir(), 'playlist-main-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('takes its limits from the environment and keeps acknowledged writes across a restart', async () => {
-  const env = { DATA_DIR: dir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent', PLAYLIST_MAX_BOOKMARKS: '2', PLAYLIST_MAX_PLAYLISTS: '1' };
+  const env = {
+    DATA_DIR: dir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'silent',
+    PLAYLIST_MAX_BOOKMARKS: '2',
+    PLAYLIST_MAX_PLAYLISTS: '1',
+  };
   const identity = new InternalIdentity(fileSecret(dir, 'internal-identity'));
   const as = (userId: string) => ({ [IDENTITY_HEADER]: identity.sign({ userId }) });
 
   const first = await start(env);
   const http = request(`http://127.0.0.1:${first.port}`);
-  expect((await http.post('/api/playlist/v3/new/bookmarks').set(as('gina')).send({ businessId: 'fav', itemId: 'a', name: 'Fav' })).status).toBe(201);
+  expect(
+    (await http.post('/api/playlist/v3/new/bookmarks').set(as('gina')).send({ businessId: 'fav', itemId: 'a', name: 'Fav' })).status,
+  ).toBe(201);
   expect((await http.post('/api/playlist/v3/fav/bookmarks').set(as('gina')).send({ itemId: 'b' })).status).toBe(201);
   const full = await http.post('/api/playlist/v3/fav/bookmarks').set(as('gina')).send({ itemId: 'c' });
   expect([full.status, full.body.title]).toEqual([400, 'Limit Exceeded']);
@@ -34,7 +43,10 @@ it('takes its limits from the environment and keeps acknowledged writes across a
   const again = request(`http://127.0.0.1:${second.port}`);
   expect((await again.get('/health/')).text).toBe('UP');
   expect((await again.get('/api/playlist/v3').set(as('gina'))).body).toEqual(before);
-  expect((await again.get('/api/playlist/v3/fav').set(as('gina'))).body.bookmarks.map((b: { itemId: string }) => b.itemId).sort()).toEqual(['a', 'b']);
+  expect((await again.get('/api/playlist/v3/fav').set(as('gina'))).body.bookmarks.map((b: { itemId: string }) => b.itemId).sort()).toEqual([
+    'a',
+    'b',
+  ]);
   // The per-user bookmark sequence continues after the restart.
   expect((await again.post('/api/playlist/v3/watch_later/bookmarks').set(as('gina')).send({ itemId: 'x' })).body.id).toBe(4);
   await second.stop();

@@ -1,65 +1,58 @@
-import type { Express } from 'express';
-import type { InternalIdentity } from '@udp/auth';
 import { PREFERENCE_LIMITS } from '@udp/contracts';
-import { Projector, writeSide } from '@udp/eventsourcing';
-import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish, requireIdentity, healthRoute } from '@udp/http-kit';
-import type { ReadModelStore } from '@udp/readmodel';
-import type { Logger } from '@udp/telemetry';
+import { writeSide } from '@udp/eventsourcing';
+import { serviceHttpApp } from '@udp/http-kit';
+import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
 import { preferenceRoutes } from './api/routes';
+import { migrateLegacyPreferenceStreams } from './legacy-streams';
 import type { DocumentLimits } from './domain/json-document';
-import { PREFERENCE_KEYS, preferenceDocuments, preferenceKeys, preferenceProjection } from './projections/preferences';
+import {
+  PREFERENCE_KEYS,
+  preferenceDocuments,
+  preferenceDocumentsOfUser,
+  preferenceKeys,
+  preferenceProjection,
+  preferenceStreamsOfUser,
+} from './projections/preferences';
 
-export interface PreferenceServiceDeps {
-  store: EventStore;
-  readModels: ReadModelStore;
-  identity: InternalIdentity;
-  logger: Logger;
-  now?: () => number;
-  readYourWritesTimeoutMs?: number;
-  maxBodyBytes?: number;
+export interface PreferenceServiceDeps extends ServiceDeps {
   limits?: Partial<DocumentLimits>;
   /** Re-reads after a conflicting append before answering 429 (default 25: 20 parallel writers all land). */
   writeRetries?: number;
 }
 
-export interface PreferenceService {
-  app: Express;
-  stop(): Promise<void>;
-}
-
 export const DEFAULT_WRITE_RETRIES = 25;
 
 /** Everything preference-svc is, given its adapters: tests build it on memory adapters in one line. */
-export async function createPreferenceService(deps: PreferenceServiceDeps): Promise<PreferenceService> {
+export async function createPreferenceService(deps: PreferenceServiceDeps): Promise<ServiceApp> {
   const { store, readModels, identity, logger } = deps;
   await readModels.ensureIndex(PREFERENCE_KEYS, { userId: 1, key: 1 });
-  const projector = new Projector(store, readModels.checkpoints(), preferenceProjection(readModels), { logger });
-  await projector.start();
+  // Before anything reads or writes: streams of the former, ambiguous names become one stream per user and key.
+  await migrateLegacyPreferenceStreams(store, logger);
+  const projections = await startServiceProjections(deps, {
+    service: 'preference-svc',
+    projection: preferenceProjection(readModels),
+    erasure: { streamsOfUser: preferenceStreamsOfUser(store), documentsOfUser: preferenceDocumentsOfUser },
+  });
 
-  const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024 });
-  app.get('/health/', healthRoute(() => store.ping(), () => readModels.ping(), () => projector.healthy()));
-  app.use(requireIdentity(identity));
-  app.use(
-    preferenceRoutes({
-      write: writeSide(store, projector, deps.readYourWritesTimeoutMs, logger),
-      documents: preferenceDocuments(readModels),
-      keys: preferenceKeys(readModels),
-      limits: {
-        maxDocumentBytes: deps.limits?.maxDocumentBytes ?? PREFERENCE_LIMITS.maxDocumentBytes,
-        maxKeyLength: deps.limits?.maxKeyLength ?? PREFERENCE_LIMITS.maxKeyLength,
-        maxPathDepth: deps.limits?.maxPathDepth ?? PREFERENCE_LIMITS.maxPathDepth,
-      },
-      writeRetries: deps.writeRetries ?? DEFAULT_WRITE_RETRIES,
-      now: deps.now ?? Date.now,
-    }),
-  );
-  finish(app);
-
-  return {
-    app,
-    async stop() {
-      await projector.stop();
-    },
-  };
+  const app = serviceHttpApp({
+    logger,
+    maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
+    health: { store, readModels, projectors: projections.projectors },
+    identity,
+    routes: [
+      preferenceRoutes({
+        write: writeSide(store, projections.projector, deps.readYourWritesTimeoutMs, logger, readModels),
+        documents: preferenceDocuments(readModels),
+        keys: preferenceKeys(readModels),
+        limits: {
+          maxDocumentBytes: deps.limits?.maxDocumentBytes ?? PREFERENCE_LIMITS.maxDocumentBytes,
+          maxKeyLength: deps.limits?.maxKeyLength ?? PREFERENCE_LIMITS.maxKeyLength,
+          maxPathDepth: deps.limits?.maxPathDepth ?? PREFERENCE_LIMITS.maxPathDepth,
+        },
+        writeRetries: deps.writeRetries ?? DEFAULT_WRITE_RETRIES,
+        now: deps.now ?? Date.now,
+      }),
+    ],
+  });
+  return { app, stop: projections.stop };
 }

@@ -3,7 +3,12 @@ import { commonConfigSchema, z } from '@udp/config';
 
 /** preference-svc settings: the common ones plus the limits of a preference (docs/preference-svc.md). */
 export const preferenceConfigSchema = commonConfigSchema.extend({
-  PREFERENCE_MAX_DOCUMENT_BYTES: z.coerce.number().int().min(1024).max(16 * 1024 * 1024).default(PREFERENCE_LIMITS.maxDocumentBytes),
+  PREFERENCE_MAX_DOCUMENT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(16 * 1024 * 1024)
+    .default(PREFERENCE_LIMITS.maxDocumentBytes),
   PREFERENCE_MAX_KEY_LENGTH: z.coerce.number().int().min(1).max(1024).default(PREFERENCE_LIMITS.maxKeyLength),
   PREFERENCE_MAX_PATH_DEPTH: z.coerce.number().int().min(1).max(256).default(PREFERENCE_LIMITS.maxPathDepth),
   PREFERENCE_WRITE_RETRIES: z.coerce.number().int().min(0).max(1000).default(25),

@@ -53,7 +53,12 @@ describe('Authenticator', () => {
   it('refuses a token signed with another secret, expired, or from another issuer', async () => {
     await expect(auth.authenticate(`Bearer ${await signDevToken('b'.repeat(40), 'alice')}`)).rejects.toBeInstanceOf(AuthenticationError);
     await expect(auth.authenticate(`Bearer ${await signDevToken(secret, 'alice', -10)}`)).rejects.toBeInstanceOf(AuthenticationError);
-    const foreign = await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject('alice').setIssuer('elsewhere').setExpirationTime('1h').sign(new TextEncoder().encode(secret));
+    const foreign = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject('alice')
+      .setIssuer('elsewhere')
+      .setExpirationTime('1h')
+      .sign(new TextEncoder().encode(secret));
     await expect(auth.authenticate(`Bearer ${foreign}`)).rejects.toBeInstanceOf(AuthenticationError);
   });
 
@@ -63,20 +68,58 @@ describe('Authenticator', () => {
     const server = await serve((_req, res) => res.setHeader('content-type', 'application/json').end(JSON.stringify({ keys: [jwk] })));
     try {
       const jwks = new Authenticator({ jwksUrl: `${url(server)}/jwks`, audience: 'apps' });
-      const token = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('erin').setAudience('apps').setExpirationTime('1h').sign(privateKey);
+      const token = await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setSubject('erin')
+        .setAudience('apps')
+        .setExpirationTime('1h')
+        .sign(privateKey);
       expect(await jwks.authenticate(`Bearer ${token}`)).toEqual({ userId: 'erin' });
-      const wrongAudience = await new SignJWT({}).setProtectedHeader({ alg: 'RS256', kid: 'k1' }).setSubject('erin').setAudience('web').setExpirationTime('1h').sign(privateKey);
+      const wrongAudience = await new SignJWT({})
+        .setProtectedHeader({ alg: 'RS256', kid: 'k1' })
+        .setSubject('erin')
+        .setAudience('web')
+        .setExpirationTime('1h')
+        .sign(privateKey);
       await expect(jwks.authenticate(`Bearer ${wrongAudience}`)).rejects.toBeInstanceOf(AuthenticationError);
     } finally {
       server.close();
     }
   });
 
+  describe('remembers a verified JWT', () => {
+    afterEach(() => jest.useRealTimers());
+    const at = (iso: string) => jest.useFakeTimers({ doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'], now: new Date(iso) });
+
+    it('until its expiry, not past it', async () => {
+      at('2026-01-01T00:00:00Z');
+      const cached = new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER, cacheTtlMs: 1000 });
+      const token = `Bearer ${await signDevToken(secret, 'alice', 3600)}`;
+      const first = await cached.authenticate(token);
+      jest.setSystemTime(new Date('2026-01-01T00:59:00Z'));
+      expect(await cached.authenticate(token)).toBe(first); // the same answer, not verified again
+      jest.setSystemTime(new Date('2026-01-01T01:00:01Z'));
+      await expect(cached.authenticate(token)).rejects.toBeInstanceOf(AuthenticationError);
+    });
+
+    it('in a bounded cache, least recently used dropped first', async () => {
+      const small = new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER, cacheSize: 2 });
+      const [a, b, c] = await Promise.all(['a', 'b', 'c'].map(async (u) => `Bearer ${await signDevToken(secret, u)}`));
+      const first = await small.authenticate(a);
+      const second = await small.authenticate(b);
+      expect(await small.authenticate(a)).toBe(first);
+      await small.authenticate(c);
+      expect(await small.authenticate(a)).toBe(first);
+      expect(await small.authenticate(b)).not.toBe(second);
+    });
+  });
+
   it('verifies sessionToken credentials with the identity provider, and caches the answer', async () => {
     let calls = 0;
     const server = await serve((req, res) => {
       calls++;
-      if (req.headers.authorization === 'Bearer good-session') return res.setHeader('content-type', 'application/json').end(JSON.stringify({ sub: 'frank' }));
+      if (req.headers.authorization === 'Bearer good-session')
+        return res.setHeader('content-type', 'application/json').end(JSON.stringify({ sub: 'frank' }));
       res.statusCode = 401;
       res.end();
     });
@@ -86,6 +129,41 @@ describe('Authenticator', () => {
       expect(await idp.authenticate('sessionToken good-session')).toEqual({ userId: 'frank' });
       expect(calls).toBe(1);
       await expect(idp.authenticate('sessionToken bad')).rejects.toBeInstanceOf(AuthenticationError);
+    } finally {
+      server.close();
+    }
+  });
+});
+
+describe('userinfo answers (sessionToken) are validated', () => {
+  it.each<[string, unknown, string | null]>([
+    ['a string id', { sub: 'gina' }, 'gina'],
+    ['a numeric id, taken as text', { sub: 42 }, '42'],
+    ['an array id', { sub: ['gina'] }, null],
+    ['an object id', { sub: { id: 'gina' } }, null],
+    ['an empty id', { sub: '' }, null],
+    ['no id', { name: 'Gina' }, null],
+    ['an array instead of an object', [{ sub: 'gina' }], null],
+    ['a negative or fractional number', { sub: -1.5 }, null],
+  ])('%s', async (_case, answer, expected) => {
+    const server = await serve((_req, res) => res.setHeader('content-type', 'application/json').end(JSON.stringify(answer)));
+    try {
+      const idp = new Authenticator({ jwtSecret: secret, userinfoUrl: `${url(server)}/userinfo` });
+      const result = idp.authenticate('sessionToken s-1');
+      if (expected === null) await expect(result).rejects.toBeInstanceOf(AuthenticationError);
+      else expect(await result).toEqual({ userId: expected });
+    } finally {
+      server.close();
+    }
+  });
+
+  it('takes an identity provider that answers no JSON as unavailable (503 at the gateway), not as a user', async () => {
+    const server = await serve((_req, res) => res.setHeader('content-type', 'text/html').end('<html>'));
+    try {
+      const idp = new Authenticator({ jwtSecret: secret, userinfoUrl: `${url(server)}/userinfo` });
+      const failure = await idp.authenticate('sessionToken s-1').catch((error: Error) => error);
+      expect(failure).toBeInstanceOf(Error);
+      expect(failure).not.toBeInstanceOf(AuthenticationError);
     } finally {
       server.close();
     }

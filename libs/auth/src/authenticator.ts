@@ -1,5 +1,6 @@
 import { webcrypto } from 'node:crypto';
 import { SignJWT, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { z } from 'zod';
 import type { Identity } from './internal-identity';
 
 /** Why a request could not be authenticated; the gateway answers 401 with this detail. */
@@ -18,13 +19,51 @@ export interface AuthenticatorOptions {
   userinfoUrl?: string;
   /** The field of the userinfo answer that holds the user id. */
   userinfoIdField?: string;
-  /** How long a verified credential is remembered (bounded cache, never past the token's own expiry). */
+  /** Longest lifetime a JWT may have (`exp` - `iat`, and `exp` - now), in seconds; longer-lived tokens are refused. */
+  maxTokenLifetimeS?: number;
+  /**
+   * How long a verified session token is remembered (the identity provider may revoke it meanwhile). A verified JWT
+   * is remembered until its own `exp`: its signature and claims cannot change before then.
+   */
   cacheTtlMs?: number;
+  /** How many verified credentials are remembered, least recently used dropped first (default 10,000). */
+  cacheSize?: number;
   fetchImpl?: typeof fetch;
 }
 
 export const DEV_ISSUER = 'udp-embedded';
-const USER_ID = /^[A-Za-z0-9._:@|-]{1,128}$/;
+/** Default for `maxTokenLifetimeS` (AUTH_MAX_TOKEN_LIFETIME_S): one day. */
+export const DEFAULT_MAX_TOKEN_LIFETIME_S = 24 * 3600;
+/** User ids as the gateway accepts them: no `/`, `%`, spaces or control characters, at most 128 characters. */
+export const USER_ID = /^[A-Za-z0-9._:@|-]{1,128}$/;
+/** Tolerated clock difference between the token issuer and us, in seconds. */
+const CLOCK_SKEW_S = 60;
+
+const NumericDate = z.number().finite().nonnegative();
+const StringOrStrings = z.union([z.string(), z.array(z.string())]);
+
+/**
+ * The claims of a JWT as we accept them (RFC 7519 types), checked after the signature: a subject that is not a
+ * user id (a number, an array, an object...) is refused, never coerced into one. `exp` is required.
+ */
+export const JwtClaims = z.looseObject({
+  sub: z.string({ error: 'sub must be a string' }).regex(USER_ID, 'sub is not a valid user id'),
+  exp: NumericDate,
+  iat: NumericDate.optional(),
+  nbf: NumericDate.optional(),
+  iss: z.string().optional(),
+  aud: StringOrStrings.optional(),
+  jti: z.string().optional(),
+});
+export type JwtClaims = z.infer<typeof JwtClaims>;
+
+/** The userinfo answer of the identity provider: an object whose id field is a user id (a number is taken as text). */
+export const userinfoSchema = (idField: string) =>
+  z.looseObject({
+    [idField]: z.union([z.string().regex(USER_ID), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String)]),
+  });
+
+const describeIssues = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || 'claims'}: ${i.message}`).join('; ');
 
 /**
  * Verifies `Authorization: Bearer <JWT>` and `Authorization: sessionToken <token>` (the scheme the mobile
@@ -38,7 +77,13 @@ export class Authenticator {
 
   constructor(private readonly options: AuthenticatorOptions) {
     if (options.jwtSecret) {
-      this.secret = webcrypto.subtle.importKey('raw', new TextEncoder().encode(options.jwtSecret), { name: 'HMAC', hash: 'SHA-256' }, false, ['verify']);
+      this.secret = webcrypto.subtle.importKey(
+        'raw',
+        new TextEncoder().encode(options.jwtSecret),
+        { name: 'HMAC', hash: 'SHA-256' },
+        false,
+        ['verify'],
+      );
     }
     if (options.jwksUrl) this.jwks = createRemoteJWKSet(new URL(options.jwksUrl));
     if (!this.secret && !this.jwks) throw new Error('Authenticator needs a JWT secret or a JWKS address');
@@ -49,10 +94,20 @@ export class Authenticator {
     const { scheme, token } = splitCredentials(authorization.trim(), tokenType);
     const cacheKey = `${scheme}\u0000${token}`;
     const cached = this.cache.get(cacheKey);
-    if (cached && cached.until > Date.now()) return cached.identity;
-    const { identity, expiresAt } =
-      scheme === 'bearer' ? await this.verifyJwt(token) : await this.verifySessionToken(token);
-    this.remember(cacheKey, identity, expiresAt);
+    if (cached) {
+      this.cache.delete(cacheKey);
+      if (cached.until > Date.now()) {
+        this.cache.set(cacheKey, cached);
+        return cached.identity;
+      }
+    }
+    const { identity, expiresAt } = scheme === 'bearer' ? await this.verifyJwt(token) : await this.verifySessionToken(token);
+    const ttl = this.options.cacheTtlMs ?? 60_000;
+    this.remember(
+      cacheKey,
+      identity,
+      scheme === 'bearer' || !this.options.userinfoUrl ? expiresAt : Math.min(Date.now() + ttl, expiresAt ?? Infinity),
+    );
     return identity;
   }
 
@@ -66,8 +121,15 @@ export class Authenticator {
     } catch (error) {
       throw new AuthenticationError(`invalid token: ${(error as Error).message}`);
     }
-    if (!payload.sub || !USER_ID.test(payload.sub)) throw new AuthenticationError('token has no valid subject');
-    return { identity: { userId: payload.sub }, expiresAt: payload.exp ? payload.exp * 1000 : undefined };
+    const claims = JwtClaims.safeParse(payload);
+    if (!claims.success) throw new AuthenticationError(`invalid token claims: ${describeIssues(claims.error)}`);
+    const { sub, exp, iat } = claims.data;
+    const max = this.options.maxTokenLifetimeS ?? DEFAULT_MAX_TOKEN_LIFETIME_S;
+    const now = Date.now() / 1000;
+    if ((iat !== undefined && exp - iat > max) || exp - now > max + CLOCK_SKEW_S) {
+      throw new AuthenticationError(`token lifetime exceeds the maximum of ${max} s`);
+    }
+    return { identity: { userId: sub }, expiresAt: exp * 1000 };
   }
 
   private async verifySessionToken(token: string): Promise<{ identity: Identity; expiresAt?: number }> {
@@ -85,17 +147,22 @@ export class Authenticator {
     }
     if (response.status === 401 || response.status === 403) throw new AuthenticationError('session token rejected');
     if (!response.ok) throw new Error(`identity provider answered ${response.status}`);
-    const body = (await response.json()) as Record<string, unknown>;
-    const id = body[this.options.userinfoIdField ?? 'sub'];
-    const userId = typeof id === 'number' ? String(id) : id;
-    if (typeof userId !== 'string' || !USER_ID.test(userId)) throw new AuthenticationError('session token has no valid user');
-    return { identity: { userId } };
+    let body: unknown;
+    try {
+      body = await response.json();
+    } catch {
+      throw new Error('identity provider answered with a body that is not JSON');
+    }
+    const idField = this.options.userinfoIdField ?? 'sub';
+    const parsed = userinfoSchema(idField).safeParse(body);
+    if (!parsed.success) throw new AuthenticationError('session token has no valid user');
+    return { identity: { userId: parsed.data[idField] as string } };
   }
 
-  private remember(key: string, identity: Identity, expiresAt?: number): void {
-    const ttl = this.options.cacheTtlMs ?? 60_000;
-    const until = Math.min(Date.now() + ttl, expiresAt ?? Number.MAX_SAFE_INTEGER);
-    if (this.cache.size >= 10_000) this.cache.delete(this.cache.keys().next().value!);
+  /** Bounded LRU of verified credentials; never kept past `until` (a credential without a known end is not kept). */
+  private remember(key: string, identity: Identity, until: number | undefined): void {
+    if (until === undefined || until <= Date.now()) return;
+    if (this.cache.size >= (this.options.cacheSize ?? 10_000)) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, { identity, until });
   }
 }
@@ -116,7 +183,7 @@ function splitCredentials(value: string, tokenType?: string): { scheme: 'bearer'
 }
 
 /** Signs a development token the embedded gateway accepts (`npm run token -- <userId>`). */
-export async function signDevToken(secret: string, userId: string, ttlSeconds = 30 * 24 * 3600): Promise<string> {
+export async function signDevToken(secret: string, userId: string, ttlSeconds = DEFAULT_MAX_TOKEN_LIFETIME_S): Promise<string> {
   if (!USER_ID.test(userId)) throw new Error(`user id must match ${USER_ID}`);
   return new SignJWT({})
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })

@@ -15,7 +15,10 @@ export interface Identity {
 export class InternalIdentity {
   private readonly key: Buffer;
 
-  constructor(secret: string, private readonly ttlMs = 60_000) {
+  constructor(
+    secret: string,
+    private readonly ttlMs = 60_000,
+  ) {
     this.key = Buffer.from(secret, 'utf8');
   }
 

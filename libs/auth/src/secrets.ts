@@ -6,7 +6,7 @@ import { join } from 'node:path';
  * A secret kept in DATA_DIR/secrets: created on first use (mode 0600), read afterwards, so every process
  * started on the same data directory agrees on it. Used only when the environment does not provide one.
  */
-export function fileSecret(dataDir: string, name: 'jwt-signing' | 'internal-identity'): string {
+export function fileSecret(dataDir: string, name: 'jwt-signing' | 'internal-identity' | 'export-callback' | `codops-${string}`): string {
   const dir = join(dataDir, 'secrets');
   const file = join(dir, `${name}.key`);
   try {

@@ -30,7 +30,10 @@ export function busContract(adapter: string, open: () => Promise<Bus>, patienceM
       const a: number[] = [];
       const b: number[] = [];
       await bus.subscribe(t, 'ga', async (m) => void a.push(m.value.n as number));
-      await bus.publish(t, [1, 2, 3].map((n) => ({ key: 'k', value: { n } })));
+      await bus.publish(
+        t,
+        [1, 2, 3].map((n) => ({ key: 'k', value: { n } })),
+      );
       await bus.subscribe(t, 'gb', async (m) => void b.push(m.value.n as number));
       await wait(() => a.length === 3 && b.length === 3, 'both groups');
       expect(a).toEqual([1, 2, 3]);
@@ -58,7 +61,10 @@ export function busContract(adapter: string, open: () => Promise<Bus>, patienceM
         attempts.push(m.value.n as number);
         if (m.value.n === 1 && failures++ < 2) throw new Error('transient');
       });
-      await bus.publish(t, [{ key: 'k', value: { n: 1 } }, { key: 'k', value: { n: 2 } }]);
+      await bus.publish(t, [
+        { key: 'k', value: { n: 1 } },
+        { key: 'k', value: { n: 2 } },
+      ]);
       await wait(() => attempts.includes(2), 'redelivery');
       expect(attempts.filter((n) => n === 1).length).toBeGreaterThanOrEqual(3);
       expect(attempts.indexOf(2)).toBeGreaterThan(attempts.lastIndexOf(1));
@@ -68,10 +74,16 @@ export function busContract(adapter: string, open: () => Promise<Bus>, patienceM
       const t = topic();
       const first: number[] = [];
       const consumer = await bus.subscribe(t, 'g', async (m) => void first.push(m.value.n as number));
-      await bus.publish(t, [1, 2].map((n) => ({ key: 'k', value: { n } })));
+      await bus.publish(
+        t,
+        [1, 2].map((n) => ({ key: 'k', value: { n } })),
+      );
       await wait(() => first.length === 2, 'first member');
       await consumer.stop();
-      await bus.publish(t, [3, 4].map((n) => ({ key: 'k', value: { n } })));
+      await bus.publish(
+        t,
+        [3, 4].map((n) => ({ key: 'k', value: { n } })),
+      );
       const second: number[] = [];
       await bus.subscribe(t, 'g', async (m) => void second.push(m.value.n as number));
       await wait(() => second.length === 2, 'second member');

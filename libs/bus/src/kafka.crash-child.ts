@@ -13,7 +13,10 @@ if (!topic || !groupId || brokers.length === 0) {
   process.exit(2);
 }
 const sessionTimeoutMs = Number(process.env.SESSION_TIMEOUT_MS ?? 6000);
-const bus = new KafkaBus(brokers, `crash-child-${process.pid}`, { sessionTimeoutMs, heartbeatIntervalMs: Math.floor(sessionTimeoutMs / 6) });
+const bus = new KafkaBus(brokers, `crash-child-${process.pid}`, {
+  sessionTimeoutMs,
+  heartbeatIntervalMs: Math.floor(sessionTimeoutMs / 6),
+});
 
 bus
   .subscribe(topic, groupId, async (message) => {

@@ -140,7 +140,11 @@ if (unavailable) {
         const live: number[] = [];
         await bus.subscribe(topic, 'g-live', async (m) => void live.push(m.value.n as number));
 
-        for (let n = 0; n < N; n += 10) await bus.publish(topic, Array.from({ length: 10 }, (_, i) => message(n + i)));
+        for (let n = 0; n < N; n += 10)
+          await bus.publish(
+            topic,
+            Array.from({ length: 10 }, (_, i) => message(n + i)),
+          );
         await waitUntil(() => new Set(live).size === N, 30_000, 'live consumer: messages before the restart');
 
         const t0 = Date.now();
@@ -148,7 +152,11 @@ if (unavailable) {
         const restartMs = Date.now() - t0;
 
         const t1 = Date.now();
-        for (let n = N; n < 2 * N; n += 10) await bus.publish(topic, Array.from({ length: 10 }, (_, i) => message(n + i)));
+        for (let n = N; n < 2 * N; n += 10)
+          await bus.publish(
+            topic,
+            Array.from({ length: 10 }, (_, i) => message(n + i)),
+          );
         const publishMs = Date.now() - t1;
 
         const all = Array.from({ length: 2 * N }, (_, n) => n);

@@ -8,20 +8,30 @@ export class ConfigError extends Error {
 const port = z.coerce.number().int().min(0).max(65535);
 const optionalUrl = z.string().trim().min(1).optional();
 
-/** Settings every app shares. Adapters are chosen by which of these are set (DESIGN.md "Two ways to run"). */
+/** Settings every app shares. Adapters are chosen by which of these are set (docs/architecture.md, "Two run modes"). */
 export const commonConfigSchema = z.object({
   PORT: port.optional(),
   HOST: z.string().default('0.0.0.0'),
   DATA_DIR: z.string().min(1).default('./data'),
   EVENTSTORE_URL: optionalUrl,
   MONGO_URL: optionalUrl,
-  MONGO_DB_PREFIX: z.string().regex(/^[a-zA-Z0-9_]+$/).default('udp'),
+  MONGO_DB_PREFIX: z
+    .string()
+    .regex(/^[a-zA-Z0-9_]+$/)
+    .default('udp'),
   KAFKA_BROKERS: z
     .string()
     .trim()
     .min(1)
-    .transform((s) => s.split(',').map((b) => b.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
+    )
     .optional(),
+  /** How soon Kafka hands a dead consumer's partitions to the rest of its group (broker allows 6000..1800000). */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6000).max(1_800_000).optional(),
   OTEL_EXPORTER_OTLP_ENDPOINT: optionalUrl,
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** Secret shared by the gateway and the services to sign the caller's identity; embedded: a file in DATA_DIR. */
@@ -29,7 +39,12 @@ export const commonConfigSchema = z.object({
   /** Longest wait for the read model to show an acknowledged write. */
   READ_YOUR_WRITES_TIMEOUT_MS: z.coerce.number().int().min(0).max(60000).default(5000),
   /** Largest accepted JSON body, in bytes. */
-  MAX_BODY_BYTES: z.coerce.number().int().min(1024).max(64 * 1024 * 1024).default(4 * 1024 * 1024),
+  MAX_BODY_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(64 * 1024 * 1024)
+    .default(4 * 1024 * 1024),
 });
 export type CommonConfig = z.infer<typeof commonConfigSchema>;
 

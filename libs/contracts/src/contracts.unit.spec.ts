@@ -8,7 +8,10 @@ describe('history contracts', () => {
   });
 
   it('refuse out-of-range and malformed values', () => {
-    expect(HistoryQuery.safeParse({ limit: '0' }).success).toBe(false);
+    expect(HistoryQuery.safeParse({ limit: '0' }).success).toBe(true); // 0: only the sync position
+    expect(HistoryQuery.safeParse({ limit: '-1' }).success).toBe(false);
+    expect(HistoryQuery.safeParse({ since: '12.bad+token' }).success).toBe(false);
+    for (const id of ['a\u0000', '\n', 'x\u007f']) expect(NewItem.safeParse({ item_id: id }).success).toBe(false);
     expect(HistoryQuery.safeParse({ limit: '1001' }).success).toBe(false);
     expect(HistoryQuery.safeParse({ after: '-1' }).success).toBe(false);
     expect(HistoryQuery.safeParse({ with_deleted: 'yes' }).success).toBe(false);
@@ -34,6 +37,19 @@ describe('OpenAPI document', () => {
     }
     expect(paths['/api/history/{id}']?.delete?.deprecated).toBe(true);
     expect(paths['/api/history/v2/{itemId}']?.delete).toBeDefined();
-    expect(Object.keys(doc.components?.schemas ?? {})).toEqual(expect.arrayContaining(['NewItem', 'Item', 'History', 'HistoryItemBatch', 'Positions', 'ProblemDetails']));
+    expect(Object.keys(doc.components?.schemas ?? {})).toEqual(
+      expect.arrayContaining(['NewItem', 'Item', 'History', 'HistoryItemBatch', 'Positions', 'ProblemDetails']),
+    );
+  });
+
+  it('documents the data-management operations, the public download without credentials', () => {
+    const paths = doc.paths ?? {};
+    expect(Object.keys(paths['/api/data/export'] ?? {}).sort()).toEqual(['delete', 'get', 'post']);
+    expect(paths['/api/data']?.delete?.responses).toHaveProperty('202');
+    expect(paths['/api/data/export/{key}']?.get).toBeDefined();
+    expect(paths['/api/data/export/{key}']?.delete).toBeDefined();
+    expect(paths['/api/data/export/public/{key}']?.get?.security).toEqual([]);
+    expect(paths['/api/data/erasure/{erasureId}']?.get).toBeDefined();
+    expect(Object.keys(doc.components?.schemas ?? {})).toEqual(expect.arrayContaining(['ExportRequest', 'ExportStatus', 'ErasureStatus']));
   });
 });

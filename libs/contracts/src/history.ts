@@ -1,4 +1,4 @@
-import { EpochMillis, queryBoolean, queryInteger } from './common';
+import { EpochMillis, businessId, pathInt32, queryBoolean, queryInteger } from './common';
 import { z } from './zod';
 
 /** Limits of the history API (documented in the README). */
@@ -9,7 +9,7 @@ export const HISTORY_LIMITS = {
   maxItemIdsPerQuery: 1000,
 } as const;
 
-const ItemId = z.string().min(1, 'item_id must not be empty').max(256, 'item_id is at most 256 characters');
+const ItemId = businessId('item_id');
 
 export const NewItem = z
   .object({
@@ -39,11 +39,33 @@ export const HistoryItemBatch = z
   .openapi('HistoryItemBatch');
 export type HistoryItemBatch = z.infer<typeof HistoryItemBatch>;
 
+/**
+ * A position in a user's change order (issue 9): `since=<sync_token>` answers every entry changed after it,
+ * whatever `date` its client sent. Opaque to clients; `0` is the beginning (the whole history).
+ */
+export const SYNC_TOKEN_PATTERN = /^[0-9]{1,15}(\.[A-Za-z0-9_-]{1,1400})?$/;
+export const SyncToken = z
+  .string()
+  .regex(SYNC_TOKEN_PATTERN, 'since must be a sync_token from a history answer (or 0 for the beginning)')
+  .openapi({
+    description:
+      'a sync_token from an earlier history answer (opaque), or 0 for the beginning: answers every entry changed after it, ' +
+      'tombstones included, in change order, whatever date its client sent',
+    example: '0',
+  });
+
 export const History = z
   .object({
     data: z.array(Item),
-    last_update: EpochMillis.openapi({ description: 'newest date in the history (0 when empty); sync with after=<last_update>' }),
+    last_update: EpochMillis.openapi({
+      description:
+        'newest date in the history (0 when empty); after=<last_update> misses entries written later with an older date: sync with since=<sync_token>',
+    }),
     next: z.string().optional().openapi({ description: 'query string (starting with ?) that continues this query' }),
+    sync_token: z.string().openapi({
+      description:
+        'position in the change order up to which this answer (with the pages before it) is complete; pass it as since= to get every later change',
+    }),
     total: z.number().int().openapi({ description: 'number of items returned' }),
   })
   .openapi('History');
@@ -56,11 +78,14 @@ export const HistoryQuery = z
   .object({
     after: queryInteger('after').optional(),
     before: queryInteger('before').optional(),
-    before_item_id: z.string().min(1).max(256).optional(),
+    before_item_id: businessId('before_item_id').optional(),
     limit: queryInteger('limit', HISTORY_LIMITS.maxPageSize)
-      .refine((n) => n >= 1, 'limit must be at least 1')
-      .optional(),
-    with_deleted: queryBoolean('with_deleted').optional(),
+      .optional()
+      .openapi({ description: `0 to ${HISTORY_LIMITS.maxPageSize}; 0 answers no entries, only last_update and sync_token` }),
+    since: SyncToken.optional(),
+    with_deleted: queryBoolean('with_deleted')
+      .optional()
+      .openapi({ description: 'also return deleted items (default: false; with since: true)' }),
   })
   .openapi('HistoryQuery');
 export type HistoryQuery = z.infer<typeof HistoryQuery>;
@@ -68,18 +93,18 @@ export type HistoryQuery = z.infer<typeof HistoryQuery>;
 export const PositionsQuery = HistoryQuery.extend({
   item_ids: z
     .string()
-    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+    .regex(/^[^\u0000-\u001f\u007f]*$/, 'item_ids must not contain control characters')
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
     .refine((ids) => ids.length <= HISTORY_LIMITS.maxItemIdsPerQuery, `at most ${HISTORY_LIMITS.maxItemIdsPerQuery} item ids`)
     .optional(),
   return_missing: queryBoolean('return_missing').optional(),
 }).openapi('PositionsQuery');
 export type PositionsQuery = z.infer<typeof PositionsQuery>;
 
-export const HistoryItemIdParam = z.object({ itemId: ItemId });
-export const HistoryTechnicalIdParam = z.object({
-  id: z
-    .string()
-    .regex(/^\d{1,10}$/, 'id must be an integer')
-    .transform(Number)
-    .refine((n) => n <= 2_147_483_647, 'id must be an int32'),
-});
+export const HistoryItemIdParam = z.object({ itemId: businessId('itemId') });
+export const HistoryTechnicalIdParam = z.object({ id: pathInt32('id') });

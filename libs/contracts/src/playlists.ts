@@ -1,4 +1,4 @@
-import { EpochMillis } from './common';
+import { EpochMillis, INT32_DIGITS, businessId, pathInt32 } from './common';
 import { z } from './zod';
 
 /**
@@ -35,13 +35,21 @@ const requiredText = (field: string, max: number) =>
     .min(1, { error: `${field} must not be empty`, abort: true })
     .max(max, { error: `${field} is at most ${max} characters`, abort: true });
 
-const idText = (field: string) =>
-  requiredText(field, PLAYLIST_LIMITS.maxIdLength).refine((s) => !/[\u0000-\u001f\u007f]/.test(s), `${field} must not contain control characters`);
+/** Ids follow the one business-id rule of the whole API (common.ts). */
+const idText = businessId;
 
 const MediaId = idText('media_id');
 const ItemId = idText('itemId');
+/** A business id, and not a reserved one: one pattern (with a lookahead), so the document states it too. */
 const BusinessId = (field: string) =>
-  idText(field).refine((s) => !(RESERVED_BUSINESS_IDS as readonly string[]).includes(s), `${field} "new" is reserved by POST /api/playlist/v3/new/bookmarks`);
+  z
+    .string({ error: (issue) => (issue.input === undefined ? `${field} is required` : `${field} must be a string`) })
+    .min(1, { error: `${field} must not be empty`, abort: true })
+    .max(PLAYLIST_LIMITS.maxIdLength, { error: `${field} is at most ${PLAYLIST_LIMITS.maxIdLength} characters`, abort: true })
+    .regex(
+      new RegExp(`^(?!(?:${RESERVED_BUSINESS_IDS.join('|')})$)[^\\u0000-\\u001f\\u007f]*$`),
+      `${field} must not contain control characters, and "${RESERVED_BUSINESS_IDS.join('", "')}" is reserved by POST /api/playlist/v3/new/bookmarks`,
+    );
 const PlaylistName = requiredText('name', PLAYLIST_LIMITS.maxNameLength).refine((s) => s.trim().length > 0, 'name must not be blank');
 const ClientDate = EpochMillis.optional().openapi({
   description: 'when the item was added (ms since the epoch); used only when earlier than the server time, which is the default',
@@ -83,7 +91,8 @@ export type NewMediaForPlaylistV3 = z.infer<typeof NewMediaForPlaylistV3>;
 /** Body of the bulk `PUT /api/playlist/v3/{businessId}/bookmarks`. */
 export const NewMediaForPlaylistV3List = z
   .array(NewMediaForPlaylistV3, {
-    error: (issue) => (issue.input === undefined ? 'a JSON array body is required' : 'the body must be a JSON array of NewMediaForPlaylistV3'),
+    error: (issue) =>
+      issue.input === undefined ? 'a JSON array body is required' : 'the body must be a JSON array of NewMediaForPlaylistV3',
   })
   .max(PLAYLIST_LIMITS.maxBulkItems, `at most ${PLAYLIST_LIMITS.maxBulkItems} items per request`)
   .openapi('NewMediaForPlaylistV3List');
@@ -182,12 +191,7 @@ export const PlaylistIdParam = z.object({ playlistId: idText('playlistId') });
 export const PlaylistIdParamOfDelete = z.object({ playlist_id: idText('playlist_id') });
 export const PlaylistBusinessIdParam = z.object({ playlistBusinessId: BusinessId('playlistBusinessId') });
 
-const int32Text = (field: string) =>
-  z
-    .string()
-    .regex(/^\d{1,10}$/, `${field} must be an integer`)
-    .transform(Number)
-    .refine((n) => n <= 2_147_483_647, `${field} must be an int32`);
+const int32Text = pathInt32;
 
 /** A bookmark's technical id in the path: v2 calls it `bookmarks_id`, v3 `bookmarkId`. */
 export const BookmarkIdParamV2 = z.object({ bookmarks_id: int32Text('bookmarks_id') });
@@ -202,14 +206,34 @@ const commaList = <T extends z.ZodType<unknown, string>>(field: string, item: T)
     .refine((parts) => parts.length <= PLAYLIST_LIMITS.maxIdsPerQuery, `at most ${PLAYLIST_LIMITS.maxIdsPerQuery} values in ${field}`)
     .pipe(z.array(item));
 
+/**
+ * The comma lists' rule as a pattern for the OpenAPI document: entries each an `item` or blank (blank ones
+ * are skipped), at least one `item`. (The most of maxIdsPerQuery entries is in the description: a bounded
+ * repetition makes the pattern too large for fuzzers to use.)
+ */
+const BLANK = '[\\u0009-\\u000d\\u0020\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+const ID_CHAR = '[^,\\u0000-\\u0020\\u007f\\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff]';
+const commaListPattern = (item: string, blank: string) => `^(?:${blank},)*${item}(?:,(?:${item}|${blank}))*$`;
+
 export const DeleteBookmarksQuery = z
   .object({
     ids: commaList('ids', int32Text('ids'))
       .optional()
-      .openapi({ type: 'string', description: 'comma-separated bookmark ids (int32)' }),
+      .openapi({
+        type: 'string',
+        pattern: commaListPattern(`${BLANK}*${INT32_DIGITS}${BLANK}*`, `${BLANK}*`),
+        description: `comma-separated bookmark ids (int32), at most ${PLAYLIST_LIMITS.maxIdsPerQuery}`,
+      }),
     mediaIds: commaList('mediaIds', idText('mediaIds'))
       .optional()
-      .openapi({ type: 'string', description: 'comma-separated item ids (business ids of the media)' }),
+      .openapi({
+        type: 'string',
+        pattern: commaListPattern(
+          `${BLANK}*${ID_CHAR}(?:[^,\\u0000-\\u001f\\u007f]{0,${PLAYLIST_LIMITS.maxIdLength - 2}}${ID_CHAR})?${BLANK}*`,
+          `${BLANK}*`,
+        ),
+        description: `comma-separated item ids (business ids of the media), at most ${PLAYLIST_LIMITS.maxIdsPerQuery}`,
+      }),
   })
   .openapi('DeleteBookmarksQuery', { description: 'neither: delete every bookmark; one or both: delete the bookmarks matching either' });
 export type DeleteBookmarksQuery = z.infer<typeof DeleteBookmarksQuery>;

@@ -25,7 +25,10 @@ export type PreferenceDocument = z.infer<typeof PreferenceDocument>;
 /** Body of POST `/api/preference/{key}/{path}`: the `payload` key is required (its value may be null). */
 export const PartialUpdate = z
   .object({
-    payload: z.unknown().refine((v) => v !== undefined, 'payload is required').openapi({ description: 'new value for the part under the path' }),
+    payload: z
+      .unknown()
+      .refine((v) => v !== undefined, 'payload is required')
+      .openapi({ description: 'new value for the part under the path' }),
   })
   .openapi('PartialUpdate');
 export type PartialUpdate = z.infer<typeof PartialUpdate>;
@@ -35,14 +38,37 @@ export type PreferenceKeys = z.infer<typeof PreferenceKeys>;
 
 export const PreferenceKeyParam = z.object({ key: z.string().min(1, 'key must not be empty') });
 
+/**
+ * The JSONPath expressions the API evaluates, as one regular expression (so the OpenAPI document states it):
+ * `$` then segments: `.name`, `.*`, `..name`, `..*`, `..[...]`, and brackets holding an index, `*`, a quoted
+ * name, a slice `start:end:step`, or a union of indexes. Filters (`[?...]`) and scripts (`[(...)]`) are
+ * refused, so no expression can run code; anything else malformed (`$[`) is refused instead of being
+ * half-read. Quoted names hold no quote, bracket, backslash or comma (the evaluator cannot read them).
+ */
+const NAME = '[A-Za-z0-9_\\-\\u00C0-\\uD7FF\\uE000-\\uFFFD]+';
+const QUOTED_CHARS = '[^\'"\\[\\]\\\\,;~^@%#()?`*\\u0000-\\u001f]*';
+const QUOTED = `(?:'${QUOTED_CHARS}'|"${QUOTED_CHARS}")`;
+const INDEX = '-?[0-9]{1,9}';
+const SLICE = `(?:${INDEX})?:(?:${INDEX})?(?::(?:${INDEX})?)?`;
+const BRACKET = `\\[(?:${QUOTED}|${SLICE}|\\*|${INDEX}(?:,${INDEX})*)\\]`;
+export const JSONPATH_PATTERN = new RegExp(`^\\$(?:\\.(?:${NAME}|\\*)|\\.\\.(?:${NAME}|\\*|${BRACKET})|${BRACKET})*$`);
+
+export const JsonPathExpression = z
+  .string()
+  .max(PREFERENCE_LIMITS.maxJsonPathLength, { error: `jsonpath is at most ${PREFERENCE_LIMITS.maxJsonPathLength} characters`, abort: true })
+  .regex(JSONPATH_PATTERN, {
+    error: (issue) =>
+      /\[\s*[?(]/.test(String(issue.input))
+        ? 'filter and script expressions are not supported'
+        : "invalid expression (supported: $, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j])",
+  });
+
 export const PreferenceQuery = z
   .object({
-    jsonpath: z
-      .string()
-      .min(1, 'jsonpath must not be empty')
-      .max(PREFERENCE_LIMITS.maxJsonPathLength, `jsonpath is at most ${PREFERENCE_LIMITS.maxJsonPathLength} characters`)
-      .optional()
-      .openapi({ description: 'JSONPath expression (no filter or script expressions); ignored when a {path} is given' }),
+    jsonpath: JsonPathExpression.optional().openapi({
+      description:
+        "JSONPath expression ($, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j]; no filter or script expressions); ignored when a {path} is given",
+    }),
   })
   .openapi('PreferenceQuery');
 export type PreferenceQuery = z.infer<typeof PreferenceQuery>;

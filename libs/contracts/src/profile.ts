@@ -6,13 +6,15 @@ export const PROFILE_PUBLIC_FIELDS = ['displayName', 'firstName', 'lastName', 'l
 export const ProfilePublicField = z.enum(PROFILE_PUBLIC_FIELDS, { message: `must be one of ${PROFILE_PUBLIC_FIELDS.join(', ')}` });
 export type ProfilePublicField = z.infer<typeof ProfilePublicField>;
 
+/** No control character, and at least one character that is not white space (JavaScript's `trim` set, spelled out). */
+const NAME_PATTERN =
+  /^[^\u0000-\u001f\u007f]*[^\u0000-\u0020\u007f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000-\u001f\u007f]*$/;
 const name = (field: string, max: number) =>
   z
     .string()
-    .trim()
-    .min(1, `${field} must not be empty (send null to clear it)`)
     .max(max, `${field} is at most ${max} characters`)
-    .refine((s) => !/[\u0000-\u001f\u007f]/.test(s), `${field} must not contain control characters`);
+    .regex(NAME_PATTERN, `${field} must not be blank (send null to clear it) nor contain control characters`)
+    .transform((s) => s.trim());
 
 /** BCP 47 language tag, e.g. `de`, `fr-CH`, `rm`. */
 const Language = z
@@ -20,16 +22,14 @@ const Language = z
   .regex(/^[A-Za-z]{2,3}(-[A-Za-z0-9]{2,8})*$/, 'language must be a BCP 47 language tag such as de or fr-CH')
   .max(35, 'language is at most 35 characters');
 
+/** An absolute http(s) URL: scheme, host name, optional port, then anything without white space or controls. */
 const AvatarUrl = z
   .string()
   .max(2048, 'avatarUrl is at most 2048 characters')
-  .refine((s) => {
-    try {
-      return ['https:', 'http:'].includes(new URL(s).protocol);
-    } catch {
-      return false;
-    }
-  }, 'avatarUrl must be an absolute http(s) URL');
+  .regex(
+    /^https?:\/\/[A-Za-z0-9](?:[A-Za-z0-9.-]{0,252})(?::[0-9]{1,5})?(?:[/?#][^\u0000-\u0020\u007f\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff]*)?$/,
+    'avatarUrl must be an absolute http(s) URL',
+  );
 
 /** The user's own profile. Fields the user never set are null. */
 export const Profile = z
@@ -74,7 +74,8 @@ export const UpdateProfileData = z
       .array(ProfilePublicField)
       .max(PROFILE_PUBLIC_FIELDS.length)
       .refine((fields) => new Set(fields).size === fields.length, 'publicFields must not repeat a field')
-      .optional(),
+      .optional()
+      .openapi({ uniqueItems: true }),
   })
   .openapi('UpdateProfileData');
 export type UpdateProfileData = z.infer<typeof UpdateProfileData>;
@@ -82,6 +83,9 @@ export type UpdateProfileData = z.infer<typeof UpdateProfileData>;
 export const PublicUserIdParam = z.object({
   publicUserId: z
     .string()
-    .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i, 'publicUserId must be a UUID version 4')
+    .regex(
+      /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-4[0-9a-fA-F]{3}-[89abAB][0-9a-fA-F]{3}-[0-9a-fA-F]{12}$/,
+      'publicUserId must be a UUID version 4',
+    )
     .transform((s) => s.toLowerCase()),
 });

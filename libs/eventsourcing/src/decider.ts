@@ -11,15 +11,51 @@ export interface Command<Type extends string = string, Data extends object = obj
   metadata: { now: number };
 }
 
+/**
+ * A command before its metadata is added, kept a discriminated union: `{ ...command, metadata }` of an
+ * `Unstamped<MyCommand>` is a `MyCommand` without a cast (a plain `Omit` would merge the union's members).
+ */
+export type Unstamped<C extends Command> = C extends Command ? Omit<C, 'metadata'> : never;
+
 /** Pure functions of an aggregate: no I/O, no clock, no randomness. */
 export interface Decider<C extends Command, E extends DomainEvent, S> {
   decide(command: C, state: S): E[];
   evolve(state: S, event: E): S;
   initialState(): S;
-  /** Folds events onto `from` (default: the initial state) at once; defaults to reducing with `evolve`. Must agree with it. */
-  fold?(events: E[], from?: S): S;
-  /** Maps a stored event (possibly of an older version) to the current shape; defaults to the identity. */
-  upcast?(type: string, data: Record<string, unknown>): E;
+  /**
+   * Folds `events` onto `from`: the initial state, a state remembered by the command handler's cache, or a
+   * snapshot. It never changes `from` (a cached state may be in use by another request) and agrees with reducing
+   * by `evolve`. Required, so no aggregate can silently fold from the initial state: build it with
+   * `foldByEvolve` or `copyOnWrite`.
+   */
+  fold(events: readonly E[], from: S): S;
+  /** Maps a stored event (possibly of an older version) to the current shape: the one way stored data becomes an `E`. */
+  upcast(type: string, data: Record<string, unknown>): E;
+}
+
+/** `fold` as a reduce over `evolve`: for aggregates whose state is small (a profile, a catalogue item). */
+export function foldByEvolve<S, E>(evolve: (state: S, event: E) => S): (events: readonly E[], from: S) => S {
+  return (events, from) => events.reduce(evolve, from);
+}
+
+/**
+ * `evolve` and `fold` of an aggregate whose state holds large collections (a user's history, playlists):
+ * `copy` makes a state the caller may change, `apply` changes it by one event. `fold` copies once for all its
+ * events; `evolve` (one event) copies each time, so a stream is always folded, never reduced by `evolve`.
+ *
+ * Why not immutable updates in `evolve` alone: each event would copy the collections, O(n²) over a stream.
+ * Measured (2026-11-23, the 2-core machine under load ~10), 10,000 history events of distinct items: reduce by a
+ * copying `evolve` 45 s, `fold` 3 ms.
+ */
+export function copyOnWrite<S, M extends S, E>(copy: (state: S) => M, apply: (state: M, event: E) => void) {
+  const fold = (events: readonly E[], from: S): S => {
+    if (events.length === 0) return from;
+    const state = copy(from);
+    for (const event of events) apply(state, event);
+    return state;
+  };
+  const evolve = (state: S, event: E): S => fold([event], state);
+  return { evolve, fold };
 }
 
 /** Domain errors carry a name; the HTTP layer maps names to status codes in one place. */

@@ -6,26 +6,35 @@ export interface MessagePublisher {
   publish(topic: string, messages: Array<{ key: string; value: Record<string, unknown>; headers?: Record<string, string> }>): Promise<void>;
 }
 
-export interface IntegrationPublisherOptions<M extends Record<string, unknown>> {
+/** What every change message carries: whose data changed, how (the event type), at which stream revision, when. */
+export interface ChangeMessage {
+  userId: string;
+  type: string;
+  revision: number;
+  occurredAt: number;
+}
+
+export interface IntegrationPublisherOptions<M extends ChangeMessage> {
   name: string;
   topic: string;
   streamPrefix: string;
   userIdOf(streamId: string): string;
-  /** The message for one event: ids and types only, never personal data. */
-  message(event: RecordedEvent, userId: string): M;
+  /** What a service's message adds to the common fields: ids only, never personal data. */
+  details?(event: RecordedEvent): Omit<M, keyof ChangeMessage>;
 }
 
 /**
- * Publishes an integration message per event of a service's streams for the data-management consumers,
- * keyed by user id. Checkpointed like a read model: at-least-once, in order per user.
+ * Publishes a change message per event of a service's streams for the data-management consumers, keyed by
+ * user id, with the event id as a header. Checkpointed like a read model: at-least-once, in order per user.
  */
-export function integrationPublisher<M extends Record<string, unknown>>(bus: MessagePublisher, options: IntegrationPublisherOptions<M>): Projection {
+export function integrationPublisher<M extends ChangeMessage>(bus: MessagePublisher, options: IntegrationPublisherOptions<M>): Projection {
   return {
     name: options.name,
     streamPrefixes: [options.streamPrefix],
     async apply(event) {
       const userId = options.userIdOf(event.streamId);
-      await bus.publish(options.topic, [{ key: userId, value: options.message(event, userId), headers: { 'event-id': event.id } }]);
+      const message = { userId, type: event.type, ...options.details?.(event), revision: event.revision, occurredAt: event.createdAt };
+      await bus.publish(options.topic, [{ key: userId, value: message, headers: { 'event-id': event.id } }]);
     },
   };
 }

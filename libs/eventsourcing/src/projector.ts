@@ -1,6 +1,7 @@
 import type { EventStore, RecordedEvent, Subscription } from '@udp/eventstore';
 import type { CheckpointStore } from '@udp/readmodel';
-import type { WarningLogger } from './command-handler';
+import type { WarningLogger } from './write-side';
+import { withEventTraceContext } from './trace-context';
 
 /** A projection turns events into read-model updates. `apply` must be idempotent. */
 export interface Projection {
@@ -14,10 +15,7 @@ interface Waiter {
   resolve: () => void;
 }
 
-/**
- * Follows the event store from the projection's checkpoint and applies every matching event in order.
- * It also tells the write side when its own append is visible ("read your writes").
- */
+/** How a projector retries a failed event, and where it reports. */
 export interface ProjectorOptions {
   /** First pause before retrying a failed event; doubles up to `maxRetryDelayMs`. */
   retryDelayMs?: number;
@@ -28,6 +26,10 @@ export interface ProjectorOptions {
   logger?: WarningLogger;
 }
 
+/**
+ * Follows the event store from the projection's checkpoint and applies every matching event in order.
+ * It also tells the write side when its own append is visible ("read your writes").
+ */
 export class Projector {
   private subscription: Subscription | null = null;
   private readonly applied = new Map<string, number>();
@@ -44,9 +46,8 @@ export class Projector {
 
   async start(): Promise<void> {
     const from = await this.checkpoints.load(this.projection.name);
-    this.subscription = this.store.subscribe(
-      { fromPosition: from ?? undefined, streamPrefixes: this.projection.streamPrefixes },
-      (event) => this.applyWithRetries(event),
+    this.subscription = this.store.subscribe({ fromPosition: from ?? undefined, streamPrefixes: this.projection.streamPrefixes }, (event) =>
+      this.applyWithRetries(event),
     );
     await this.subscription.caughtUp();
   }
@@ -60,7 +61,7 @@ export class Projector {
     const base = this.options.retryDelayMs ?? 100;
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.projection.apply(event);
+        await withEventTraceContext(event, () => this.projection.apply(event));
         await this.checkpoints.save(this.projection.name, event.position);
         this.failure = null;
         this.markApplied(event);
@@ -84,12 +85,31 @@ export class Projector {
     return new Promise<boolean>((resolve) => {
       const timer = setTimeout(() => {
         const list = this.waiters.get(streamId) ?? [];
-        this.waiters.set(streamId, list.filter((w) => w !== waiter));
+        this.waiters.set(
+          streamId,
+          list.filter((w) => w !== waiter),
+        );
         resolve(false);
       }, timeoutMs);
-      const waiter: Waiter = { revision, resolve: () => { clearTimeout(timer); resolve(true); } };
+      const waiter: Waiter = {
+        revision,
+        resolve: () => {
+          clearTimeout(timer);
+          resolve(true);
+        },
+      };
       this.waiters.set(streamId, [...(this.waiters.get(streamId) ?? []), waiter]);
     });
+  }
+
+  /** Resolves once every event stored before the call was applied. */
+  async caughtUp(): Promise<void> {
+    await this.subscription?.caughtUp();
+  }
+
+  /** Forgets what was applied of a stream (erased): a stream started afresh is waited for from revision 0. */
+  forget(streamId: string): void {
+    this.applied.delete(streamId);
   }
 
   healthy(): boolean {

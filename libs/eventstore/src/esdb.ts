@@ -1,7 +1,16 @@
 import type { KurrentDBClient, ResolvedEvent } from '@kurrent/kurrentdb-client';
 import {
-  type AppendResult, type EventHandler, type EventStore, type EventToAppend, type ExpectedRevision,
-  type ReadStreamOptions, type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
+  type AppendResult,
+  type EventHandler,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type StreamRead,
+  type Subscription,
+  type SubscriptionOptions,
+  StoreUnavailableError,
   WrongExpectedRevisionError,
 } from './port';
 
@@ -12,6 +21,13 @@ import {
  */
 // Required when the adapter is used, not at import: the client costs start-up time the embedded mode need not pay.
 const kurrent = () => require('@kurrent/kurrentdb-client') as typeof import('@kurrent/kurrentdb-client');
+
+/** The server cannot be reached (nothing was sent): a 503 for the request, not a 500. */
+function unavailable(error: unknown): unknown {
+  return error instanceof kurrent().UnavailableError
+    ? new StoreUnavailableError('event store', (error as Error).message, { cause: error })
+    : error;
+}
 
 export class EsdbEventStore implements EventStore {
   private readonly client: KurrentDBClient;
@@ -26,13 +42,16 @@ export class EsdbEventStore implements EventStore {
     const events: RecordedEvent[] = [];
     const from = options.fromRevision ?? 0;
     try {
-      for await (const resolved of this.client.readStream(streamId, { fromRevision: from > 0 ? BigInt(from) : START, direction: 'forwards' })) {
+      for await (const resolved of this.client.readStream(streamId, {
+        fromRevision: from > 0 ? BigInt(from) : START,
+        direction: 'forwards',
+      })) {
         const recorded = toRecorded(resolved);
         if (recorded) events.push(recorded);
       }
     } catch (error) {
       if (error instanceof StreamNotFoundError) return { revision: -1, events: [] };
-      throw error;
+      throw unavailable(error);
     }
     // Nothing from `from` on: the stream ends just before it (it exists, or a read from 0 would have thrown).
     return { revision: events.length ? events[events.length - 1].revision : from - 1, events };
@@ -53,16 +72,50 @@ export class EsdbEventStore implements EventStore {
         const actual = typeof error.actualState === 'bigint' ? Number(error.actualState) : -1;
         throw new WrongExpectedRevisionError(streamId, expected, actual);
       }
-      throw error;
+      throw unavailable(error);
     }
   }
 
+  /**
+   * A soft delete, not a tombstone: a tombstoned stream can never be written again, but an erased user who comes
+   * back must start afresh under the same stream name. Reads then find nothing and an append with `no_stream`
+   * recreates the stream (its revisions continue after the old ones). The old events stay in the server's
+   * files until the next scavenge (so do a tombstone's): operators schedule scavenges (docs/erasure.md). Until
+   * then `$all` still holds them, so `subscribe` skips every event below its stream's truncate-before.
+   */
   async deleteStream(streamId: string): Promise<void> {
     const { StreamNotFoundError } = kurrent();
     try {
       await this.client.deleteStream(streamId);
     } catch (error) {
       if (!(error instanceof StreamNotFoundError)) throw error;
+    }
+  }
+
+  /** A filtered read of `$all` (the server scans its log): erasure is rare, and no index by prefix exists. */
+  async listStreams(prefix: string): Promise<string[]> {
+    const { START, streamNameFilter } = kurrent();
+    const seen = new Set<string>();
+    for await (const resolved of this.client.readAll({ fromPosition: START, filter: streamNameFilter({ prefixes: [prefix] }) })) {
+      const id = resolved.event?.streamId;
+      if (id && id.startsWith(prefix)) seen.add(id);
+    }
+    const existing: string[] = [];
+    for (const id of seen) if ((await this.readStream(id)).revision >= 0) existing.push(id);
+    return existing;
+  }
+
+  /** Events below this revision were deleted (soft delete sets the stream's truncate-before); 0 when none. */
+  private async truncatedBefore(streamId: string): Promise<number> {
+    try {
+      const { metadata } = await this.client.getStreamMetadata(streamId);
+      // A soft-deleted stream not yet written again has its truncate-before at the end (or at the highest number).
+      const tb = metadata?.truncateBefore;
+      if (tb === undefined || tb === kurrent().START) return 0;
+      return tb === kurrent().END ? Number.MAX_SAFE_INTEGER : Number(tb);
+    } catch (error) {
+      if (error instanceof kurrent().StreamNotFoundError) return 0;
+      throw error;
     }
   }
 
@@ -73,6 +126,18 @@ export class EsdbEventStore implements EventStore {
       fromPosition: from === undefined ? START : { commit: from, prepare: from },
       filter: streamNameFilter({ prefixes: options.streamPrefixes }),
     });
+    // Truncate-before by stream, read once per stream per subscription: only a replay (a new subscription from
+    // an older position) can meet deleted events, and a new subscription reads the metadata afresh.
+    const truncated = new Map<string, number>();
+    const isDeleted = async (event: RecordedEvent) => {
+      let tb = truncated.get(event.streamId);
+      if (tb === undefined) {
+        tb = await this.truncatedBefore(event.streamId);
+        if (truncated.size >= 10_000) truncated.clear();
+        truncated.set(event.streamId, tb);
+      }
+      return event.revision < tb;
+    };
     let failure: unknown = null;
     let caughtUp = false;
     const caughtUpWaiters: Array<() => void> = [];
@@ -84,7 +149,9 @@ export class EsdbEventStore implements EventStore {
       try {
         for await (const resolved of stream) {
           const recorded = toRecorded(resolved);
-          if (recorded && options.streamPrefixes.some((p) => recorded.streamId.startsWith(p))) await handler(recorded);
+          if (!recorded || !options.streamPrefixes.some((p) => recorded.streamId.startsWith(p))) continue;
+          if (await isDeleted(recorded)) continue;
+          await handler(recorded);
         }
       } catch (error) {
         failure = error;

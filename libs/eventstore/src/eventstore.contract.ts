@@ -31,13 +31,21 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       await store.appendToStream(s, [event('C', { n: 3 })], { expectedRevision: 1 });
       const read = await store.readStream(s);
       expect(read.revision).toBe(2);
-      expect(read.events.map((e) => [e.type, e.revision, e.data.n])).toEqual([['A', 0, 1], ['B', 1, 2], ['C', 2, 3]]);
+      expect(read.events.map((e) => [e.type, e.revision, e.data.n])).toEqual([
+        ['A', 0, 1],
+        ['B', 1, 2],
+        ['C', 2, 3],
+      ]);
       expect(read.events.every((e) => e.streamId === s)).toBe(true);
     });
 
     it('reads a stream from a revision on, still naming its last revision', async () => {
       const s = stream('from');
-      await store.appendToStream(s, ['A', 'B', 'C'].map((t) => event(t)), { expectedRevision: 'no_stream' });
+      await store.appendToStream(
+        s,
+        ['A', 'B', 'C'].map((t) => event(t)),
+        { expectedRevision: 'no_stream' },
+      );
       const tail = await store.readStream(s, { fromRevision: 1 });
       expect([tail.revision, tail.events.map((e) => e.type)]).toEqual([2, ['B', 'C']]);
       const none = await store.readStream(s, { fromRevision: 3 });
@@ -47,7 +55,9 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
     it('refuses an append on a wrong expected revision and writes nothing', async () => {
       const s = stream('occ');
       await store.appendToStream(s, [event('A')], { expectedRevision: 'no_stream' });
-      await expect(store.appendToStream(s, [event('B')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+      await expect(store.appendToStream(s, [event('B')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(
+        WrongExpectedRevisionError,
+      );
       await expect(store.appendToStream(s, [event('B')], { expectedRevision: 5 })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
       expect((await store.readStream(s)).events.map((e) => e.type)).toEqual(['A']);
     });
@@ -88,12 +98,67 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       expect(read.metadata).toEqual({ correlationId: 'c-1' });
     });
 
-    it('deletes a stream: nothing of it can be read afterwards', async () => {
+    it('deletes a stream: nothing of it can be read afterwards, other streams untouched', async () => {
       const s = stream('erase');
+      const other = stream('keep');
       await store.appendToStream(s, [event('A'), event('B')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(other, [event('K')], { expectedRevision: 'no_stream' });
       await store.deleteStream(s);
-      expect((await store.readStream(s)).events).toEqual([]);
+      expect(await store.readStream(s)).toEqual({ revision: -1, events: [] });
+      expect(await store.readStream(s, { fromRevision: 1 })).toEqual({ revision: -1, events: [] });
+      expect((await store.readStream(other)).events.map((e) => e.type)).toEqual(['K']);
+      await store.deleteStream(s); // again: no error
       await store.deleteStream(stream('never-existed'));
+    });
+
+    it('starts a deleted stream afresh on the next write (no_stream), without its old events', async () => {
+      const s = stream('reborn');
+      await store.appendToStream(s, [event('Old1'), event('Old2'), event('Old3')], { expectedRevision: 'no_stream' });
+      await store.deleteStream(s);
+      const first = await store.appendToStream(s, [event('New1')], { expectedRevision: 'no_stream' });
+      const read = await store.readStream(s);
+      expect(read.events.map((e) => e.type)).toEqual(['New1']);
+      // Revisions may continue after the deleted ones (KurrentDB) or restart (SQLite): only their order is promised.
+      expect(read.revision).toBe(first.nextRevision);
+      await store.appendToStream(s, [event('New2')], { expectedRevision: read.revision });
+      await expect(store.appendToStream(s, [event('X')], { expectedRevision: 'no_stream' })).rejects.toBeInstanceOf(
+        WrongExpectedRevisionError,
+      );
+      expect((await store.readStream(s)).events.map((e) => e.type)).toEqual(['New1', 'New2']);
+    });
+
+    it('lists the existing streams with a prefix, not deleted ones nor other prefixes', async () => {
+      const prefix = `list${randomUUID().replace(/-/g, '')}-`;
+      for (const name of ['a', 'b', 'c']) await store.appendToStream(`${prefix}${name}`, [event('A')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(`${prefix.slice(0, -1)}x`, [event('A')], { expectedRevision: 'no_stream' });
+      await store.deleteStream(`${prefix}b`);
+      expect((await store.listStreams(prefix)).sort()).toEqual([`${prefix}a`, `${prefix}c`]);
+      expect(await store.listStreams(`${prefix}zz`)).toEqual([]);
+    });
+
+    it("never delivers a deleted stream's events again, not even to a subscription from the start", async () => {
+      const prefix = `gone${randomUUID().replace(/-/g, '')}`;
+      const erased = `${prefix}-erased`;
+      const kept = `${prefix}-kept`;
+      await store.appendToStream(erased, [event('E1'), event('E2')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(kept, [event('K1')], { expectedRevision: 'no_stream' });
+      const live: string[] = [];
+      const following = store.subscribe({ streamPrefixes: [prefix] }, async (e) => void live.push(e.type));
+      await following.caughtUp();
+      await store.deleteStream(erased);
+      await store.appendToStream(erased, [event('N1')], { expectedRevision: 'no_stream' });
+      await waitUntil(() => live.includes('N1'));
+      expect(live).toEqual(['E1', 'E2', 'K1', 'N1']);
+      await following.stop();
+
+      const replayed: string[] = [];
+      const fromStart = store.subscribe(
+        { streamPrefixes: [prefix] },
+        async (e) => void replayed.push(`${e.type}@${e.streamId === erased ? 'erased' : 'kept'}`),
+      );
+      await fromStart.caughtUp();
+      expect(replayed).toEqual(['K1@kept', 'N1@erased']);
+      await fromStart.stop();
     });
 
     it('delivers matching events of all streams in global order, from a position, catching up then live', async () => {

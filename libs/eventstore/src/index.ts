@@ -2,3 +2,4 @@ export * from './port';
 export { MemoryEventStore } from './memory';
 export { SqliteEventStore } from './sqlite';
 export { EsdbEventStore } from './esdb';
+export * from './snapshot-store';

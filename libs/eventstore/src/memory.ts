@@ -1,9 +1,18 @@
 import { randomUUID } from 'node:crypto';
 import { PollingSubscription } from './polling-subscription';
 import {
-  type AppendResult, type EventHandler, type EventStore, type EventToAppend, type ExpectedRevision,
-  type ReadStreamOptions, type RecordedEvent, type StreamRead, type Subscription, type SubscriptionOptions,
-  WrongExpectedRevisionError, revisionMatches,
+  type AppendResult,
+  type EventHandler,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type StreamRead,
+  type Subscription,
+  type SubscriptionOptions,
+  WrongExpectedRevisionError,
+  revisionMatches,
 } from './port';
 
 /** In-memory event store for tests. Same semantics as the durable adapters, nothing survives the process. */
@@ -36,8 +45,14 @@ export class MemoryEventStore implements EventStore {
       revision += 1;
       this.lastPosition += 1n;
       const recorded: RecordedEvent = {
-        id: e.id ?? randomUUID(), streamId, revision, position: this.lastPosition, type: e.type,
-        data: structuredClone(e.data), metadata: structuredClone(e.metadata ?? {}), createdAt: now,
+        id: e.id ?? randomUUID(),
+        streamId,
+        revision,
+        position: this.lastPosition,
+        type: e.type,
+        data: structuredClone(e.data),
+        metadata: structuredClone(e.metadata ?? {}),
+        createdAt: now,
       };
       existing.push(recorded);
       this.log.push(recorded);
@@ -52,10 +67,18 @@ export class MemoryEventStore implements EventStore {
     for (let i = this.log.length - 1; i >= 0; i--) if (this.log[i].streamId === streamId) this.log.splice(i, 1);
   }
 
+  async listStreams(prefix: string): Promise<string[]> {
+    return [...this.streams.keys()].filter((id) => id.startsWith(prefix));
+  }
+
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
     const sub = new PollingSubscription(
       options,
-      (after, limit) => this.log.filter((e) => after === undefined || e.position > after).slice(0, limit).map((e) => structuredClone(e)),
+      (after, limit) =>
+        this.log
+          .filter((e) => after === undefined || e.position > after)
+          .slice(0, limit)
+          .map((e) => structuredClone(e)),
       handler,
       () => this.subscriptions.delete(sub),
     );

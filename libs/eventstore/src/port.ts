@@ -59,8 +59,14 @@ export interface Subscription {
 export interface EventStore {
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StreamRead>;
   appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
-  /** Removes the stream and its events; reading it afterwards finds nothing. */
+  /**
+   * Removes the stream and its events (user-data erasure): reading it afterwards finds nothing, a new append
+   * with `no_stream` starts it afresh, and no subscription delivers its old events again, even from the start.
+   * Deleting a stream that does not exist is no error.
+   */
   deleteStream(streamId: string): Promise<void>;
+  /** Ids of the streams that exist (not deleted) and start with `prefix`, in no particular order. */
+  listStreams(prefix: string): Promise<string[]>;
   /** Catch-up subscription to all streams matching the prefixes, in global order. Handler errors stop it. */
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription;
   /** True when the store answers. */
@@ -84,4 +90,20 @@ export function revisionMatches(expected: ExpectedRevision, actual: number): boo
   if (expected === 'any') return true;
   if (expected === 'no_stream') return actual === -1;
   return expected === actual;
+}
+
+/**
+ * A store a request needs cannot be used now (down, unreachable, its file gone): the HTTP layer answers 503
+ * with Retry-After, naming `part`. Nothing was stored for the request that got it.
+ */
+export class StoreUnavailableError extends Error {
+  override readonly name = 'StoreUnavailableError';
+  constructor(
+    /** Which part: 'event store', 'read models', 'bus'. */
+    readonly part: string,
+    detail: string,
+    options?: { cause?: unknown },
+  ) {
+    super(`${part} unavailable: ${detail}`, options);
+  }
 }

@@ -11,7 +11,13 @@ export interface AppendRequest {
 }
 
 export type AppendOutcome =
-  | { ok: true; nextRevision: number; position: bigint }
+  | {
+      ok: true;
+      nextRevision: number;
+      position: bigint;
+      /** Set when this append stored its events now (not a retry of one already stored): at `createdAt`, ending at `position`. */
+      stored?: { createdAt: number };
+    }
   | { ok: false; wrongRevision?: { expected: number | 'no_stream' | 'any'; actual: number }; message: string };
 
 export type WriterCommand = { type: 'append'; batch: AppendRequest[] } | { type: 'delete'; streamId: string };
@@ -32,15 +38,24 @@ export function sqliteWriter(): void {
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
+  // Erasure: deleted rows are overwritten with zeros in the file, not just unlinked (see 'delete' below).
+  db.pragma('secure_delete = ON');
   const streamRevision = db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?');
   const findEvent = db.prepare<[string, string], { position: number }>('SELECT position FROM events WHERE stream_id = ? AND event_id = ?');
-  const insert = db.prepare('INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)');
-  const setRevision = db.prepare('INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision');
+  const insert = db.prepare(
+    'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  );
+  const setRevision = db.prepare(
+    'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
+  );
   const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
   const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
 
   class WrongRevision extends Error {
-    constructor(readonly expected: AppendRequest['expectedRevision'], readonly actual: number) {
+    constructor(
+      readonly expected: AppendRequest['expectedRevision'],
+      readonly actual: number,
+    ) {
       super(`expected revision ${String(expected)}, actual ${actual}`);
     }
   }
@@ -59,10 +74,12 @@ export function sqliteWriter(): void {
     const now = Date.now();
     for (const e of events) {
       revision += 1;
-      position = BigInt(insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid);
+      position = BigInt(
+        insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid,
+      );
     }
     setRevision.run(streamId, revision);
-    return { ok: true, nextRevision: revision, position };
+    return { ok: true, nextRevision: revision, position, stored: { createdAt: now } };
   };
 
   parentPort!.on('message', (request: WriterRequest) => {
@@ -72,6 +89,25 @@ export function sqliteWriter(): void {
           deleteEvents.run(request.streamId);
           deleteStream.run(request.streamId);
         }).immediate();
+        // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and
+        // truncate the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of
+        // a read makes the checkpoint report busy; it is tried again (busy_timeout waits too).
+        // Bounded in time, not in tries: on a loaded machine one second of tries was not always enough. Still busy
+        // after that, the deletion is reported as failed, so an erasure is never confirmed with bytes left behind.
+        const until = Date.now() + 15_000;
+        let busy = true;
+        while (busy && Date.now() < until) {
+          const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+          busy = result !== undefined && result.busy !== 0;
+          if (busy) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+        }
+        if (busy) {
+          parentPort!.postMessage({
+            id: request.id,
+            failure: 'the WAL could not be truncated after the deletion (readers kept it busy)',
+          } satisfies WriterReply);
+          return;
+        }
         parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
         return;
       }

@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdtempSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { eventStoreContract } from './eventstore.contract';
+import { StoreUnavailableError } from './port';
 import { SqliteEventStore } from './sqlite';
+import type { RecordedEvent } from './port';
 
 const dir = mkdtempSync(join(tmpdir(), 'udp-sqlite-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -26,7 +28,9 @@ describe('SqliteEventStore group commit', () => {
   it('commits concurrent appends together, each with its own revision check', async () => {
     const store = new SqliteEventStore(join(dir, 'group.sqlite'));
     const appends = Array.from({ length: 50 }, (_, i) =>
-      store.appendToStream(`g-${i % 10}`, [{ id: randomUUID(), type: 'A', data: { i } }], { expectedRevision: i < 10 ? 'no_stream' : 'any' }),
+      store.appendToStream(`g-${i % 10}`, [{ id: randomUUID(), type: 'A', data: { i } }], {
+        expectedRevision: i < 10 ? 'no_stream' : 'any',
+      }),
     );
     // Refused in the same batch: these streams were created a moment earlier in it.
     const refused = Array.from({ length: 5 }, (_, i) =>
@@ -47,5 +51,97 @@ describe('SqliteEventStore group commit', () => {
     const reopened = new SqliteEventStore(file);
     expect((await reopened.readStream('c-1')).events).toHaveLength(1);
     await reopened.close();
+  });
+});
+
+describe('SqliteEventStore when its file is taken away while open', () => {
+  const append = (store: SqliteEventStore, id = randomUUID()) =>
+    store.appendToStream('f-1', [{ id, type: 'A', data: {} }], { expectedRevision: 'any' });
+
+  it.each([
+    ['removed with its directory (DATA_DIR removed)', (file: string) => rmSync(dirname(file), { recursive: true, force: true })],
+    [
+      'replaced by another file',
+      (file: string) => {
+        copyFileSync(file, `${file}.new`);
+        renameSync(`${file}.new`, file);
+      },
+    ],
+    ['overwritten in place', (file: string) => writeFileSync(file, 'x'.repeat(8192))],
+  ])('refuses appends and fails its ping once the file is %s', async (_how, takeAway) => {
+    const file = join(dir, randomUUID(), 'events.sqlite');
+    const store = new SqliteEventStore(file);
+    await append(store);
+    expect(await store.ping()).toBe(true);
+    takeAway(file);
+    expect(await store.ping()).toBe(false);
+    await expect(append(store)).rejects.toBeInstanceOf(StoreUnavailableError);
+    await expect(store.deleteStream('f-1')).rejects.toBeInstanceOf(StoreUnavailableError);
+    await store.close();
+  });
+});
+
+describe('SqliteEventStore erasure', () => {
+  /** Every byte of the database, its WAL and its shared-memory index, as latin1 text to search in. */
+  const fileBytes = (file: string) =>
+    ['', '-wal', '-shm'].map((suffix) => (existsSync(file + suffix) ? readFileSync(file + suffix).toString('latin1') : '')).join('\n');
+
+  it("leaves none of a deleted stream's bytes in the database file or its WAL, while open and after close", async () => {
+    const file = join(dir, 'erasure.sqlite');
+    const store = new SqliteEventStore(file);
+    const secret = `erasee${randomUUID().replace(/-/g, '')}`;
+    const keeper = `keeper${randomUUID().replace(/-/g, '')}`;
+    // Interleaved in several commits, so that both streams share pages and the WAL holds many versions of them.
+    for (let batch = 0; batch < 5; batch++) {
+      const items = (owner: string) =>
+        Array.from({ length: 40 }, (_, i) => ({
+          id: randomUUID(),
+          type: 'A',
+          data: { item: `${owner}-item-${batch * 40 + i}`, pad: 'x'.repeat(100) },
+        }));
+      await store.appendToStream(`s-${secret}`, items(secret), { expectedRevision: 'any' });
+      await store.appendToStream(`s-${keeper}`, items(keeper), { expectedRevision: 'any' });
+    }
+    expect(fileBytes(file)).toContain(secret);
+    await store.deleteStream(`s-${secret}`);
+    expect(fileBytes(file)).not.toContain(secret);
+    expect(fileBytes(file)).toContain(keeper);
+    expect((await store.readStream(`s-${keeper}`)).events).toHaveLength(200);
+    await store.close();
+    expect(fileBytes(file)).not.toContain(secret);
+  });
+});
+
+describe('SqliteEventStore live subscriptions', () => {
+  it('deliver what a read gives back, in order, once each, refused and repeated appends included', async () => {
+    const store = new SqliteEventStore(join(dir, 'live.sqlite'));
+    const live: RecordedEvent[] = [];
+    await store.appendToStream('l-0', [{ id: randomUUID(), type: 'A', data: { first: true } }], { expectedRevision: 'no_stream' });
+    const sub = store.subscribe({ streamPrefixes: ['l-'] }, async (e) => void live.push(e));
+    await sub.caughtUp();
+    const retried = { id: randomUUID(), type: 'R', data: { undefinedDropped: undefined, nested: { a: [1, 2] } } };
+    await Promise.allSettled([
+      ...Array.from({ length: 20 }, (_, i) =>
+        store.appendToStream(
+          `l-${1 + (i % 4)}`,
+          [
+            { id: randomUUID(), type: 'A', data: { i } },
+            { id: randomUUID(), type: 'B', data: { i } },
+          ],
+          { expectedRevision: 'any' },
+        ),
+      ),
+      store.appendToStream('l-0', [{ id: randomUUID(), type: 'X', data: {} }], { expectedRevision: 'no_stream' }), // refused
+      store.appendToStream('l-9', [retried], { expectedRevision: 'any' }),
+      store.appendToStream('l-9', [retried], { expectedRevision: 'any' }), // the same event again: stored once
+    ]);
+    await sub.caughtUp();
+    const readBack: RecordedEvent[] = [];
+    const fresh = store.subscribe({ streamPrefixes: ['l-'] }, async (e) => void readBack.push(e));
+    await fresh.caughtUp();
+    expect(live).toEqual(readBack);
+    expect(live).toHaveLength(1 + 40 + 1);
+    expect(live.map((e) => e.position)).toEqual([...live.map((e) => e.position)].sort((a, b) => (a < b ? -1 : 1)));
+    await store.close();
   });
 });

@@ -1,12 +1,15 @@
 import express, { type Express, type Request, type RequestHandler, type Response, type NextFunction } from 'express';
-import { AuthenticationError, IDENTITY_HEADER, type Authenticator, type InternalIdentity } from '@udp/auth';
-import { buildOpenApiDocument } from '@udp/contracts';
-import { errorHandler, HttpError, notFoundHandler, requestContext, unauthorized } from '@udp/http-kit';
+import { AuthenticationError, IDENTITY_HEADER, type Authenticator, type Identity, type InternalIdentity } from '@udp/auth';
+import { buildAsyncApiDocument, buildOpenApiDocument } from '@udp/contracts';
+import { errorHandler, HttpError, notFoundHandler, rejectUndecodablePath, requestContext, sendProblem, unauthorized } from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
 import { docsPage } from './docs-page';
-import { dispatchInProcess, forward, serviceAnswers } from './proxy';
+import { checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
+import { dispatchInProcess, forward, serviceHealth, upstreamMs } from './proxy';
 
 export interface ServiceRoute {
+  /** The service's name in /health/ (default: its first prefix). */
+  name?: string;
   /** Path prefixes this service owns, e.g. ['/api/history']. */
   prefixes: string[];
   url: string;
@@ -22,6 +25,8 @@ export interface GatewayOptions {
   identity: InternalIdentity;
   logger: Logger;
   upstreamTimeoutMs?: number;
+  /** Routes the gateway serves itself (e.g. `/api/v1/{codops}/{endpoint}`), before the services' prefixes. */
+  routers?: RequestHandler[];
 }
 
 /**
@@ -33,35 +38,64 @@ export function createGateway(options: GatewayOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestContext(logger));
+  // The gateway's access line also says how long the service took (`upstream_ms`), when one was called.
+  app.use(
+    requestContext(logger, {
+      accessFields: (res) => {
+        const ms = upstreamMs(res);
+        return ms === undefined ? {} : { upstream_ms: ms };
+      },
+    }),
+  );
+  app.use(rejectUndecodablePath);
+  const document = buildOpenApiDocument();
+  app.use(refuseClientIdentity);
+  app.use(methodNotAllowed(document));
 
+  // 200 `UP` when every service is up; else 503 problem+json naming each service and the parts it reported.
   app.get('/health/', async (_req, res) => {
-    const answers = await Promise.all(routes.map((r) => serviceAnswers(r.url)));
-    const up = answers.every(Boolean);
-    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
+    const answers = await Promise.all(routes.map(async (r) => [r.name ?? r.prefixes[0], await serviceHealth(r.url)] as const));
+    const down = answers.filter(([, health]) => health.status === 'DOWN');
+    if (down.length === 0) return void res.status(200).type('text/plain').send('UP');
+    const detail = down.map(([name, health]) => {
+      const parts = Object.entries(health.checks ?? {})
+        .filter(([, status]) => status === 'DOWN')
+        .map(([part]) => part);
+      return parts.length ? `${name} (${parts.join(', ')})` : name;
+    });
+    res.setHeader('retry-after', '5');
+    sendProblem(res, 503, 'Service Unavailable', `DOWN: ${detail.join('; ')}`, { services: Object.fromEntries(answers) });
   });
-  const openapi = JSON.stringify(buildOpenApiDocument());
+  const openapi = JSON.stringify(document);
   app.get('/openapi.json', (_req, res) => res.type('application/json').send(openapi));
+  // The topics on the bus (for the data-management team), beside the HTTP API's document.
+  const asyncapi = JSON.stringify(buildAsyncApiDocument());
+  app.get('/asyncapi.json', (_req, res) => res.type('application/json').send(asyncapi));
   app.use(docsPage());
+  for (const router of options.routers ?? []) app.use(router);
 
   const authenticate = async (req: Request, res: Response, next: NextFunction) => {
     try {
-      const caller = await authenticator.authenticate(req.header('authorization'), req.header('token-type'));
-      res.locals.identity = identity.sign(caller);
+      res.locals.caller = await authenticator.authenticate(req.header('authorization'), req.header('token-type'));
       next();
     } catch (error) {
-      next(error instanceof AuthenticationError ? unauthorized(error.message) : new HttpError(503, 'Service Unavailable', 'cannot verify credentials now'));
+      next(
+        error instanceof AuthenticationError
+          ? unauthorized(error.message)
+          : new HttpError(503, 'Service Unavailable', 'cannot verify credentials now'),
+      );
     }
   };
 
   for (const route of routes) {
+    // Signed only for a hop over HTTP; an in-process service is handed the caller itself.
     const vouch = (_req: Request, res: Response): Record<string, string> =>
-      res.locals.identity ? { [IDENTITY_HEADER]: res.locals.identity as string } : {};
+      res.locals.caller ? { [IDENTITY_HEADER]: identity.sign(res.locals.caller) } : {};
     const proxy = route.handler
-      ? dispatchInProcess(route.handler, vouch)
+      ? dispatchInProcess(route.handler, (res): Identity | undefined => res.locals.caller, route.url)
       : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
     for (const prefix of route.prefixes) {
-      app.use(prefix, ...(route.public ? [proxy] : [authenticate, proxy]));
+      app.use(prefix, ...(route.public ? [proxy] : [checkTokenType, authenticate, proxy]));
     }
   }
 

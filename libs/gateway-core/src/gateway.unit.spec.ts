@@ -4,6 +4,7 @@ import request from 'supertest';
 import { Authenticator, DEV_ISSUER, IDENTITY_HEADER, InternalIdentity, signDevToken } from '@udp/auth';
 import { closeServer, listen } from '@udp/runtime';
 import { createLogger } from '@udp/telemetry';
+import { createServiceApp, finish, requireIdentity, userIdOf } from '@udp/http-kit';
 import { createGateway } from './gateway';
 
 const secret = 'g'.repeat(40);
@@ -18,7 +19,15 @@ let upstreamApp: express.Express;
 beforeAll(async () => {
   const app = express();
   upstreamApp = app;
-  app.get('/health/', (_req, res) => res.status(healthy ? 200 : 503).send(healthy ? 'UP' : 'DOWN'));
+  // As a service answers: UP as text, or a problem naming its parts.
+  app.get('/health/', (_req, res) =>
+    healthy
+      ? res.type('text/plain').send('UP')
+      : res
+          .status(503)
+          .type('application/problem+json')
+          .send(JSON.stringify({ status: 503, checks: { event_store: 'UP', read_models: 'DOWN' } })),
+  );
   app.use('/api/things', express.json(), (req, res) => {
     seen = req.headers;
     res.status(201).setHeader('etag', '"v1"');
@@ -36,13 +45,20 @@ const gateway = (url = upstreamUrl) =>
     logger,
     identity,
     authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
-    routes: [{ prefixes: ['/api/things'], url }, { prefixes: ['/public'], url, public: true }],
+    routes: [
+      { prefixes: ['/api/things'], url },
+      { prefixes: ['/public'], url, public: true },
+    ],
   });
 
 describe('gateway', () => {
   it('forwards method, path, query, body and answer; vouches for the caller; drops credentials', async () => {
     const token = await signDevToken(secret, 'alice');
-    const res = await request(gateway()).post('/api/things/x?y=1').set('authorization', `Bearer ${token}`).set('cookie', 'c=1').set(IDENTITY_HEADER, 'forged').send({ a: 1 });
+    const res = await request(gateway())
+      .post('/api/things/x?y=1')
+      .set('authorization', `Bearer ${token}`)
+      .set('cookie', 'c=1')
+      .send({ a: 1 });
     expect(res.status).toBe(201);
     expect(res.headers.etag).toBe('"v1"');
     expect(res.body).toEqual({ method: 'POST', url: '/api/things/x?y=1', body: { a: 1 } });
@@ -52,18 +68,52 @@ describe('gateway', () => {
     expect(seen['x-request-id']).toBe(res.headers['x-request-id']);
   });
 
-  it('calls an in-process service handler with the same path, headers and body as over HTTP', async () => {
+  it('calls an in-process service handler with the same path, headers and body as over HTTP, minus credentials', async () => {
     const inProcess = createGateway({
-      logger, identity, authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
+      logger,
+      identity,
+      authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
       routes: [{ prefixes: ['/api/things'], url: 'http://127.0.0.1:1', handler: upstreamApp }],
     });
     const token = await signDevToken(secret, 'bob');
-    const res = await request(inProcess).put('/api/things/y?z=2').set('authorization', `Bearer ${token}`).set(IDENTITY_HEADER, 'forged').send({ b: 2 });
+    const res = await request(inProcess).put('/api/things/y?z=2').set('authorization', `Bearer ${token}`).send({ b: 2 });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ method: 'PUT', url: '/api/things/y?z=2', body: { b: 2 } });
-    expect(identity.verify(seen[IDENTITY_HEADER] as string)).toEqual({ userId: 'bob' });
+    expect(seen[IDENTITY_HEADER]).toBeUndefined(); // the forged one dropped; the caller is handed over in-process
     expect(seen.authorization).toBeUndefined();
+    expect(seen['x-request-id']).toBe(res.headers['x-request-id']);
     expect((await request(inProcess).get('/api/things')).status).toBe(401);
+  });
+
+  it('hands the authenticated caller to an in-process service, which no forged header can replace', async () => {
+    const service = createServiceApp({ logger, maxBodyBytes: 1024 });
+    service.use(requireIdentity(identity));
+    service.get('/api/me', (_req, res) => res.json({ userId: userIdOf(res) }));
+    finish(service);
+    const inProcess = createGateway({
+      logger,
+      identity,
+      authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
+      routes: [{ prefixes: ['/api/me'], url: 'http://127.0.0.1:1', handler: service }],
+    });
+    const carol = `Bearer ${await signDevToken(secret, 'carol')}`;
+    expect((await request(inProcess).get('/api/me').set('authorization', carol)).body).toEqual({ userId: 'carol' });
+    // A client-sent identity header is refused at the edge (400), so it never reaches the service as anyone.
+    const forged = await request(inProcess)
+      .get('/api/me')
+      .set('authorization', carol)
+      .set(IDENTITY_HEADER, identity.sign({ userId: 'mallory' }));
+    expect(forged.status).toBe(400);
+    expect(forged.text).not.toContain('mallory');
+    // Straight to the service (no gateway), a request carries no handed-over caller: the header alone counts.
+    expect((await request(service).get('/api/me')).status).toBe(401);
+    expect(
+      (
+        await request(service)
+          .get('/api/me')
+          .set(IDENTITY_HEADER, identity.sign({ userId: 'dave' }))
+      ).body,
+    ).toEqual({ userId: 'dave' });
   });
 
   it('answers 401 before forwarding when credentials are missing or wrong', async () => {
@@ -94,6 +144,28 @@ describe('gateway', () => {
     expect((await request(gateway('http://127.0.0.1:1')).get('/health/')).status).toBe(503);
   });
 
+  it('names each service and the parts a DOWN service reported', async () => {
+    healthy = false;
+    const named = createGateway({
+      logger,
+      identity,
+      authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
+      routes: [
+        { name: 'things-svc', prefixes: ['/api/things'], url: upstreamUrl },
+        { name: 'gone-svc', prefixes: ['/gone'], url: 'http://127.0.0.1:1' },
+      ],
+    });
+    const down = await request(named).get('/health/');
+    healthy = true;
+    expect(down.status).toBe(503);
+    expect(down.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(down.body.detail).toBe('DOWN: things-svc (read_models); gone-svc');
+    expect(down.body.services).toEqual({
+      'things-svc': { status: 'DOWN', checks: { event_store: 'UP', read_models: 'DOWN' } },
+      'gone-svc': { status: 'DOWN' },
+    });
+  });
+
   it('publishes the OpenAPI document and a docs page', async () => {
     const doc = await request(gateway()).get('/openapi.json');
     expect(doc.body.openapi).toBe('3.1.0');
@@ -101,5 +173,105 @@ describe('gateway', () => {
     const page = await request(gateway()).get('/docs');
     expect(page.text).toMatch(/swagger-ui-bundle\.js/);
     expect((await request(gateway()).get('/docs/assets/swagger-ui-bundle.js')).status).toBe(200);
+  });
+
+  it('publishes the AsyncAPI document of the bus topics without a token', async () => {
+    const doc = await request(gateway()).get('/asyncapi.json');
+    expect([doc.status, doc.headers['content-type']]).toEqual([200, expect.stringMatching(/^application\/json/)]);
+    expect(doc.body.asyncapi).toBe('3.0.0');
+    expect(Object.values(doc.body.channels).map((c) => (c as { address: string }).address)).toEqual(
+      expect.arrayContaining(['userdata.erasure.requested', 'userdata.erasure.confirmed', 'user-data.history.v1']),
+    );
+  });
+
+  it('answers 405 with Allow and a problem for a method the document does not list on a documented path', async () => {
+    const cases: Array<[string, string, string]> = [
+      ['TRACE', '/health/', 'GET, HEAD'],
+      ['PATCH', '/api/history/v2', 'DELETE, GET, HEAD, POST'],
+      ['GET', '/api/history/v2/batch', 'POST'],
+      ['DELETE', '/api/history/v2/batch', 'POST'],
+      ['TRACE', '/api/preference/theme/favorites/urn:a/date', 'DELETE, GET, HEAD, POST, PUT'],
+      ['OPTIONS', '/api/playlist/v3/watch_later/bookmarks', 'DELETE, POST, PUT'],
+    ];
+    for (const [method, path, allow] of cases) {
+      const res = await request(gateway())[method.toLowerCase() as 'get'](path);
+      expect([method, path, res.status]).toEqual([method, path, 405]);
+      expect(res.headers.allow).toBe(allow);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+    }
+    // A path the document does not know is not the method's fault.
+    expect((await request(gateway()).trace('/api/nowhere')).status).toBe(404);
+  });
+
+  it('refuses a client-sent identity header with 400, even on public routes', async () => {
+    const res = await request(gateway()).get('/public/x').set(IDENTITY_HEADER, 'v1.forged');
+    expect(res.status).toBe(400);
+    expect(res.body.errors).toEqual([{ field: IDENTITY_HEADER, message: expect.any(String) }]);
+  });
+});
+
+describe('access log', () => {
+  /** A logger whose JSON lines land in `lines`. */
+  const capturing = (service: string) => {
+    const lines: Array<Record<string, unknown>> = [];
+    return { lines, logger: createLogger(service, 'info', { write: (line: string) => void lines.push(JSON.parse(line)) }) };
+  };
+  const accessLines = (lines: Array<Record<string, unknown>>) => lines.filter((l) => l.message === 'request');
+
+  it('writes one line per hop, each from its own service, the gateway with the upstream time (in-process)', async () => {
+    const gatewayLog = capturing('gateway');
+    const serviceLog = capturing('demo-svc');
+    const service = createServiceApp({ logger: serviceLog.logger, maxBodyBytes: 1024 });
+    service.get('/api/things/:id', (_req, res) => res.json({ ok: true }));
+    finish(service);
+    const app = createGateway({
+      logger: gatewayLog.logger,
+      identity,
+      authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
+      routes: [{ prefixes: ['/api/things'], url: 'http://127.0.0.1:1', handler: service }],
+    });
+    const token = await signDevToken(secret, 'carol');
+    const res = await request(app).get('/api/things/7?secret=q').set('authorization', `Bearer ${token}`);
+    expect(res.status).toBe(200);
+
+    const [gatewayLine, ...moreGateway] = accessLines(gatewayLog.lines);
+    const [serviceLine, ...moreService] = accessLines(serviceLog.lines);
+    expect(moreGateway).toEqual([]);
+    expect(moreService).toEqual([]);
+    expect(gatewayLine).toMatchObject({
+      service: 'gateway',
+      method: 'GET',
+      path: '/api/things/7',
+      status: 200,
+      request_id: res.headers['x-request-id'],
+    });
+    expect(serviceLine).toMatchObject({
+      service: 'demo-svc',
+      method: 'GET',
+      path: '/api/things/7',
+      status: 200,
+      request_id: res.headers['x-request-id'],
+    });
+    expect(typeof gatewayLine.upstream_ms).toBe('number');
+    expect(gatewayLine.upstream_ms as number).toBeLessThanOrEqual(gatewayLine.ms as number);
+    expect(serviceLine.upstream_ms).toBeUndefined();
+    expect(serviceLine.ms as number).toBeLessThanOrEqual(gatewayLine.upstream_ms as number);
+  });
+
+  it('gives the upstream time over HTTP too, and none for what the gateway answers itself', async () => {
+    const gatewayLog = capturing('gateway');
+    const app = createGateway({
+      logger: gatewayLog.logger,
+      identity,
+      authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
+      routes: [{ prefixes: ['/public'], url: upstreamUrl, public: true }],
+    });
+    expect((await request(app).get('/public/a')).status).toBe(200);
+    expect((await request(app).get('/openapi.json')).status).toBe(200);
+    const [proxied, own] = accessLines(gatewayLog.lines);
+    expect(proxied).toMatchObject({ service: 'gateway', path: '/public/a', status: 200 });
+    expect(typeof proxied.upstream_ms).toBe('number');
+    expect(own).toMatchObject({ service: 'gateway', path: '/openapi.json' });
+    expect(own.upstream_ms).toBeUndefined();
   });
 });

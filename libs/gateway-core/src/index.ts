@@ -1,2 +1,2 @@
 export * from './gateway';
-export { serviceAnswers } from './proxy';
+export { serviceHealth, type ServiceHealth } from './proxy';

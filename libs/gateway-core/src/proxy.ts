@@ -1,14 +1,39 @@
 import http from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { HttpError } from '@udp/http-kit';
+import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { HttpError, handOverInProcess } from '@udp/http-kit';
 
 /** Headers a client may not pass on: hop-by-hop ones, credentials, and anything only the gateway may set. */
 const DROPPED = new Set([
-  'connection', 'keep-alive', 'proxy-authenticate', 'proxy-authorization', 'te', 'trailer', 'upgrade', 'host',
-  'authorization', 'cookie', 'token-type', 'x-udp-identity', 'x-service-debug-secret',
+  'connection',
+  'keep-alive',
+  'proxy-authenticate',
+  'proxy-authorization',
+  'te',
+  'trailer',
+  'upgrade',
+  'host',
+  'authorization',
+  'cookie',
+  'token-type',
+  'x-udp-identity',
+  'x-service-debug-secret',
+  'x-udp-debug-spans',
 ]);
+/** Answer headers that stay inside: the spans a service hands back for a debug block. */
+const INTERNAL_ANSWER_HEADERS = new Set(['connection', 'keep-alive', 'x-udp-debug-spans']);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
+
+/** When the gateway handed each request on, and when the service's answer was complete. */
+const upstreamTimes = new WeakMap<Response, { started: bigint; ended?: bigint }>();
+
+/** Milliseconds the service took for this request (still running: so far), for the gateway's access line. */
+export function upstreamMs(res: Response): number | undefined {
+  const times = upstreamTimes.get(res);
+  if (!times) return undefined;
+  return Math.round(Number((times.ended ?? process.hrtime.bigint()) - times.started) / 1e5) / 10;
+}
 
 export interface ProxyTarget {
   /** Base address of the service, e.g. http://127.0.0.1:8081 */
@@ -26,11 +51,24 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) if (!DROPPED.has(name)) headers[name] = value;
     Object.assign(headers, extra(req, res), { 'x-request-id': req.id, 'x-forwarded-proto': req.protocol });
+    const times: { started: bigint; ended?: bigint } = { started: process.hrtime.bigint() };
+    upstreamTimes.set(res, times);
     const upstream = http.request(
-      { protocol: base.protocol, hostname: base.hostname, port: base.port, method: req.method, path: req.originalUrl, headers, agent, timeout: target.timeoutMs },
+      {
+        protocol: base.protocol,
+        hostname: base.hostname,
+        port: base.port,
+        method: req.method,
+        path: req.originalUrl,
+        headers,
+        agent,
+        timeout: target.timeoutMs,
+      },
       (answer) => {
         res.status(answer.statusCode ?? 502);
-        for (const [name, value] of Object.entries(answer.headers)) if (value !== undefined && name !== 'connection' && name !== 'keep-alive') res.setHeader(name, value);
+        for (const [name, value] of Object.entries(answer.headers))
+          if (value !== undefined && !INTERNAL_ANSWER_HEADERS.has(name)) res.setHeader(name, value);
+        answer.once('end', () => (times.ended = process.hrtime.bigint()));
         answer.pipe(res);
       },
     );
@@ -45,27 +83,70 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
 
 /**
  * The embedded mode's transport: the service runs in this process, so the request goes straight to its
- * handler instead of through a loopback HTTP hop. The service sees the same headers and path as over HTTP
- * (credentials dropped, the signed identity added) and checks them with the same code.
+ * handler instead of through a loopback HTTP hop. The service sees the same path and headers as over HTTP
+ * (credentials dropped); the caller the gateway authenticated is handed over in-process (`handOverInProcess`),
+ * so the service's edge neither verifies a signed identity nor repeats the request id, access log and path check.
  */
-export function dispatchInProcess(handler: RequestHandler, extra: (req: Request, res: Response) => Record<string, string>) {
+export function dispatchInProcess(handler: RequestHandler, callerOf: (res: Response) => { userId: string } | undefined, serviceUrl = '') {
   return (req: Request, res: Response, next: NextFunction) => {
     for (const name of DROPPED) if (name !== 'host') delete req.headers[name];
-    Object.assign(req.headers, extra(req, res), { 'x-request-id': req.id });
+    req.headers['x-request-id'] = req.id;
+    handOverInProcess(req, callerOf(res));
     // The gateway mounted this route under a prefix; the service routes on the full path.
     req.url = req.originalUrl;
-    handler(req, res, next);
+    upstreamTimes.set(res, { started: process.hrtime.bigint() });
+    // One SERVER span per service, as the service's own HTTP instrumentation would make over a real hop.
+    const span = trace.getTracer('udp-gateway').startSpan(`${req.method} ${req.baseUrl}`, {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': req.method,
+        'url.path': req.originalUrl.split('?')[0],
+        'server.address': serviceUrl,
+        'udp.dispatch': 'in-process',
+      },
+    });
+    res.once('close', () => {
+      span.setAttribute('http.response.status_code', res.statusCode);
+      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+      span.end();
+    });
+    context.with(trace.setSpan(context.active(), span), () => handler(req, res, next));
   };
 }
 
-/** GET <url>/health/ answers 200 within the timeout. */
-export function serviceAnswers(url: string, timeoutMs = 2000): Promise<boolean> {
+export interface ServiceHealth {
+  status: 'UP' | 'DOWN';
+  /** The service's own parts (event_store, read_models, bus, projections) when it named them. */
+  checks?: Record<string, string>;
+}
+
+/** GET <url>/health/: UP on a 200 within the timeout; else DOWN, with the parts the service named in its 503. */
+export function serviceHealth(url: string, timeoutMs = 2000): Promise<ServiceHealth> {
   return new Promise((resolve) => {
     const probe = http.get(`${url.replace(/\/$/, '')}/health/`, { agent, timeout: timeoutMs }, (answer) => {
-      answer.resume();
-      resolve(answer.statusCode === 200);
+      if (answer.statusCode === 200) {
+        answer.resume();
+        return resolve({ status: 'UP' });
+      }
+      let body = '';
+      answer.setEncoding('utf8');
+      answer.on('data', (chunk: string) => {
+        if (body.length < 10_000) body += chunk;
+      });
+      answer.on('end', () => resolve({ status: 'DOWN', ...checksIn(body) }));
+      answer.on('error', () => resolve({ status: 'DOWN' }));
     });
     probe.on('timeout', () => probe.destroy());
-    probe.on('error', () => resolve(false));
+    probe.on('error', () => resolve({ status: 'DOWN' }));
   });
+}
+
+function checksIn(body: string): { checks?: Record<string, string> } {
+  try {
+    const checks = (JSON.parse(body) as { checks?: unknown }).checks;
+    if (checks && typeof checks === 'object') return { checks: Object.fromEntries(Object.entries(checks).map(([k, v]) => [k, String(v)])) };
+  } catch {
+    // not the problem+json of one of our services: the status alone says it
+  }
+  return {};
 }

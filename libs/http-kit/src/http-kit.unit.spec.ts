@@ -4,24 +4,37 @@ import { InternalIdentity, IDENTITY_HEADER } from '@udp/auth';
 import { ConcurrencyConflictError, notFound } from '@udp/eventsourcing';
 import { createLogger } from '@udp/telemetry';
 import { HttpError } from './problem';
-import { createServiceApp, finish, requireIdentity, userIdOf } from './service-app';
+import { createServiceApp, finish, loggablePath, requireIdentity, userIdOf } from './service-app';
 import { parseInput } from './validation';
 
 const identity = new InternalIdentity('k'.repeat(32));
 function app() {
   const a = createServiceApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024 });
-  a.post('/echo', (req, res) => res.json(parseInput(z.object({ name: z.string(), tags: z.array(z.number()).optional() }), req.body, 'body')));
-  a.get('/missing', () => { throw notFound('no such thing'); });
-  a.get('/conflict', () => { throw new ConcurrencyConflictError('s', 1); });
-  a.get('/teapot', () => { throw new HttpError(418, "I'm a teapot", 'short and stout'); });
-  a.get('/crash', () => { throw new Error('secret internals'); });
+  a.post('/echo', (req, res) =>
+    res.json(parseInput(z.object({ name: z.string(), tags: z.array(z.number()).optional() }), req.body, 'body')),
+  );
+  a.get('/missing', () => {
+    throw notFound('no such thing');
+  });
+  a.get('/conflict', () => {
+    throw new ConcurrencyConflictError('s', 1);
+  });
+  a.get('/teapot', () => {
+    throw new HttpError(418, "I'm a teapot", 'short and stout');
+  });
+  a.get('/crash', () => {
+    throw new Error('secret internals');
+  });
   a.get('/me', requireIdentity(identity), (_req, res) => res.json({ userId: userIdOf(res) }));
+  a.get('/things/:id', (req, res) => res.json({ id: req.params.id }));
   return finish(a);
 }
 
 describe('http kit', () => {
   it('validates bodies and names each offending field, nested ones by path', async () => {
-    const res = await request(app()).post('/echo').send({ name: 1, tags: [1, 'x'] });
+    const res = await request(app())
+      .post('/echo')
+      .send({ name: 1, tags: [1, 'x'] });
     expect(res.status).toBe(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.body).toMatchObject({ type: expect.any(String), title: 'Bad Request', status: 400 });
@@ -34,7 +47,13 @@ describe('http kit', () => {
 
   it('answers 400 for malformed JSON, 413 past the size limit, 415 for other content types', async () => {
     expect((await request(app()).post('/echo').set('content-type', 'application/json').send('{"name":')).status).toBe(400);
-    expect((await request(app()).post('/echo').send({ name: 'x'.repeat(2000) })).status).toBe(413);
+    expect(
+      (
+        await request(app())
+          .post('/echo')
+          .send({ name: 'x'.repeat(2000) })
+      ).status,
+    ).toBe(413);
     const text = await request(app()).post('/echo').set('content-type', 'text/plain').send('name');
     expect(text.status).toBe(415);
     expect(text.body.detail).toMatch(/application\/json/);
@@ -63,13 +82,49 @@ describe('http kit', () => {
 
   it('trusts only an identity signed with the shared secret', async () => {
     expect((await request(app()).get('/me')).status).toBe(401);
-    expect((await request(app()).get('/me').set(IDENTITY_HEADER, new InternalIdentity('x'.repeat(32)).sign({ userId: 'eve' }))).status).toBe(401);
-    expect((await request(app()).get('/me').set(IDENTITY_HEADER, identity.sign({ userId: 'ann' }))).body).toEqual({ userId: 'ann' });
+    expect(
+      (
+        await request(app())
+          .get('/me')
+          .set(IDENTITY_HEADER, new InternalIdentity('x'.repeat(32)).sign({ userId: 'eve' }))
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await request(app())
+          .get('/me')
+          .set(IDENTITY_HEADER, identity.sign({ userId: 'ann' }))
+      ).body,
+    ).toEqual({ userId: 'ann' });
   });
 
   it('answers unknown routes with a 404 problem', async () => {
     const res = await request(app()).get('/nope');
     expect(res.status).toBe(404);
     expect(res.body.detail).toMatch(/GET \/nope/);
+  });
+
+  it.each(['/things/%ff', '/things/%E0%A4%A', '/things/%', '/things/%ED%A0%80', '/nowhere/%zz'])(
+    'answers 400 problem+json, without a stack trace, to the undecodable path %s',
+    async (path) => {
+      const res = await request(app()).get(path);
+      expect(res.status).toBe(400);
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+      expect(res.body.errors).toEqual([{ field: 'path', message: 'malformed percent-encoding' }]);
+      expect(res.text).not.toMatch(/URIError|\bat .+:\d+:\d+/);
+    },
+  );
+
+  it('still decodes well-formed escapes', async () => {
+    expect((await request(app()).get('/things/a%2Fb%C3%A9')).body).toEqual({ id: 'a/bé' });
+  });
+});
+
+describe('access log paths', () => {
+  it('leave out query strings and export keys (capabilities)', () => {
+    expect(loggablePath('/api/history/v2?after=1')).toBe('/api/history/v2');
+    expect(loggablePath('/api/data/export/public/AbC_123-xyzAbC_123-xyz')).toBe('/api/data/export/public/{key}');
+    expect(loggablePath('/api/data/export/AbC_123-xyzAbC_123-xyz?x=1')).toBe('/api/data/export/{key}');
+    expect(loggablePath('/api/data/export')).toBe('/api/data/export');
   });
 });

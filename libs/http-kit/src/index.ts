@@ -1,3 +1,5 @@
 export * from './problem';
 export * from './validation';
 export * from './service-app';
+export * from './debug-handback';
+export * from './conditional';

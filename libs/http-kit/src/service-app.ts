@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import express, { type Express, type NextFunction, type Request, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { ConcurrencyConflictError, DomainError } from '@udp/eventsourcing';
+import { StoreUnavailableError } from '@udp/eventstore';
 import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
 import type { Logger } from '@udp/telemetry';
-import { HttpError, sendProblem, unauthorized } from './problem';
+import { debugSpansHandback } from './debug-handback';
+import { HttpError, badRequest, sendProblem, unauthorized } from './problem';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -13,26 +15,70 @@ declare module 'express-serve-static-core' {
 }
 
 const REQUEST_ID = /^[A-Za-z0-9._-]{1,128}$/;
+/** Path parts that are capabilities (an export key downloads the export): never in a log line. */
+const SECRET_PATH = /^(\/api\/data\/export\/(?:public\/)?)[^/?]+/;
+export const loggablePath = (url: string) => url.split('?')[0].replace(SECRET_PATH, '$1{key}');
+
+export interface RequestContextOptions {
+  /** More fields for this hop's access line, e.g. the gateway's time spent waiting for the service. */
+  accessFields?: (res: Response) => Record<string, unknown>;
+}
+
+/**
+ * Requests the embedded gateway hands to a service in the same process. The gateway has already given them an
+ * id, a logger and an access-log line, checked the path, and authenticated the caller (here, when the route is
+ * not public): the service's edge skips that work instead of doing it twice, and takes the caller from here
+ * instead of signing and verifying an identity header. Only code in this process can put a request here.
+ */
+const handedOver = new WeakMap<Request, { userId?: string }>();
+
+export function handOverInProcess(req: Request, caller: { userId: string } | undefined): void {
+  handedOver.set(req, { userId: caller?.userId });
+}
 
 /** Request id (taken from X-Request-Id when well-formed, else new), echoed back and on every log line. */
-export function requestContext(logger: Logger) {
+export function requestContext(logger: Logger, options: RequestContextOptions = {}) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const given = req.header('x-request-id');
-    req.id = given && REQUEST_ID.test(given) ? given : randomUUID();
+    // Handed over in process by the embedded gateway: the gateway's request id is kept, and it answers with it.
+    const handed = handedOver.has(req);
+    if (!handed) {
+      const given = req.header('x-request-id');
+      req.id = given && REQUEST_ID.test(given) ? given : randomUUID();
+    }
     // Made on first use: most requests never log, and a child logger per request is measurable.
     let child: Logger | undefined;
-    Object.defineProperty(req, 'log', { configurable: true, get: () => (child ??= logger.child({ request_id: req.id })) });
-    res.setHeader('x-request-id', req.id);
+    const log = () => (child ??= logger.child({ request_id: req.id }));
+    Object.defineProperty(req, 'log', { configurable: true, get: log });
+    if (!handed) res.setHeader('x-request-id', req.id);
     if (logger.isLevelEnabled('info')) {
-      // One access line per request; the path without its query string, which can hold personal data.
+      // One access line per hop, from this hop's own logger: in the embedded mode the gateway hands the same
+      // request object to the service, whose context replaces `req.log`. The path goes without its query
+      // string, which can hold personal data.
       const started = process.hrtime.bigint();
-      res.once('finish', () => {
+      // Prepended: an inner hop (the in-process service) logs before the outer one, as over HTTP, and its time
+      // does not include the outer hop's log write.
+      res.prependOnceListener('finish', () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        req.log.info({ method: req.method, path: req.originalUrl.split('?')[0], status: res.statusCode, ms: Math.round(ms * 10) / 10 }, 'request');
+        const fields = { method: req.method, path: loggablePath(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 };
+        log().info({ ...fields, ...options.accessFields?.(res) }, 'request');
       });
     }
     next();
   };
+}
+
+/**
+ * A path whose percent-escapes do not decode (`%ff`, `%E0%A4%A`, an encoded lone surrogate) names no resource:
+ * 400 before any route or parameter decoding sees it, in the gateway and in every service alike.
+ */
+export function rejectUndecodablePath(req: Request, _res: Response, next: NextFunction): void {
+  if (handedOver.has(req)) return next();
+  try {
+    decodeURIComponent(req.path);
+  } catch {
+    return next(badRequest('the path holds a malformed percent-encoding', [{ field: 'path', message: 'malformed percent-encoding' }]));
+  }
+  next();
 }
 
 /**
@@ -44,7 +90,9 @@ export function jsonBodies(maxBytes: number) {
   return (req: Request, res: Response, next: NextFunction) => {
     if (!hasBody(req)) return next();
     if (!req.is(['application/json', 'application/*+json'])) {
-      return next(new HttpError(415, 'Unsupported Media Type', `expected Content-Type application/json, got ${req.header('content-type') ?? 'none'}`));
+      return next(
+        new HttpError(415, 'Unsupported Media Type', `expected Content-Type application/json, got ${req.header('content-type') ?? 'none'}`),
+      );
     }
     return parse(req, res, next);
   };
@@ -58,7 +106,8 @@ function hasBody(req: Request): boolean {
 /** Services trust only an identity the gateway signed. The user id lands in res.locals.userId. */
 export function requireIdentity(identity: InternalIdentity) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const verified = identity.verify(req.header(IDENTITY_HEADER));
+    const inProcess = handedOver.get(req)?.userId;
+    const verified = inProcess ? { userId: inProcess } : identity.verify(req.header(IDENTITY_HEADER));
     if (!verified) return next(unauthorized('no valid caller identity'));
     res.locals.userId = verified.userId;
     next();
@@ -90,9 +139,23 @@ export function errorHandler(error: unknown, req: Request, res: Response, _next:
     const [status, title] = DOMAIN_STATUS[error.kind];
     return sendProblem(res, status, title, error.message, error.field ? { errors: [{ field: error.field, message: error.message }] } : {});
   }
+  // Express could not decode a route parameter (rejectUndecodablePath normally answers first).
+  if (error instanceof URIError) {
+    return sendProblem(res, 400, 'Bad Request', 'the path holds a malformed percent-encoding', {
+      errors: [{ field: 'path', message: 'malformed percent-encoding' }],
+    });
+  }
   if (error instanceof ConcurrencyConflictError) {
     res.setHeader('retry-after', '1');
     return sendProblem(res, 429, 'Too Many Requests', 'another request is updating the same data; retry shortly');
+  }
+  if (error instanceof StoreUnavailableError) {
+    // Nothing was stored: the client may retry. The detail (paths, hosts) stays in the log.
+    (req.log ?? console).warn({ err: error, part: error.part }, 'store unavailable');
+    res.setHeader('retry-after', '5');
+    return sendProblem(res, 503, 'Service Unavailable', `${error.part} unavailable; nothing was stored, retry later`, {
+      unavailable: error.part,
+    });
   }
   const bodyError = error as { type?: string; status?: number; message?: string };
   switch (bodyError.type) {
@@ -126,6 +189,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestContext(options.logger));
+  app.use(rejectUndecodablePath);
+  app.use(debugSpansHandback());
   app.use(jsonBodies(options.maxBodyBytes));
   return app;
 }
@@ -136,11 +201,83 @@ export function finish(app: Express): Express {
   return app;
 }
 
-/** `GET /health/`: 200 `UP` when every check passes (stores answer, projections current), else 503 `DOWN`. */
-export function healthRoute(...checks: Array<() => boolean | Promise<boolean>>) {
+export type HealthCheck = () => boolean | Promise<boolean>;
+export type HealthStatus = 'UP' | 'DOWN';
+
+/** How long one check may take before it counts as DOWN: a store that does not answer is down for us. */
+const CHECK_TIMEOUT_MS = 1500;
+
+/** Runs named checks in parallel, each bounded in time; a throw or a timeout is DOWN. */
+export async function runHealthChecks(checks: Record<string, HealthCheck>): Promise<Record<string, HealthStatus>> {
+  const entries = await Promise.all(
+    Object.entries(checks).map(async ([name, check]) => {
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<boolean>((resolve) => {
+        timer = setTimeout(() => resolve(false), CHECK_TIMEOUT_MS);
+      });
+      const up = await Promise.race([
+        Promise.resolve()
+          .then(check)
+          .catch(() => false),
+        timeout,
+      ]);
+      clearTimeout(timer);
+      return [name, up ? 'UP' : 'DOWN'] as const;
+    }),
+  );
+  return Object.fromEntries(entries);
+}
+
+/**
+ * `GET /health/`: 200 `UP` (text, as the spec has it) when every check passes, else 503 problem+json naming
+ * each part, e.g. `checks: { event_store: 'UP', read_models: 'DOWN', bus: 'UP', projections: 'UP' }`.
+ * Checks are named (preferred) or positional (named `check_1`, `check_2`...).
+ */
+export function healthRoute(...given: Array<HealthCheck | Record<string, HealthCheck>>) {
+  const checks: Record<string, HealthCheck> = {};
+  given.forEach((g, i) => (typeof g === 'function' ? (checks[`check_${i + 1}`] = g) : Object.assign(checks, g)));
   return async (_req: Request, res: Response) => {
-    let up = true;
-    for (const check of checks) up = up && (await Promise.resolve(check()).catch(() => false));
-    res.status(up ? 200 : 503).type('text/plain').send(up ? 'UP' : 'DOWN');
+    const status = await runHealthChecks(checks);
+    const down = Object.keys(status).filter((name) => status[name] === 'DOWN');
+    if (down.length === 0) return void res.status(200).type('text/plain').send('UP');
+    res.setHeader('retry-after', '5');
+    sendProblem(res, 503, 'Service Unavailable', `DOWN: ${down.join(', ')}`, { checks: status });
   };
+}
+
+/** The parts of a service /health/ names: what a write and its projections need. */
+export interface ServiceParts {
+  store: { ping(): Promise<boolean> };
+  readModels: { ping(): Promise<boolean> };
+  /** Only for services that publish or consume on the bus. */
+  bus?: { ping(): Promise<boolean> };
+  /** Read models and publishers that follow the event store: DOWN while one keeps failing an event. */
+  projectors: Array<{ healthy(): boolean }>;
+}
+
+export function serviceHealthChecks(parts: ServiceParts): Record<string, HealthCheck> {
+  return {
+    event_store: () => parts.store.ping(),
+    read_models: () => parts.readModels.ping(),
+    ...(parts.bus && { bus: () => parts.bus!.ping() }),
+    projections: () => parts.projectors.every((p) => p.healthy()),
+  };
+}
+
+export interface ServiceHttpAppOptions extends ServiceAppOptions {
+  /** What /health/ checks; it answers without credentials. */
+  health: ServiceParts;
+  /** Every other route needs a request forwarded by the gateway with this identity. */
+  identity: InternalIdentity;
+  /** The service's own routers, in order. */
+  routes: RequestHandler[];
+}
+
+/** A service's whole HTTP app: the common edge, /health/, the identity check, the service's routes, then 404 and errors. */
+export function serviceHttpApp(options: ServiceHttpAppOptions): Express {
+  const app = createServiceApp(options);
+  app.get('/health/', healthRoute(serviceHealthChecks(options.health)));
+  app.use(requireIdentity(options.identity));
+  for (const routes of options.routes) app.use(routes);
+  return finish(app);
 }

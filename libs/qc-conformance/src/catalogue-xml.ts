@@ -22,7 +22,8 @@ const ARRAYS = new Set(['ItemInfo', 'Version', 'Input', 'Output', 'Alias', 'Tag'
 const parser = new XMLParser({ removeNSPrefix: true, ignoreAttributes: true, parseTagValue: false, isArray: (name) => ARRAYS.has(name) });
 
 type Node = Record<string, unknown>;
-const str = (v: unknown): string => (typeof v === 'string' ? v : v === undefined || v === null ? '' : typeof v === 'object' ? String((v as Node)['#text'] ?? '') : String(v));
+const str = (v: unknown): string =>
+  typeof v === 'string' ? v : v === undefined || v === null ? '' : typeof v === 'object' ? String((v as Node)['#text'] ?? '') : String(v);
 const arr = (v: unknown): Node[] => (Array.isArray(v) ? v : v === undefined || v === '' ? [] : [v]) as Node[];
 
 function parameters(container: unknown, kind: 'Input' | 'Output'): ParsedParameter[] {

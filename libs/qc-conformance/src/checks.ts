@@ -26,8 +26,18 @@ export interface CheckDefinition {
   run(ctx: CheckContext, requests: RequestRecord[]): Promise<CheckRun>;
 }
 
-const fail = (message: string, itemId?: string, element?: string): Finding => ({ level: 'fail', message, ...(itemId && { itemId }), ...(element && { element }) });
-const warn = (message: string, itemId?: string, element?: string): Finding => ({ level: 'warn', message, ...(itemId && { itemId }), ...(element && { element }) });
+const fail = (message: string, itemId?: string, element?: string): Finding => ({
+  level: 'fail',
+  message,
+  ...(itemId && { itemId }),
+  ...(element && { element }),
+});
+const warn = (message: string, itemId?: string, element?: string): Finding => ({
+  level: 'warn',
+  message,
+  ...(itemId && { itemId }),
+  ...(element && { element }),
+});
 
 const ID_PATTERN = /^\d{4}[A-Za-z]+$/;
 const VERSION_PATTERN = /^(0|[1-9]\d*)\.(0|[1-9]\d*)(\.(0|[1-9]\d*))?$/;
@@ -58,13 +68,17 @@ function itemAtLine(xml: string, line: number | null): string | undefined {
   }
   if (current === undefined) {
     // The error is in the ItemInfo's Card, before its EBUQCID: look ahead to it.
-    for (let i = line; i < lines.length && current === undefined; i++) current = /<(?:[\w.-]+:)?EBUQCID>\s*([^<]*?)\s*</.exec(lines[i])?.[1];
+    for (let i = line; i < lines.length && current === undefined; i++)
+      current = /<(?:[\w.-]+:)?EBUQCID>\s*([^<]*?)\s*</.exec(lines[i])?.[1];
   }
   return current;
 }
 
 /** Fetches the list and parses it; a finding explains why the check cannot go on when that fails. */
-async function fetchList(ctx: CheckContext, requests: RequestRecord[]): Promise<{ xml: string; items: ParsedItem[] } | { problem: Finding }> {
+async function fetchList(
+  ctx: CheckContext,
+  requests: RequestRecord[],
+): Promise<{ xml: string; items: ParsedItem[] } | { problem: Finding }> {
   const res = await ctx.client.get(ITEMS_PATH, requests, XML);
   if (res.status !== 200) return { problem: fail(`GET ${ITEMS_PATH} answered ${res.status ?? res.error}`) };
   const items = parseItems(res.text);
@@ -78,7 +92,8 @@ export const CHECKS: CheckDefinition[] = [
   {
     id: 'xsd-items',
     title: 'XSD validation of /items',
-    description: 'The full /api/v2/items response validates against the EBU QC 2026-01 catalogue API schema, which imports the base schema qc.xsd.',
+    description:
+      'The full /api/v2/items response validates against the EBU QC 2026-01 catalogue API schema, which imports the base schema qc.xsd.',
     severity: 'fail',
     rules: [
       'GET /api/v2/items answers 200.',
@@ -87,15 +102,20 @@ export const CHECKS: CheckDefinition[] = [
     ],
     async run(ctx, requests) {
       const res = await ctx.client.get(ITEMS_PATH, requests, XML);
-      if (res.status !== 200) return { findings: [fail(`GET ${ITEMS_PATH} answered ${res.status ?? res.error}`)], summary: 'no document to validate' };
+      if (res.status !== 200)
+        return { findings: [fail(`GET ${ITEMS_PATH} answered ${res.status ?? res.error}`)], summary: 'no document to validate' };
       const result = await validateAgainstCatalogueSchema([{ fileName: 'items.xml', xml: res.text }]);
-      return { findings: result.errors.map((e) => schemaFinding(e, itemAtLine(res.text, e.line))), summary: `${res.text.length} characters validated` };
+      return {
+        findings: result.errors.map((e) => schemaFinding(e, itemAtLine(res.text, e.line))),
+        summary: `${res.text.length} characters validated`,
+      };
     },
   },
   {
     id: 'xsd-single-items',
     title: 'XSD validation of single items',
-    description: 'Every item id published in /api/v2/items is fetched from /api/v2/items/{id} and each response validates against the catalogue API schema.',
+    description:
+      'Every item id published in /api/v2/items is fetched from /api/v2/items/{id} and each response validates against the catalogue API schema.',
     severity: 'fail',
     rules: [
       'The ids are the EBUQCID values of /api/v2/items.',
@@ -122,7 +142,8 @@ export const CHECKS: CheckDefinition[] = [
   {
     id: 'no-empty-value-elements',
     title: 'No empty enum/value elements',
-    description: 'Representation, Type, ValueRange, Unit and DefaultValue are left out when they have no value, or marked nil; they are never emitted empty.',
+    description:
+      'Representation, Type, ValueRange, Unit and DefaultValue are left out when they have no value, or marked nil; they are never emitted empty.',
     severity: 'warn',
     rules: [
       'Checked over every item of /api/v2/items, in every Input and Output.',
@@ -174,7 +195,7 @@ export const CHECKS: CheckDefinition[] = [
     severity: 'fail',
     rules: [
       'EBUQCVersion, ThisVersion and every Versions/Version match MAJOR.MINOR[.PATCH].',
-      'ThisVersion equals the item\'s EBUQCVersion and is one of Versions.',
+      "ThisVersion equals the item's EBUQCVersion and is one of Versions.",
       'In /api/v2/items, ThisVersion is the highest of Versions (latest published).',
     ],
     async run(ctx, requests) {
@@ -182,11 +203,17 @@ export const CHECKS: CheckDefinition[] = [
       if ('problem' in list) return { findings: [list.problem], summary: 'nothing to check', ignored: true };
       const findings: Finding[] = [];
       for (const item of list.items) {
-        for (const [element, value] of [['EBUQCVersion', item.version], ['ThisVersion', item.thisVersion], ...item.versions.map((v) => ['Version', v])]) {
+        for (const [element, value] of [
+          ['EBUQCVersion', item.version],
+          ['ThisVersion', item.thisVersion],
+          ...item.versions.map((v) => ['Version', v]),
+        ]) {
           if (!VERSION_PATTERN.test(value)) findings.push(fail(`${element} "${value}" is not MAJOR.MINOR[.PATCH]`, item.id, element));
         }
-        if (item.thisVersion !== item.version) findings.push(fail(`ThisVersion ${item.thisVersion} differs from EBUQCVersion ${item.version}`, item.id, 'ThisVersion'));
-        if (!item.versions.includes(item.thisVersion)) findings.push(fail(`ThisVersion ${item.thisVersion} is not among Versions`, item.id, 'Versions'));
+        if (item.thisVersion !== item.version)
+          findings.push(fail(`ThisVersion ${item.thisVersion} differs from EBUQCVersion ${item.version}`, item.id, 'ThisVersion'));
+        if (!item.versions.includes(item.thisVersion))
+          findings.push(fail(`ThisVersion ${item.thisVersion} is not among Versions`, item.id, 'Versions'));
         const valid = item.versions.filter((v) => VERSION_PATTERN.test(v));
         const highest = valid.sort(compareVersions).at(-1);
         if (highest && VERSION_PATTERN.test(item.thisVersion) && compareVersions(highest, item.thisVersion) > 0) {
@@ -201,11 +228,7 @@ export const CHECKS: CheckDefinition[] = [
     title: 'CheckResult rule',
     description: 'Every item usable as a check has an output named CheckResult of type boolean (true = pass).',
     severity: 'fail',
-    rules: [
-      'Applies to items whose UsableAs contains "check".',
-      'Outputs contain an Output named CheckResult.',
-      'Its Type is boolean.',
-    ],
+    rules: ['Applies to items whose UsableAs contains "check".', 'Outputs contain an Output named CheckResult.', 'Its Type is boolean.'],
     async run(ctx, requests) {
       const list = await fetchList(ctx, requests);
       if ('problem' in list) return { findings: [list.problem], summary: 'nothing to check', ignored: true };
@@ -214,7 +237,8 @@ export const CHECKS: CheckDefinition[] = [
       for (const item of checks) {
         const result = item.outputs.find((o) => o.name === 'CheckResult');
         if (!result) findings.push(fail('usable as a check but has no CheckResult output', item.id, 'Outputs'));
-        else if (result.type !== 'boolean') findings.push(fail(`CheckResult has Type "${result.type ?? '(none)'}", not boolean`, item.id, 'Type'));
+        else if (result.type !== 'boolean')
+          findings.push(fail(`CheckResult has Type "${result.type ?? '(none)'}", not boolean`, item.id, 'Type'));
       }
       return { findings, summary: `${checks.length} check items of ${list.items.length} checked` };
     },
@@ -244,7 +268,8 @@ export const CHECKS: CheckDefinition[] = [
         const number = item.id.slice(0, 4);
         const taken = item.inputs.map((p) => CROSSCHECK_INPUT.exec(p.name)).filter((m): m is RegExpExecArray => m !== null);
         for (const layer of ['F', 'W']) {
-          if (!taken.some((m) => m[1] === `${number}${layer}`)) findings.push(fail(`takes no value of item ${number}${layer}`, item.id, 'Inputs'));
+          if (!taken.some((m) => m[1] === `${number}${layer}`))
+            findings.push(fail(`takes no value of item ${number}${layer}`, item.id, 'Inputs'));
         }
         for (const [, sourceId, output] of taken) {
           const source = byId.get(sourceId);
@@ -253,10 +278,14 @@ export const CHECKS: CheckDefinition[] = [
             continue;
           }
           resolved++;
-          if (!source.outputs.some((o) => o.name === output)) findings.push(fail(`input ${sourceId}-${output}: item ${sourceId} has no output ${output}`, item.id, 'Input'));
+          if (!source.outputs.some((o) => o.name === output))
+            findings.push(fail(`input ${sourceId}-${output}: item ${sourceId} has no output ${output}`, item.id, 'Input'));
         }
       }
-      return { findings, summary: `${crosschecks.length} crosscheck items; ${resolved} inputs resolved in the catalogue, ${outside} name items not in it` };
+      return {
+        findings,
+        summary: `${crosschecks.length} crosscheck items; ${resolved} inputs resolved in the catalogue, ${outside} name items not in it`,
+      };
     },
   },
   {
@@ -278,7 +307,8 @@ export const CHECKS: CheckDefinition[] = [
       const missing = await ctx.client.get(`${ITEMS_PATH}/${unknown}`, requests, XML);
       if (missing.status !== 404) findings.push(fail(`unknown id answered ${missing.status ?? missing.error}`, unknown));
       const malformed = await ctx.client.get(`${ITEMS_PATH}/not%20an%20id`, requests, XML);
-      if (malformed.status !== 404 && malformed.status !== 400) findings.push(fail(`malformed id answered ${malformed.status ?? malformed.error}`, 'not an id'));
+      if (malformed.status !== 404 && malformed.status !== 400)
+        findings.push(fail(`malformed id answered ${malformed.status ?? malformed.error}`, 'not an id'));
       const first = 'problem' in list ? undefined : list.items[0]?.id;
       if (first) {
         const version = await ctx.client.get(`${ITEMS_PATH}/${encodeURIComponent(first)}/versions/999-0`, requests, XML);
@@ -290,10 +320,11 @@ export const CHECKS: CheckDefinition[] = [
   {
     id: 'versions-immutable',
     title: 'Versions endpoint immutability',
-    description: 'Every published version stays available at /api/v2/items/{id}/versions/{version} (written 5-0), never changes, and may be cached for long.',
+    description:
+      'Every published version stays available at /api/v2/items/{id}/versions/{version} (written 5-0), never changes, and may be cached for long.',
     severity: 'fail',
     rules: [
-      'Every version in each item\'s Versions answers 200 at /versions/{MAJOR-MINOR}, with ThisVersion and EBUQCVersion equal to it.',
+      "Every version in each item's Versions answers 200 at /versions/{MAJOR-MINOR}, with ThisVersion and EBUQCVersion equal to it.",
       'The latest version holds the same Item as /api/v2/items shows.',
       'Asking again gives the same bytes: with an ETag, If-None-Match answers 304; without, the body is identical.',
       'Cache-Control says immutable or a max-age of at least one day (warning otherwise); an ETag is sent (warning otherwise).',
@@ -323,19 +354,26 @@ export const CHECKS: CheckDefinition[] = [
             continue;
           }
           if (parsed.thisVersion !== version || parsed.version !== version) {
-            findings.push(fail(`asked for ${version}, got ThisVersion ${parsed.thisVersion} / EBUQCVersion ${parsed.version}`, item.id, 'ThisVersion'));
+            findings.push(
+              fail(`asked for ${version}, got ThisVersion ${parsed.thisVersion} / EBUQCVersion ${parsed.version}`, item.id, 'ThisVersion'),
+            );
           }
           if (version === item.thisVersion) {
             const block = /<((?:[\w.-]+:)?)Item>([\s\S]*?)<\/\1Item\s*>/.exec(res.text)?.[2].replace(/\s+/g, ' ');
-            if (block !== itemBlocks.get(item.id)) findings.push(fail(`latest version ${version} differs from the Item in /api/v2/items`, item.id, 'Item'));
+            if (block !== itemBlocks.get(item.id))
+              findings.push(fail(`latest version ${version} differs from the Item in /api/v2/items`, item.id, 'Item'));
           }
           const cache = res.headers.get('cache-control') ?? '';
           const maxAge = Number(/max-age=(\d+)/.exec(cache)?.[1] ?? 0);
-          if (!/immutable/.test(cache) && maxAge < 86_400) findings.push(warn(`version ${version}: Cache-Control "${cache}" is neither immutable nor long-lived`, item.id));
+          if (!/immutable/.test(cache) && maxAge < 86_400)
+            findings.push(warn(`version ${version}: Cache-Control "${cache}" is neither immutable nor long-lived`, item.id));
           const etag = res.headers.get('etag');
           if (etag) {
             const again = await ctx.client.get(path, requests, { ...XML, 'if-none-match': etag });
-            if (again.status !== 304) findings.push(fail(`version ${version}: If-None-Match with its ETag answered ${again.status ?? again.error}, not 304`, item.id));
+            if (again.status !== 304)
+              findings.push(
+                fail(`version ${version}: If-None-Match with its ETag answered ${again.status ?? again.error}, not 304`, item.id),
+              );
           } else {
             findings.push(warn(`version ${version}: no ETag`, item.id));
             const again = await ctx.client.get(path, requests, XML);
@@ -349,7 +387,8 @@ export const CHECKS: CheckDefinition[] = [
   {
     id: 'content-types',
     title: 'Content types',
-    description: 'XML by default and on request, the JSON rendition on Accept: application/json, 406 for a type the API cannot produce, problem+json errors.',
+    description:
+      'XML by default and on request, the JSON rendition on Accept: application/json, 406 for a type the API cannot produce, problem+json errors.',
     severity: 'fail',
     rules: [
       'GET /api/v2/items without Accept, and with Accept: application/xml, answers an XML media type (application/xml or text/xml).',
@@ -361,18 +400,23 @@ export const CHECKS: CheckDefinition[] = [
       const findings: Finding[] = [];
       const isXml = (type: string | null) => /^(application|text)\/xml\b/.test(type ?? '');
       const plain = await ctx.client.get(ITEMS_PATH, requests);
-      if (plain.status !== 200 || !isXml(plain.headers.get('content-type'))) findings.push(fail(`no Accept: ${plain.status ?? plain.error} ${plain.headers.get('content-type') ?? ''}`.trim()));
+      if (plain.status !== 200 || !isXml(plain.headers.get('content-type')))
+        findings.push(fail(`no Accept: ${plain.status ?? plain.error} ${plain.headers.get('content-type') ?? ''}`.trim()));
       const xml = await ctx.client.get(ITEMS_PATH, requests, XML);
-      if (xml.status !== 200 || !isXml(xml.headers.get('content-type'))) findings.push(fail(`Accept application/xml: ${xml.status ?? xml.error} ${xml.headers.get('content-type') ?? ''}`.trim()));
+      if (xml.status !== 200 || !isXml(xml.headers.get('content-type')))
+        findings.push(fail(`Accept application/xml: ${xml.status ?? xml.error} ${xml.headers.get('content-type') ?? ''}`.trim()));
       const json = await ctx.client.get(ITEMS_PATH, requests, { accept: 'application/json' });
       if (json.status !== 200 || !/^application\/json\b/.test(json.headers.get('content-type') ?? '')) {
         findings.push(warn(`Accept application/json: ${json.status ?? json.error} ${json.headers.get('content-type') ?? ''}`.trim()));
       } else {
         try {
           const body = JSON.parse(json.text) as { Items?: Array<Record<string, unknown>> };
-          const bad = (body.Items ?? []).filter((i) => typeof i.ID !== 'string' || typeof i.Name !== 'string' || typeof i.Version !== 'string');
+          const bad = (body.Items ?? []).filter(
+            (i) => typeof i.ID !== 'string' || typeof i.Name !== 'string' || typeof i.Version !== 'string',
+          );
           if (!Array.isArray(body.Items)) findings.push(warn('JSON rendition has no Items array'));
-          for (const item of bad) findings.push(warn('JSON item lacks ID, Name or Version', typeof item.ID === 'string' ? item.ID : undefined));
+          for (const item of bad)
+            findings.push(warn('JSON item lacks ID, Name or Version', typeof item.ID === 'string' ? item.ID : undefined));
         } catch {
           findings.push(warn('JSON rendition is not valid JSON'));
         }
@@ -399,7 +443,8 @@ export const CHECKS: CheckDefinition[] = [
     async run(ctx, requests) {
       const findings: Finding[] = [];
       const res = await ctx.client.get(ITEMS_PATH, requests, { ...XML, 'accept-encoding': 'br, gzip' });
-      if (res.status !== 200) return { findings: [warn(`GET ${ITEMS_PATH} answered ${res.status ?? res.error}`)], summary: 'nothing to check', ignored: true };
+      if (res.status !== 200)
+        return { findings: [warn(`GET ${ITEMS_PATH} answered ${res.status ?? res.error}`)], summary: 'nothing to check', ignored: true };
       const etag = res.headers.get('etag');
       if (!etag) findings.push(warn('no ETag'));
       else {

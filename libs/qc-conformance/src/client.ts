@@ -13,7 +13,10 @@ export interface Answer {
  * report shows exactly what was asked. Bodies arrive decoded (fetch handles gzip and br).
  */
 export class CatalogueClient {
-  constructor(private readonly baseUrl: string, private readonly timeoutMs = 15_000) {}
+  constructor(
+    private readonly baseUrl: string,
+    private readonly timeoutMs = 15_000,
+  ) {}
 
   async get(path: string, log: RequestRecord[], headers: Record<string, string> = {}): Promise<Answer> {
     const url = `${this.baseUrl.replace(/\/$/, '')}${path}`;

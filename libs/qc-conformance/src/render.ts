@@ -20,7 +20,8 @@ export function renderText(report: ConformanceReport): string {
     out.push(`   ${check.summary}`);
     out.push(`   Requests (${check.requests.length}):`);
     for (const r of check.requests.slice(0, TEXT_REQUESTS)) out.push(`     ${requestLine(r)}`);
-    if (check.requests.length > TEXT_REQUESTS) out.push(`     ... ${check.requests.length - TEXT_REQUESTS} more (all in the JSON and HTML reports)`);
+    if (check.requests.length > TEXT_REQUESTS)
+      out.push(`     ... ${check.requests.length - TEXT_REQUESTS} more (all in the JSON and HTML reports)`);
     out.push(`   Findings (${check.findings.length}):`);
     check.findings.forEach((f, i) => out.push(`     ${i + 1}. ${findingLine(f)}`));
   }
@@ -36,8 +37,11 @@ const COLOURS: Record<string, string> = { PASS: '#1a7f37', WARN: '#9a6700', FAIL
 
 /** One self-contained page: inline style, no script, no external resource. */
 export function renderHtml(report: ConformanceReport): string {
-  const badge = (result: string) => `<span class="badge" style="background:${COLOURS[result]}">${result === 'IGNORED' ? 'ignored' : result}</span>`;
-  const checks = report.checks.map((c) => `
+  const badge = (result: string) =>
+    `<span class="badge" style="background:${COLOURS[result]}">${result === 'IGNORED' ? 'ignored' : result}</span>`;
+  const checks = report.checks
+    .map(
+      (c) => `
 <section id="check-${c.number}">
   <h2>${c.number}. ${badge(c.result)} ${escape(c.title)} <small>${c.severity}-level</small></h2>
   <p>${escape(c.description)}</p>
@@ -48,7 +52,9 @@ export function renderHtml(report: ConformanceReport): string {
   </details>
   <h3>Findings (${c.findings.length})</h3>
   ${c.findings.length ? `<table><tr><th>#</th><th>Level</th><th>Message</th><th>Item</th><th>Element</th></tr>${c.findings.map((f, i) => `<tr><td>${i + 1}</td><td>${f.level}</td><td>${escape(f.message)}</td><td>${escape(f.itemId ?? '')}</td><td>${escape(f.element ?? '')}</td></tr>`).join('')}</table>` : '<p>None.</p>'}
-</section>`).join('\n');
+</section>`,
+    )
+    .join('\n');
   return `<!doctype html>
 <html lang="en"><head><meta charset="utf-8"><title>QC catalogue conformance: ${report.result}</title>
 <style>

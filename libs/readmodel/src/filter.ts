@@ -8,6 +8,10 @@ export function matches(doc: Document, filter: Filter): boolean {
       if (!(condition as Filter[]).some((f) => matches(doc, f))) return false;
       continue;
     }
+    if (key === '$and') {
+      if (!(condition as Filter[]).every((f) => matches(doc, f))) return false;
+      continue;
+    }
     if (!fieldMatches(fieldOf(doc, key) as Scalar | undefined, condition as FieldCondition)) return false;
   }
   return true;
@@ -17,14 +21,29 @@ function fieldMatches(value: Scalar | undefined, condition: FieldCondition): boo
   if (condition === null || typeof condition !== 'object') return equals(value, condition);
   for (const [op, operand] of Object.entries(condition)) {
     switch (op) {
-      case '$eq': if (!equals(value, operand as Scalar)) return false; break;
-      case '$ne': if (equals(value, operand as Scalar)) return false; break;
-      case '$in': if (!(operand as Scalar[]).some((o) => equals(value, o))) return false; break;
-      case '$gt': if (!comparable(value, operand) || compare(value!, operand as Scalar) <= 0) return false; break;
-      case '$gte': if (!comparable(value, operand) || compare(value!, operand as Scalar) < 0) return false; break;
-      case '$lt': if (!comparable(value, operand) || compare(value!, operand as Scalar) >= 0) return false; break;
-      case '$lte': if (!comparable(value, operand) || compare(value!, operand as Scalar) > 0) return false; break;
-      default: throw new Error(`unsupported filter operator ${op}`);
+      case '$eq':
+        if (!equals(value, operand as Scalar)) return false;
+        break;
+      case '$ne':
+        if (equals(value, operand as Scalar)) return false;
+        break;
+      case '$in':
+        if (!(operand as Scalar[]).some((o) => equals(value, o))) return false;
+        break;
+      case '$gt':
+        if (!comparable(value, operand) || compare(value!, operand as Scalar) <= 0) return false;
+        break;
+      case '$gte':
+        if (!comparable(value, operand) || compare(value!, operand as Scalar) < 0) return false;
+        break;
+      case '$lt':
+        if (!comparable(value, operand) || compare(value!, operand as Scalar) >= 0) return false;
+        break;
+      case '$lte':
+        if (!comparable(value, operand) || compare(value!, operand as Scalar) > 0) return false;
+        break;
+      default:
+        throw new Error(`unsupported filter operator ${op}`);
     }
   }
   return true;
@@ -75,4 +94,71 @@ export function cloneData<T>(value: T): T {
   const copy: Record<string, unknown> = {};
   for (const key in value) copy[key] = cloneData((value as Record<string, unknown>)[key]);
   return copy as T;
+}
+
+/** Numeric range every document matching a filter has in one field (from `$lt`... and `$or` branches); a shortcut only. */
+export interface NumericBounds {
+  upper?: { value: number; inclusive: boolean };
+  lower?: { value: number; inclusive: boolean };
+}
+
+export function numericBounds(filter: Filter, field: string): NumericBounds | undefined {
+  const own = conditionBounds(filter[field] as FieldCondition | undefined);
+  const branches = filter.$or?.map((branch) => numericBounds(branch, field));
+  // An $or bounds the field only when every branch does; then by the loosest of them.
+  const either = branches && branches.every((b) => b !== undefined) ? branches.reduce((a, b) => loosest(a!, b!)) : undefined;
+  if (!own) return either;
+  if (!either) return own;
+  return tightest(own, either);
+}
+
+function conditionBounds(condition: FieldCondition | undefined): NumericBounds | undefined {
+  if (typeof condition === 'number') return { upper: { value: condition, inclusive: true }, lower: { value: condition, inclusive: true } };
+  if (condition === null || typeof condition !== 'object') return undefined;
+  const bounds: NumericBounds = {};
+  const num = (v: unknown) => (typeof v === 'number' ? v : undefined);
+  const eq = num(condition.$eq);
+  if (eq !== undefined) return { upper: { value: eq, inclusive: true }, lower: { value: eq, inclusive: true } };
+  if (num(condition.$lt) !== undefined) bounds.upper = { value: condition.$lt as number, inclusive: false };
+  if (num(condition.$lte) !== undefined) bounds.upper = { value: condition.$lte as number, inclusive: true };
+  if (num(condition.$gt) !== undefined) bounds.lower = { value: condition.$gt as number, inclusive: false };
+  if (num(condition.$gte) !== undefined) bounds.lower = { value: condition.$gte as number, inclusive: true };
+  return bounds.upper || bounds.lower ? bounds : undefined;
+}
+
+function loosest(a: NumericBounds, b: NumericBounds): NumericBounds {
+  const result: NumericBounds = {};
+  if (a.upper && b.upper)
+    result.upper =
+      a.upper.value !== b.upper.value
+        ? a.upper.value > b.upper.value
+          ? a.upper
+          : b.upper
+        : { value: a.upper.value, inclusive: a.upper.inclusive || b.upper.inclusive };
+  if (a.lower && b.lower)
+    result.lower =
+      a.lower.value !== b.lower.value
+        ? a.lower.value < b.lower.value
+          ? a.lower
+          : b.lower
+        : { value: a.lower.value, inclusive: a.lower.inclusive || b.lower.inclusive };
+  return result;
+}
+
+function tightest(a: NumericBounds, b: NumericBounds): NumericBounds {
+  const pick = (x?: { value: number; inclusive: boolean }, y?: { value: number; inclusive: boolean }, upper = true) => {
+    if (!x || !y) return x ?? y;
+    if (x.value !== y.value) return (upper ? x.value < y.value : x.value > y.value) ? x : y;
+    return { value: x.value, inclusive: x.inclusive && y.inclusive };
+  };
+  return { upper: pick(a.upper, b.upper, true), lower: pick(a.lower, b.lower, false) };
+}
+
+/** True when a numeric value is certainly outside the bounds (so the document cannot match); anything else is left to `matches`. */
+export function outsideBounds(value: unknown, bounds: NumericBounds): boolean {
+  if (typeof value !== 'number') return false;
+  const { upper, lower } = bounds;
+  if (upper && (value > upper.value || (!upper.inclusive && value === upper.value))) return true;
+  if (lower && (value < lower.value || (!lower.inclusive && value === lower.value))) return true;
+  return false;
 }

@@ -2,37 +2,59 @@ import type { Db, Filter as MongoFilter, MongoClient } from 'mongodb';
 
 // Required when the adapter is used: embedded mode never pays for loading the driver.
 const driver = () => require('mongodb') as typeof import('mongodb');
+import { StoreUnavailableError } from '@udp/eventstore';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
 
 const DUPLICATE_KEY = 11000;
 
+/** A server that cannot be reached is a 503 for the request (StoreUnavailableError), not a 500. */
+async function reachable<R>(operation: () => Promise<R>): Promise<R> {
+  try {
+    return await operation();
+  } catch (error) {
+    const m = driver();
+    const unreachable = [m.MongoNetworkError, m.MongoServerSelectionError, m.MongoNotConnectedError, m.MongoTopologyClosedError].some(
+      (type) => error instanceof type,
+    );
+    if (unreachable) throw new StoreUnavailableError('read models', (error as Error).message, { cause: error });
+    throw error;
+  }
+}
+
 class MongoCollection<T extends Document> implements Collection<T> {
-  constructor(private readonly db: Db, private readonly name: string) {}
+  constructor(
+    private readonly db: Db,
+    private readonly name: string,
+  ) {}
 
   private get c() {
     return this.db.collection<Document & Record<string, unknown>>(this.name);
   }
 
-  async get(id: string): Promise<T | null> {
-    return (await this.c.findOne({ _id: id })) as T | null;
+  get(id: string): Promise<T | null> {
+    return reachable(async () => (await this.c.findOne({ _id: id })) as T | null);
   }
 
-  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    let cursor = this.c.find(filter as MongoFilter<Document>);
-    if (options.sort) cursor = cursor.sort(options.sort);
-    if (options.limit !== undefined) cursor = cursor.limit(options.limit);
-    return (await cursor.toArray()) as T[];
+  find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    return reachable(async () => {
+      let cursor = this.c.find(filter as MongoFilter<Document>);
+      if (options.sort) cursor = cursor.sort(options.sort);
+      if (options.limit !== undefined) cursor = cursor.limit(options.limit);
+      return (await cursor.toArray()) as T[];
+    });
   }
 
-  async count(filter: Filter): Promise<number> {
-    return this.c.countDocuments(filter as MongoFilter<Document>);
+  count(filter: Filter): Promise<number> {
+    return reachable(() => this.c.countDocuments(filter as MongoFilter<Document>));
   }
 
   // The revision condition makes the write idempotent without transactions (FerretDB has none): an
   // older or replayed version either matches nothing or hits the unique _id and is dropped.
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
     try {
-      const result = await this.c.replaceOne({ _id: doc._id, revision: { $lt: doc.revision } }, doc as unknown as Record<string, unknown>, { upsert: true });
+      const result = await this.c.replaceOne({ _id: doc._id, revision: { $lt: doc.revision } }, doc as unknown as Record<string, unknown>, {
+        upsert: true,
+      });
       return result.modifiedCount + result.upsertedCount > 0;
     } catch (error) {
       if (error instanceof driver().MongoServerError && error.code === DUPLICATE_KEY) return false;
@@ -40,19 +62,23 @@ class MongoCollection<T extends Document> implements Collection<T> {
     }
   }
 
-  async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
-    const result = await this.c.updateMany(filter as MongoFilter<Document>, { $set: set as Partial<Document> });
-    return result.matchedCount;
+  updateMany(filter: Filter, set: Partial<T>): Promise<number> {
+    return reachable(
+      async () => (await this.c.updateMany(filter as MongoFilter<Document>, { $set: set as Partial<Document> })).matchedCount,
+    );
   }
 
-  async deleteMany(filter: Filter): Promise<number> {
-    return (await this.c.deleteMany(filter as MongoFilter<Document>)).deletedCount;
+  deleteMany(filter: Filter): Promise<number> {
+    return reachable(async () => (await this.c.deleteMany(filter as MongoFilter<Document>)).deletedCount);
   }
 }
 
 /** Read models in MongoDB (or a wire-compatible server such as FerretDB): no transactions, no change streams. */
 export class MongoReadModelStore implements ReadModelStore {
-  private constructor(private readonly client: MongoClient, private readonly db: Db) {}
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+  ) {}
 
   static async connect(url: string, database: string): Promise<MongoReadModelStore> {
     const client = new (driver().MongoClient)(url, { serverSelectionTimeoutMS: 5000 });

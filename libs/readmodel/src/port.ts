@@ -5,9 +5,8 @@
 
 export type Scalar = string | number | boolean | null;
 export type FieldCondition =
-  | Scalar
-  | { $eq?: Scalar; $ne?: Scalar; $gt?: Scalar; $gte?: Scalar; $lt?: Scalar; $lte?: Scalar; $in?: Scalar[] };
-export type Filter = { [field: string]: FieldCondition | Filter[] | undefined } & { $or?: Filter[] };
+  Scalar | { $eq?: Scalar; $ne?: Scalar; $gt?: Scalar; $gte?: Scalar; $lt?: Scalar; $lte?: Scalar; $in?: Scalar[] };
+export type Filter = { [field: string]: FieldCondition | Filter[] | undefined } & { $or?: Filter[]; $and?: Filter[] };
 export type Sort = Record<string, 1 | -1>;
 
 export interface Document {

@@ -17,7 +17,12 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
     let store: ReadModelStore;
     let name: string;
     const doc = (userId: string, itemId: string, date: number, revision = 1, deleted = false): Entry => ({
-      _id: `${userId}/${itemId}`, userId, itemId, date, deleted, revision,
+      _id: `${userId}/${itemId}`,
+      userId,
+      itemId,
+      date,
+      deleted,
+      revision,
     });
 
     beforeEach(async () => {
@@ -43,7 +48,12 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
 
     it('finds with equality, ranges, $in, $or, sort and limit as MongoDB does', async () => {
       const c = store.collection<Entry>(name);
-      for (const [item, date, deleted] of [['a', 10, false], ['b', 20, false], ['c', 20, true], ['d', 30, false]] as const) {
+      for (const [item, date, deleted] of [
+        ['a', 10, false],
+        ['b', 20, false],
+        ['c', 20, true],
+        ['d', 30, false],
+      ] as const) {
         await c.upsertIfNewer(doc('u1', item, date, 1, deleted));
       }
       await c.upsertIfNewer(doc('u2', 'a', 15));
@@ -55,6 +65,10 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       expect(await ids({ userId: 'u1', date: { $gte: 20, $lt: 30 } })).toEqual(['b', 'c']);
       expect(await ids({ userId: 'u1', itemId: { $in: ['a', 'd', 'zz'] } })).toEqual(['d', 'a']);
       expect(await ids({ userId: 'u1', $or: [{ date: { $lt: 20 } }, { date: 20, itemId: { $gt: 'b' } }] })).toEqual(['c', 'a']);
+      // Two disjunctions at once need $and (the history's date cursor and its change-order cursor).
+      expect(
+        await ids({ userId: 'u1', $and: [{ $or: [{ date: 10 }, { date: 20 }] }, { $or: [{ itemId: 'a' }, { itemId: 'c' }] }] }),
+      ).toEqual(['c', 'a']);
       expect(await ids({ userId: 'u1' }, 2)).toEqual(['d', 'b']);
       expect(await ids({ userId: 'u1', itemId: { $ne: 'a' } })).toEqual(['d', 'b', 'c']);
       expect(await c.count({ userId: 'u1', deleted: false })).toBe(3);
@@ -83,12 +97,38 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       const all = await c.find({ userId: 'u1' }, { sort: { date: -1, itemId: 1 } });
       const expected = [...all].sort((a, b) => b.date - a.date || (a.itemId < b.itemId ? -1 : 1));
       expect(all.map((d) => d.itemId)).toEqual(expected.map((d) => d.itemId));
-      expect(all.slice(0, 3).map((d) => [d.itemId, d.date])).toEqual([['i03', 100], ['i07', 50], ['i11', 50]]);
+      expect(all.slice(0, 3).map((d) => [d.itemId, d.date])).toEqual([
+        ['i03', 100],
+        ['i07', 50],
+        ['i11', 50],
+      ]);
       expect(all).toHaveLength(19);
       const page = await c.find({ userId: 'u1', date: { $lt: 50 } }, { sort: { date: -1, itemId: 1 }, limit: 4 });
       expect(page.map((d) => d.itemId)).toEqual(['i04', 'i09', 'i14', 'i19']);
       const ascending = await c.find({ userId: 'u1' }, { sort: { date: 1, itemId: -1 }, limit: 2 });
       expect(ascending.map((d) => d.itemId)).toEqual(['i15', 'i10']);
+    });
+
+    it("erases one user's documents: none of them is found by any query, others untouched, a fresh start is stored", async () => {
+      const c = store.collection<Entry>(name);
+      for (const [user, item, date] of [
+        ['gone', 'a', 1],
+        ['gone', 'b', 2],
+        ['gone-too', 'c', 3],
+        ['stay', 'a', 4],
+      ] as const) {
+        await c.upsertIfNewer(doc(user, item, date, 7));
+      }
+      // Enough documents for an adapter's bulk path, interleaved in date with the others.
+      for (let i = 0; i < 100; i++) await c.upsertIfNewer(doc('gone', `bulk${i}`, i % 5, 1));
+      expect(await c.deleteMany({ userId: 'gone' })).toBe(102);
+      expect(await c.deleteMany({ userId: 'gone' })).toBe(0);
+      expect(await c.find({ userId: 'gone' }, { sort: { date: -1 } })).toEqual([]);
+      expect([await c.get('gone/a'), await c.count({ userId: 'gone' })]).toEqual([null, 0]);
+      expect((await c.find({}, { sort: { date: 1 } })).map((d) => d._id)).toEqual(['gone-too/c', 'stay/a']);
+      // The user writes again: the stream starts afresh, so its revisions start low again.
+      expect(await c.upsertIfNewer(doc('gone', 'a', 9, 0))).toBe(true);
+      expect((await c.find({ userId: 'gone' })).map((d) => [d._id, d.revision])).toEqual([['gone/a', 0]]);
     });
 
     it('keeps checkpoints per projection', async () => {

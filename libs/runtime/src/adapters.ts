@@ -1,14 +1,18 @@
 import { join, resolve } from 'node:path';
 import type { CommonConfig } from '@udp/config';
-import { EsdbEventStore, SqliteEventStore, type EventStore } from '@udp/eventstore';
+import { EsdbEventStore, SqliteEventStore, SqliteSnapshotStore, type EventStore, type SnapshotStore } from '@udp/eventstore';
 import { MemoryReadModelStore, MongoReadModelStore, type ReadModelStore } from '@udp/readmodel';
+import { ReadModelSnapshotStore } from './snapshot-documents';
 import { InProcessBus, KafkaBus, type Bus } from '@udp/bus';
 import { InternalIdentity, fileSecret } from '@udp/auth';
+import { TracedBus, tracedEventStore, tracedReadModels } from './traced-adapters';
 
-/** The adapters a service runs on, chosen by the environment alone (DESIGN.md "Two ways to run"). */
+/** The adapters a service runs on, chosen by the environment alone (docs/architecture.md, "Two run modes"). */
 export interface Adapters {
   store: EventStore;
   readModels: ReadModelStore;
+  /** Aggregate snapshots: a SQLite file beside the events when embedded, a read-model collection with KurrentDB. */
+  snapshots: SnapshotStore;
   bus: Bus;
   identity: InternalIdentity;
   describe: { eventStore: string; readModels: string; bus: string };
@@ -16,14 +20,28 @@ export interface Adapters {
 
 export async function openAdapters(config: CommonConfig, service: string, shared: { bus?: Bus } = {}): Promise<Adapters> {
   const dataDir = resolve(config.DATA_DIR);
-  const store = config.EVENTSTORE_URL ? new EsdbEventStore(config.EVENTSTORE_URL) : new SqliteEventStore(join(dataDir, service, 'events.sqlite'));
+  // The embedded adapters get the CLIENT spans that library instrumentation gives the real ones (traced-adapters.ts).
+  const store = config.EVENTSTORE_URL
+    ? new EsdbEventStore(config.EVENTSTORE_URL)
+    : tracedEventStore(new SqliteEventStore(join(dataDir, service, 'events.sqlite')), service);
   const readModels = config.MONGO_URL
     ? await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_${service.replace(/-/g, '_')}`)
-    : new MemoryReadModelStore();
-  const bus = config.KAFKA_BROKERS ? new KafkaBus(config.KAFKA_BROKERS, service) : (shared.bus ?? new InProcessBus());
+    : tracedReadModels(new MemoryReadModelStore(), service);
+  const snapshots = config.EVENTSTORE_URL
+    ? new ReadModelSnapshotStore(readModels)
+    : new SqliteSnapshotStore(join(dataDir, service, 'snapshots.sqlite'));
+  const session = config.KAFKA_SESSION_TIMEOUT_MS;
+  const bus = config.KAFKA_BROKERS
+    ? new KafkaBus(
+        config.KAFKA_BROKERS,
+        service,
+        session ? { sessionTimeoutMs: session, heartbeatIntervalMs: Math.floor(session / 6) } : {},
+      )
+    : new TracedBus(shared.bus ?? new InProcessBus());
   return {
     store,
     readModels,
+    snapshots,
     bus,
     identity: new InternalIdentity(config.INTERNAL_AUTH_SECRET ?? fileSecret(dataDir, 'internal-identity')),
     describe: {
@@ -35,7 +53,9 @@ export async function openAdapters(config: CommonConfig, service: string, shared
 }
 
 export async function closeAdapters(adapters: Adapters, shared: { bus?: Bus } = {}): Promise<void> {
+  await adapters.snapshots.close();
   await adapters.store.close();
   await adapters.readModels.close();
-  if (adapters.bus !== shared.bus) await adapters.bus.close();
+  const bus = adapters.bus instanceof TracedBus ? adapters.bus.inner : adapters.bus;
+  if (bus !== shared.bus) await adapters.bus.close();
 }

@@ -1,3 +1,5 @@
 export * from './adapters';
 export * from './server';
 export * from './service-process';
+export * from './traced-adapters';
+export * from './service-parts';

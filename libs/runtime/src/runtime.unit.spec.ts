@@ -5,7 +5,9 @@ import express from 'express';
 import { InProcessBus } from '@udp/bus';
 import { commonConfigSchema, loadConfig } from '@udp/config';
 import { closeAdapters, openAdapters } from './adapters';
-import { closeServer, listen } from './server';
+import { ConfigError } from '@udp/config';
+import { TracedBus } from './traced-adapters';
+import { assertPortFree, closeServer, listen } from './server';
 
 describe('openAdapters', () => {
   it('chooses the embedded adapters when no server is configured, with files under DATA_DIR', async () => {
@@ -13,7 +15,8 @@ describe('openAdapters', () => {
     const shared = { bus: new InProcessBus() };
     const adapters = await openAdapters(loadConfig(commonConfigSchema, { DATA_DIR: dir }), 'demo-svc', shared);
     expect(adapters.describe).toEqual({ eventStore: 'sqlite', readModels: 'memory', bus: 'in-process' });
-    expect(adapters.bus).toBe(shared.bus);
+    expect(adapters.bus).toBeInstanceOf(TracedBus);
+    expect((adapters.bus as TracedBus).inner).toBe(shared.bus);
     expect(existsSync(join(dir, 'demo-svc', 'events.sqlite'))).toBe(true);
     expect(existsSync(join(dir, 'secrets', 'internal-identity.key'))).toBe(true);
     await closeAdapters(adapters, shared);
@@ -25,5 +28,22 @@ describe('listen', () => {
     const { server, port } = await listen(express(), 0, '127.0.0.1');
     expect(port).toBeGreaterThan(0);
     await closeServer(server);
+  });
+});
+
+describe('a port already in use', () => {
+  it('is one line naming PORT, from the check before start-up and from listen alike', async () => {
+    const { server, port } = await listen(express(), 0, '127.0.0.1');
+    try {
+      const check = assertPortFree(port, '127.0.0.1');
+      await expect(check).rejects.toThrow(ConfigError);
+      await expect(check).rejects.toThrow(
+        `port ${port} on 127.0.0.1 is already in use (another instance running?): stop it, or set PORT to a free port`,
+      );
+      await expect(listen(express(), port, '127.0.0.1')).rejects.toThrow(/set PORT to a free port/);
+    } finally {
+      await closeServer(server);
+    }
+    await expect(assertPortFree(port, '127.0.0.1')).resolves.toBeUndefined();
   });
 });

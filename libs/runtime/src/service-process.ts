@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { ServiceApp } from './service-parts';
 import type { Bus } from '@udp/bus';
 import { type CommonConfig, loadConfig, type z } from '@udp/config';
 import { createLogger, startTracing, type Logger } from '@udp/telemetry';
@@ -10,7 +11,7 @@ export interface ServiceDefinition<S extends z.ZodType<CommonConfig>> {
   name: string;
   defaultPort: number;
   configSchema: S;
-  create(context: { adapters: Adapters; config: z.infer<S>; logger: Logger }): Promise<{ app: Express; stop(): Promise<void> }>;
+  create(context: { adapters: Adapters; config: z.infer<S>; logger: Logger }): Promise<ServiceApp>;
   /** Settings worth a line in the start-up log (limits, switches). */
   describe?(config: z.infer<S>): Record<string, unknown>;
 }

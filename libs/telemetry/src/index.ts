@@ -1,2 +1,5 @@
 export * from './logger';
 export * from './tracing';
+export * from './debug-spans';
+export * from './redaction';
+export * from './sampling';

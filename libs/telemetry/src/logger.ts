@@ -1,10 +1,50 @@
 import { trace } from '@opentelemetry/api';
 import pino, { type DestinationStream, type Logger } from 'pino';
+import type { PrettyOptions } from 'pino-pretty';
 
 export type { Logger } from 'pino';
 
 /**
- * Structured JSON logs. Every line carries the active trace id (joins logs to traces); request handlers add
+ * `LOG_FORMAT`: `json`, `pretty` (one coloured line per entry, for a person), or unset: pretty on a terminal,
+ * JSON anywhere else (files, pipes, containers, CI, tests).
+ */
+export function logFormat(env: NodeJS.ProcessEnv = process.env, terminal = Boolean(process.stdout.isTTY)): 'json' | 'pretty' {
+  if (env.LOG_FORMAT === 'json' || env.LOG_FORMAT === 'pretty') return env.LOG_FORMAT;
+  return terminal && !env.CI && !env.JEST_WORKER_ID ? 'pretty' : 'json';
+}
+
+let prettyStream: DestinationStream | null | undefined;
+
+/**
+ * pino's own pretty printer (pino-pretty, a development dependency), one stream shared by every logger of the
+ * process (the embedded mode has one per app). It writes synchronously in this thread, so lines keep their order
+ * with what the process writes itself (the embedded host's ready block). Null where pino-pretty is not installed
+ * (the production image): the logs stay JSON.
+ */
+function sharedPrettyStream(): DestinationStream | null {
+  if (prettyStream !== undefined) return prettyStream;
+  let build: (options: PrettyOptions) => DestinationStream;
+  try {
+    // Optional: absent from production installs.
+    build = require('pino-pretty') as typeof build;
+  } catch {
+    return (prettyStream = null);
+  }
+  prettyStream = build({
+    messageKey: 'message',
+    // An access line reads `gateway | request POST /api/history/v2 200 55.8 ms (upstream 45.9 ms)`.
+    messageFormat:
+      '{service} | {message}{if method} {method} {path} {status} {ms} ms{end}{if upstream_ms} (upstream {upstream_ms} ms){end}',
+    ignore: 'service,method,path,status,ms,upstream_ms',
+    translateTime: 'SYS:HH:MM:ss.l',
+    singleLine: true,
+    sync: true,
+  });
+  return prettyStream;
+}
+
+/**
+ * Structured JSON logs (pretty on a terminal: `logFormat`). Every line carries the active trace id (joins logs to traces); request handlers add
  * the request id through a child logger. Credentials never reach a log line.
  */
 export function createLogger(service: string, level = process.env.LOG_LEVEL ?? 'info', destination?: DestinationStream): Logger {
@@ -31,5 +71,7 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
       return context ? { trace_id: context.traceId, span_id: context.spanId } : {};
     },
   };
-  return destination ? pino(options, destination) : pino(options);
+  if (destination) return pino(options, destination);
+  const pretty = level !== 'silent' && logFormat() === 'pretty' ? sharedPrettyStream() : null;
+  return pretty ? pino(options, pretty) : pino(options);
 }

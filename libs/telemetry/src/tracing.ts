@@ -1,15 +1,14 @@
 import type { Context } from '@opentelemetry/api';
 import type { NodeSDK } from '@opentelemetry/sdk-node';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { debugSpanCapture } from './debug-spans';
+import { redactAttributes } from './redaction';
+import { EndpointRateSampler, TailSamplingProcessor } from './sampling';
 
 let sdk: NodeSDK | null = null;
 
-/** Attributes that carry a query string, which can hold personal data; the spec removes them from spans. */
-const QUERY_ATTRIBUTES = ['url.query', 'http.query'];
-const URL_ATTRIBUTES = ['url.full', 'http.url', 'http.target'];
-
 /**
- * Removes query strings from every span before any processor sees it ended (export or in-process capture).
+ * Removes query strings, database statements and filter expressions (see redaction.ts) from every span before any processor sees it ended (export or in-process capture).
  * Runs first in the chain; the attributes object of an ended span is still the one exporters read.
  */
 export class QueryRedactingProcessor implements SpanProcessor {
@@ -18,12 +17,7 @@ export class QueryRedactingProcessor implements SpanProcessor {
     for (const p of this.next) p.onStart(span, context);
   }
   onEnd(span: ReadableSpan): void {
-    const attributes = span.attributes as Record<string, unknown>;
-    for (const key of QUERY_ATTRIBUTES) delete attributes[key];
-    for (const key of URL_ATTRIBUTES) {
-      const value = attributes[key];
-      if (typeof value === 'string' && value.includes('?')) attributes[key] = value.slice(0, value.indexOf('?'));
-    }
+    redactAttributes(span.attributes as Record<string, unknown>);
     for (const p of this.next) p.onEnd(span);
   }
   async forceFlush(): Promise<void> {
@@ -39,34 +33,54 @@ export interface TracingOptions {
   /** OTLP/http collector address; without it, spans are only kept for in-process processors. */
   otlpEndpoint?: string;
   extraProcessors?: SpanProcessor[];
+  /** Stored traces per endpoint per second the sampler aims at (busy endpoints keep a fraction). */
+  tracesPerEndpointPerS?: number;
+  /** A call at least this long is always kept. */
+  slowMs?: number;
+}
+
+/** Endpoints whose traces are not recorded at all (an opted-out codops); set by the gateway. */
+let optedOut: (endpointKey: string) => boolean = () => false;
+export function setTracingOptOut(test: (endpointKey: string) => boolean): void {
+  optedOut = test;
 }
 
 /**
  * Starts OpenTelemetry once per process, before express, http, mongodb or kafkajs are loaded, so the
- * instrumentations can wrap them. Returns false when there is nothing to export to and nothing to capture.
+ * instrumentations can wrap them. Always on: every span is kept briefly in process for the debug block
+ * (debugSpanCapture); spans are exported, sampled per endpoint, when an OTLP endpoint is set.
+ * OTEL_SDK_DISABLED=true turns tracing off (no debug spans either). Returns false when tracing is off.
  */
 export function startTracing(options: TracingOptions): boolean {
   if (sdk) return true;
-  if (!options.otlpEndpoint && !options.extraProcessors?.length) return false;
+  if (process.env.OTEL_SDK_DISABLED === 'true') return false;
   // Loaded only when tracing is on: the SDK and its instrumentations cost about a second of start-up.
   const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
-  const { OTLPTraceExporter } = require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+  const { OTLPTraceExporter } =
+    require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { ExpressInstrumentation } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
-  const { MongoDBInstrumentation } = require('@opentelemetry/instrumentation-mongodb') as typeof import('@opentelemetry/instrumentation-mongodb');
-  const { KafkaJsInstrumentation } = require('@opentelemetry/instrumentation-kafkajs') as typeof import('@opentelemetry/instrumentation-kafkajs');
+  const { ExpressInstrumentation } =
+    require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  const { MongoDBInstrumentation } =
+    require('@opentelemetry/instrumentation-mongodb') as typeof import('@opentelemetry/instrumentation-mongodb');
+  const { KafkaJsInstrumentation } =
+    require('@opentelemetry/instrumentation-kafkajs') as typeof import('@opentelemetry/instrumentation-kafkajs');
   const { GrpcInstrumentation } = require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc');
   const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
   const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { ATTR_SERVICE_NAME } = require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
-  const processors: SpanProcessor[] = [...(options.extraProcessors ?? [])];
+  const { ExpressLayerType } = require('@opentelemetry/instrumentation-express') as typeof import('@opentelemetry/instrumentation-express');
+  // The debug capture sees every span (before sampling); the exporter only the traces the tail sampler keeps.
+  const processors: SpanProcessor[] = [debugSpanCapture, ...(options.extraProcessors ?? [])];
+  const slowMs = options.slowMs ?? positive(process.env.TRACE_SLOW_MS) ?? 1000;
   if (options.otlpEndpoint) {
     const url = `${options.otlpEndpoint.replace(/\/$/, '')}/v1/traces`;
-    processors.push(new BatchSpanProcessor(new OTLPTraceExporter({ url })));
+    processors.push(new TailSamplingProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url })), { slowMs }));
   }
-  if (processors.length === 0) return false;
+  const tracesPerEndpointPerS = options.tracesPerEndpointPerS ?? positive(process.env.TRACES_PER_ENDPOINT_PER_S) ?? 10;
   sdk = new NodeSDK({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    sampler: new EndpointRateSampler({ tracesPerEndpointPerS, optedOut: (key) => optedOut(key) }),
     spanProcessors: [new QueryRedactingProcessor(processors)],
     instrumentations: [
       new HttpInstrumentation({
@@ -76,7 +90,8 @@ export function startTracing(options: TracingOptions): boolean {
           if (path) span.setAttribute('url.path', path);
         },
       }),
-      new ExpressInstrumentation(),
+      // Route handlers only: a span per middleware or router layer would bury the calls that matter in the debug block.
+      new ExpressInstrumentation({ ignoreLayersType: [ExpressLayerType.MIDDLEWARE, ExpressLayerType.ROUTER] }),
       new MongoDBInstrumentation({ enhancedDatabaseReporting: false }),
       new KafkaJsInstrumentation(),
       new GrpcInstrumentation(),
@@ -89,4 +104,9 @@ export function startTracing(options: TracingOptions): boolean {
 export async function stopTracing(): Promise<void> {
   await sdk?.shutdown();
   sdk = null;
+}
+
+function positive(value: string | undefined): number | undefined {
+  const n = value === undefined ? NaN : Number(value);
+  return Number.isFinite(n) && n > 0 ? n : undefined;
 }

@@ -42,6 +42,7 @@ export function racingStore(inner: EventStore, parties: number): RacingStore {
       }
     },
     deleteStream: (streamId) => inner.deleteStream(streamId),
+    listStreams: (prefix) => inner.listStreams(prefix),
     subscribe: (options, handler) => inner.subscribe(options, handler),
     ping: () => inner.ping(),
     close: () => inner.close(),

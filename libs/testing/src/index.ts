@@ -1,3 +1,4 @@
 export * from './specification';
 export * from './environment';
 export * from './process';
+export * from './unzip';

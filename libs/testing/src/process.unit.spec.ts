@@ -22,6 +22,8 @@ describe('startProcess', () => {
 
   it('rejects with the output when the process exits before it is ready', async () => {
     const file = script('fails.js', "console.error('bad setting: PORT'); process.exit(3);");
-    await expect(startProcess(file, process.env, { stream: 'stdout', pattern: /never/ })).rejects.toThrow(/exited \(3\)[\s\S]*bad setting: PORT/);
+    await expect(startProcess(file, process.env, { stream: 'stdout', pattern: /never/ })).rejects.toThrow(
+      /exited \(3\)[\s\S]*bad setting: PORT/,
+    );
   });
 });

@@ -13,13 +13,27 @@ const decider = {
 describe('DeciderSpecification', () => {
   const spec = DeciderSpecification(decider);
   it('checks events, nothing, and errors against the folded past', () => {
-    spec.given([]).when({ type: 'Inc' }).then([{ type: 'Inc' }]);
-    spec.given([{ type: 'Inc' }, { type: 'Inc' }]).when({ type: 'Inc' }).thenNothingHappens();
-    spec.given([{ type: 'Inc' }]).when({ type: 'Fail' }).thenThrows((e) => (e as Error).message === 'failed at 1');
+    spec
+      .given([])
+      .when({ type: 'Inc' })
+      .then([{ type: 'Inc' }]);
+    spec
+      .given([{ type: 'Inc' }, { type: 'Inc' }])
+      .when({ type: 'Inc' })
+      .thenNothingHappens();
+    spec
+      .given([{ type: 'Inc' }])
+      .when({ type: 'Fail' })
+      .thenThrows((e) => (e as Error).message === 'failed at 1');
   });
   it('fails when the expectation does not hold', () => {
     expect(() => spec.given([]).when({ type: 'Inc' }).thenNothingHappens()).toThrow();
-    expect(() => spec.given([]).when({ type: 'Inc' }).thenThrows(() => true)).toThrow();
+    expect(() =>
+      spec
+        .given([])
+        .when({ type: 'Inc' })
+        .thenThrows(() => true),
+    ).toThrow();
   });
 });
 

@@ -11,7 +11,9 @@ export const ICON_NAMES = Object.keys(LAYER_ICONS);
 export function layerIcon(layer: string): string | null {
   const icon = LAYER_ICONS[layer];
   if (!icon) return null;
-  return `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" width="64" height="64" role="img" aria-label="${layer}">`
-    + `<rect width="64" height="64" rx="12" fill="${icon.colour}"/>`
-    + `<text x="32" y="44" font-family="sans-serif" font-size="34" font-weight="bold" fill="#fff" text-anchor="middle">${icon.letter}</text></svg>`;
+  return (
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 64 64" width="64" height="64" role="img" aria-label="${layer}">` +
+    `<rect width="64" height="64" rx="12" fill="${icon.colour}"/>` +
+    `<text x="32" y="44" font-family="sans-serif" font-size="34" font-weight="bold" fill="#fff" text-anchor="middle">${icon.letter}</text></svg>`
+  );
 }

@@ -10,16 +10,24 @@ let system: TestSystem;
 
 beforeAll(async () => {
   system = await startTestSystem([
-    { prefixes: ['/api/v2/items', '/api/v2/icons'], public: true, create: (deps) => createCatalogueService({ ...deps, now: () => 1_700_000_000_000 }) },
+    {
+      prefixes: ['/api/v2/items', '/api/v2/icons'],
+      public: true,
+      create: (deps) => createCatalogueService({ ...deps, now: () => 1_700_000_000_000 }),
+    },
   ]);
 });
 afterAll(() => system.stop());
 
-const get = (path: string) => system.http.get(path).buffer(true).parse((res, done) => {
-  const chunks: Buffer[] = [];
-  res.on('data', (c: Buffer) => chunks.push(c));
-  res.on('end', () => done(null, Buffer.concat(chunks)));
-});
+const get = (path: string) =>
+  system.http
+    .get(path)
+    .buffer(true)
+    .parse((res, done) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => done(null, Buffer.concat(chunks)));
+    });
 const text = (res: { body: Buffer }) => res.body.toString('utf8');
 
 async function expectValid(documents: Array<{ fileName: string; xml: string }>) {
@@ -36,7 +44,9 @@ describe('GET /api/v2/items', () => {
     const xml = text(res);
     expect(xml).toMatch(/^<\?xml version="1.0" encoding="UTF-8"\?>\n<qcc:Items xmlns:qcc="tag:catalogue.qc.ebu.ch,2026-01"/);
     expect([...xml.matchAll(/<qcc:ItemInfo>/g)]).toHaveLength(45);
-    expect(xml).toContain('<qc:EBUQCID>0069W</qc:EBUQCID>\n      <qc:EBUQCName>Display Aspect Ratio</qc:EBUQCName>\n      <qc:EBUQCVersion>4.0</qc:EBUQCVersion>');
+    expect(xml).toContain(
+      '<qc:EBUQCID>0069W</qc:EBUQCID>\n      <qc:EBUQCName>Display Aspect Ratio</qc:EBUQCName>\n      <qc:EBUQCVersion>4.0</qc:EBUQCVersion>',
+    );
     await expectValid([{ fileName: 'items.xml', xml }]);
   });
 
@@ -52,12 +62,37 @@ describe('GET /api/v2/items', () => {
     const body = QcItemsJson.parse(res.body);
     expect(body.Items.map((i) => i.ID)).toEqual(IDS);
     const afd = body.Items.find((i) => i.ID === '0001W')!;
-    expect(Object.keys(afd)).toEqual(expect.arrayContaining(['ID', 'Name', 'Version', 'Status', 'UsableAs', 'Description', 'Definition', 'Remarks',
-      'Layer', 'Category', 'EssenceType', 'Aliases', 'Tags', 'References', 'TextExamples', 'InputParameters', 'OutputParameters']));
+    expect(Object.keys(afd)).toEqual(
+      expect.arrayContaining([
+        'ID',
+        'Name',
+        'Version',
+        'Status',
+        'UsableAs',
+        'Description',
+        'Definition',
+        'Remarks',
+        'Layer',
+        'Category',
+        'EssenceType',
+        'Aliases',
+        'Tags',
+        'References',
+        'TextExamples',
+        'InputParameters',
+        'OutputParameters',
+      ]),
+    );
     expect(afd).toMatchObject({ Version: '5.0', UsableAs: 'check report', Layer: 'wrapper', EssenceType: 'format' });
     expect(afd.OutputParameters[0]).toEqual({
-      Name: 'CheckResult', Description: expect.any(String), Remarks: '', HasLocator: 'false', InReports: 'not applicable', InChecks: 'required',
-      ValueRange: '{true,false}', Type: 'boolean',
+      Name: 'CheckResult',
+      Description: expect.any(String),
+      Remarks: '',
+      HasLocator: 'false',
+      InReports: 'not applicable',
+      InChecks: 'required',
+      ValueRange: '{true,false}',
+      Type: 'boolean',
     });
   });
 });
@@ -90,7 +125,13 @@ describe('GET /api/v2/items/{id}', () => {
   });
 
   it('answers 404 problems for unknown and malformed ids, never 500', async () => {
-    for (const path of ['/api/v2/items/9999F', '/api/v2/items/not-an-id', '/api/v2/items/%00', '/api/v2/items/0001F%20x', `/api/v2/items/${'1'.repeat(300)}`]) {
+    for (const path of [
+      '/api/v2/items/9999F',
+      '/api/v2/items/not-an-id',
+      '/api/v2/items/%00',
+      '/api/v2/items/0001F%20x',
+      `/api/v2/items/${'1'.repeat(300)}`,
+    ]) {
       const res = await system.http.get(path);
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
@@ -122,7 +163,10 @@ describe('GET /api/v2/items/{id}/versions/{version}', () => {
     expect(text(older)).not.toContain('<qcc:Version>4.0</qcc:Version>');
     const latest = await get('/api/v2/items/0069W/versions/4-0');
     expect(text(latest)).toContain('<qcc:ThisVersion>4.0</qcc:ThisVersion>');
-    await expectValid([{ fileName: 'v3.xml', xml: text(older) }, { fileName: 'v4.xml', xml: text(latest) }]);
+    await expectValid([
+      { fileName: 'v3.xml', xml: text(older) },
+      { fileName: 'v4.xml', xml: text(latest) },
+    ]);
     const again = await get('/api/v2/items/0069W/versions/3-0');
     expect(again.headers.etag).toBe(older.headers.etag);
     expect(again.body.equals(older.body)).toBe(true);
@@ -134,8 +178,14 @@ describe('GET /api/v2/items/{id}/versions/{version}', () => {
   });
 
   it('answers 404 for unknown or malformed versions and unknown items', async () => {
-    for (const path of ['/api/v2/items/0069W/versions/9-0', '/api/v2/items/0069W/versions/3.0', '/api/v2/items/0069W/versions/latest',
-      '/api/v2/items/0069W/versions/03-0', '/api/v2/items/9999W/versions/1-0', '/api/v2/items/bad!/versions/1-0']) {
+    for (const path of [
+      '/api/v2/items/0069W/versions/9-0',
+      '/api/v2/items/0069W/versions/3.0',
+      '/api/v2/items/0069W/versions/latest',
+      '/api/v2/items/0069W/versions/03-0',
+      '/api/v2/items/9999W/versions/1-0',
+      '/api/v2/items/bad!/versions/1-0',
+    ]) {
       const res = await system.http.get(path);
       expect(res.status).toBe(404);
       expect(res.headers['content-type']).toMatch(/application\/problem\+json/);

@@ -12,14 +12,22 @@ const MEDIA_TYPES = ['application/xml', 'text/xml', 'application/json'] as const
 
 function negotiate(req: Request): (typeof MEDIA_TYPES)[number] {
   const type = req.accepts([...MEDIA_TYPES]);
-  if (!type) throw new HttpError(406, 'Not Acceptable', `this resource is available as ${MEDIA_TYPES.join(', ')}; Accept was ${req.header('accept')}`);
+  if (!type)
+    throw new HttpError(
+      406,
+      'Not Acceptable',
+      `this resource is available as ${MEDIA_TYPES.join(', ')}; Accept was ${req.header('accept')}`,
+    );
   return type as (typeof MEDIA_TYPES)[number];
 }
 
 /** If-None-Match uses the weak comparison (RFC 9110 13.1.2): W/ prefixes are ignored. */
 function matches(ifNoneMatch: string | undefined, etag: string): boolean {
   if (!ifNoneMatch) return false;
-  return ifNoneMatch.split(',').map((t) => t.trim().replace(/^W\//, '')).some((t) => t === '*' || t === etag);
+  return ifNoneMatch
+    .split(',')
+    .map((t) => t.trim().replace(/^W\//, ''))
+    .some((t) => t === '*' || t === etag);
 }
 
 /** Sends a prepared rendition in the coding the client prefers; 304 when its copy is current. */

@@ -1,5 +1,5 @@
 import type { QcItemDefinition } from '@udp/contracts';
-import { type Command, type Decider, conflict, invalid } from '@udp/eventsourcing';
+import { type Command, type Decider, conflict, foldByEvolve, invalid } from '@udp/eventsourcing';
 import { type ItemEvent, upcast } from './events';
 import { fingerprint, itemProblems } from './rules';
 
@@ -23,13 +23,15 @@ function publishItemVersion({ data, metadata }: PublishItemVersion, state: ItemS
   if (state.itemId !== null && state.itemId !== item.ID) throw invalid(`this stream holds item ${state.itemId}, not ${item.ID}`);
   const stored = state.published.get(item.Version);
   if (stored === fingerprint(item)) return [];
-  if (stored !== undefined) throw conflict(`item ${item.ID} version ${item.Version} is published with other content; publish a new version instead`);
+  if (stored !== undefined)
+    throw conflict(`item ${item.ID} version ${item.Version} is published with other content; publish a new version instead`);
   return [{ type: 'ItemVersionPublished', data: { item, publishedAt: metadata.now } }];
 }
 
 export function decide(command: ItemCommand, state: ItemState): ItemEvent[] {
   switch (command.type) {
-    case 'PublishItemVersion': return publishItemVersion(command, state);
+    case 'PublishItemVersion':
+      return publishItemVersion(command, state);
   }
 }
 
@@ -46,4 +48,4 @@ export function evolve(state: ItemState, event: ItemEvent): ItemState {
   }
 }
 
-export const itemDecider: Decider<ItemCommand, ItemEvent, ItemState> = { decide, evolve, initialState, upcast };
+export const itemDecider: Decider<ItemCommand, ItemEvent, ItemState> = { decide, evolve, initialState, fold: foldByEvolve(evolve), upcast };

@@ -7,11 +7,33 @@ import { compareVersions, fingerprint } from './rules';
 
 const spec = DeciderSpecification(itemDecider);
 const now = 1_700_000_000_000;
-const checkResult = { Name: 'CheckResult', Description: 'pass or fail', HasLocator: false, InReports: 'not applicable', InChecks: 'required', Type: 'boolean' } as const;
+const checkResult = {
+  Name: 'CheckResult',
+  Description: 'pass or fail',
+  HasLocator: false,
+  InReports: 'not applicable',
+  InChecks: 'required',
+  Type: 'boolean',
+} as const;
 const item = (overrides: Partial<QcItemDefinition> = {}): QcItemDefinition => ({
-  ID: '0042W', Name: 'Video Frame Rate', Version: '4.0', Status: 'published', UsableAs: ['check', 'report'], Definition: 'Reads the frame rate.',
-  Layer: 'wrapper', Category: 'absolute', EssenceType: 'format', Aliases: [], Tags: ['video MXF'], References: [], TextExamples: [],
-  InputParameters: [], OutputParameters: [checkResult], Source: 'https://ebu.io/qc/items/0042W', Completed: ['Layer'], ...overrides,
+  ID: '0042W',
+  Name: 'Video Frame Rate',
+  Version: '4.0',
+  Status: 'published',
+  UsableAs: ['check', 'report'],
+  Definition: 'Reads the frame rate.',
+  Layer: 'wrapper',
+  Category: 'absolute',
+  EssenceType: 'format',
+  Aliases: [],
+  Tags: ['video MXF'],
+  References: [],
+  TextExamples: [],
+  InputParameters: [],
+  OutputParameters: [checkResult],
+  Source: 'https://ebu.io/qc/items/0042W',
+  Completed: ['Layer'],
+  ...overrides,
 });
 const publish = (i: QcItemDefinition): ItemCommand => ({ type: 'PublishItemVersion', data: { item: i }, metadata: { now } });
 const published = (i: QcItemDefinition, at = now): ItemEvent => ({ type: 'ItemVersionPublished', data: { item: i, publishedAt: at } });
@@ -19,28 +41,60 @@ const kind = (k: DomainError['kind'], text: RegExp) => (e: unknown) => e instanc
 
 describe('item decider', () => {
   describe('when the item has no published version', () => {
-    it('publishes the version', () => spec.given([]).when(publish(item())).then([published(item())]));
+    it('publishes the version', () =>
+      spec
+        .given([])
+        .when(publish(item()))
+        .then([published(item())]));
 
     it('refuses an item usable as a check without a boolean CheckResult', () => {
-      spec.given([]).when(publish(item({ OutputParameters: [] }))).thenThrows(kind('Invalid', /no CheckResult output/));
-      spec.given([]).when(publish(item({ OutputParameters: [{ ...checkResult, Type: 'string' }] }))).thenThrows(kind('Invalid', /CheckResult is of type string/));
+      spec
+        .given([])
+        .when(publish(item({ OutputParameters: [] })))
+        .thenThrows(kind('Invalid', /no CheckResult output/));
+      spec
+        .given([])
+        .when(publish(item({ OutputParameters: [{ ...checkResult, Type: 'string' }] })))
+        .thenThrows(kind('Invalid', /CheckResult is of type string/));
     });
 
     it('publishes a report-only item without CheckResult', () =>
-      spec.given([]).when(publish(item({ UsableAs: ['report'], OutputParameters: [] }))).then([published(item({ UsableAs: ['report'], OutputParameters: [] }))]));
+      spec
+        .given([])
+        .when(publish(item({ UsableAs: ['report'], OutputParameters: [] })))
+        .then([published(item({ UsableAs: ['report'], OutputParameters: [] }))]));
 
     it('refuses a layer that contradicts the ID suffix', () =>
-      spec.given([]).when(publish(item({ Layer: 'bitstream' }))).thenThrows(kind('Invalid', /does not match the ID suffix W/)));
+      spec
+        .given([])
+        .when(publish(item({ Layer: 'bitstream' })))
+        .thenThrows(kind('Invalid', /does not match the ID suffix W/)));
 
     it('refuses a crosscheck item that takes no value of the F and W items', () => {
-      const x = item({ ID: '0045X', Layer: 'crosscheck', InputParameters: [{ ...checkResult, Name: '0045F-GOPStatus', InChecks: 'required', Type: 'string' }] });
-      spec.given([]).when(publish(x)).thenThrows(kind('Invalid', /takes no value of item 0045W/));
+      const x = item({
+        ID: '0045X',
+        Layer: 'crosscheck',
+        InputParameters: [{ ...checkResult, Name: '0045F-GOPStatus', InChecks: 'required', Type: 'string' }],
+      });
+      spec
+        .given([])
+        .when(publish(x))
+        .thenThrows(kind('Invalid', /takes no value of item 0045W/));
     });
 
     it('refuses malformed ids, versions and parameter names', () => {
-      spec.given([]).when(publish(item({ ID: '42W' }))).thenThrows(kind('Invalid', /ID 42W/));
-      spec.given([]).when(publish(item({ Version: '4' }))).thenThrows(kind('Invalid', /Version 4 /));
-      spec.given([]).when(publish(item({ InputParameters: [{ ...checkResult, Name: 'Frame Rate' }] }))).thenThrows(kind('Invalid', /"Frame Rate"/));
+      spec
+        .given([])
+        .when(publish(item({ ID: '42W' })))
+        .thenThrows(kind('Invalid', /ID 42W/));
+      spec
+        .given([])
+        .when(publish(item({ Version: '4' })))
+        .thenThrows(kind('Invalid', /Version 4 /));
+      spec
+        .given([])
+        .when(publish(item({ InputParameters: [{ ...checkResult, Name: 'Frame Rate' }] })))
+        .thenThrows(kind('Invalid', /"Frame Rate"/));
     });
   });
 
@@ -56,13 +110,22 @@ describe('item decider', () => {
     });
 
     it('refuses other content under the published version: versions are immutable', () =>
-      spec.given(past).when(publish(item({ Name: 'Frame Rate' }))).thenThrows(kind('Conflict', /published with other content/)));
+      spec
+        .given(past)
+        .when(publish(item({ Name: 'Frame Rate' })))
+        .thenThrows(kind('Conflict', /published with other content/)));
 
     it('publishes a new version next to it', () =>
-      spec.given(past).when(publish(item({ Version: '4.1', Name: 'Frame Rate' }))).then([published(item({ Version: '4.1', Name: 'Frame Rate' }))]));
+      spec
+        .given(past)
+        .when(publish(item({ Version: '4.1', Name: 'Frame Rate' })))
+        .then([published(item({ Version: '4.1', Name: 'Frame Rate' }))]));
 
     it('refuses another item in this stream', () =>
-      spec.given(past).when(publish(item({ ID: '0043W', Version: '1.0' }))).thenThrows(kind('Invalid', /holds item 0042W/)));
+      spec
+        .given(past)
+        .when(publish(item({ ID: '0043W', Version: '1.0' })))
+        .thenThrows(kind('Invalid', /holds item 0042W/)));
   });
 });
 

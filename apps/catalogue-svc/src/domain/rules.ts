@@ -2,7 +2,11 @@ import { QC_ITEM_ID, QC_PARAMETER_NAME, QC_VERSION, type QcItemDefinition } from
 
 /** The layer each ID suffix stands for (EBU catalogue numbering). */
 export const LAYER_OF_SUFFIX: Record<string, QcItemDefinition['Layer']> = {
-  F: 'bitstream', W: 'wrapper', X: 'crosscheck', B: 'baseband', BI: 'baseband',
+  F: 'bitstream',
+  W: 'wrapper',
+  X: 'crosscheck',
+  B: 'baseband',
+  BI: 'baseband',
 };
 
 /** `0010F-LoudnessMetadata`: a crosscheck input naming the item and output whose value it takes. */

@@ -21,14 +21,18 @@ async function eventsIn(s: MemoryEventStore, streamId: string) {
 /** The catalogue service through the gateway, on a given event store (a restart keeps the store). */
 async function serve(eventStore: MemoryEventStore, items: QcItemDefinition[]) {
   let imported: Awaited<ReturnType<typeof createCatalogueService>>['imported'] | undefined;
-  system = await startTestSystem([{
-    prefixes: ['/api/v2/items'], public: true, adapters: { store: eventStore, readModels: new MemoryReadModelStore() },
-    create: async (deps) => {
-      const service = await createCatalogueService({ ...deps, items, now: () => 1_700_000_000_000 });
-      imported = service.imported;
-      return service;
+  system = await startTestSystem([
+    {
+      prefixes: ['/api/v2/items'],
+      public: true,
+      adapters: { store: eventStore, readModels: new MemoryReadModelStore() },
+      create: async (deps) => {
+        const service = await createCatalogueService({ ...deps, items, now: () => 1_700_000_000_000 });
+        imported = service.imported;
+        return service;
+      },
     },
-  }]);
+  ]);
   return imported!;
 }
 

@@ -72,4 +72,3 @@ export async function importCatalogue(write: WriteSide, items: QcItemDefinition[
   }
   return summary;
 }
-

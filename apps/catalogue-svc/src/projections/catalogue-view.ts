@@ -26,9 +26,12 @@ export class Rendition {
     let found = this.codings.get(coding);
     if (!found) {
       const identity = this.codings.get('identity')!.body;
-      const body = coding === 'br'
-        ? brotliCompressSync(identity, { params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length } })
-        : gzipSync(identity, { level: 9 });
+      const body =
+        coding === 'br'
+          ? brotliCompressSync(identity, {
+              params: { [constants.BROTLI_PARAM_QUALITY]: 9, [constants.BROTLI_PARAM_SIZE_HINT]: identity.length },
+            })
+          : gzipSync(identity, { level: 9 });
       found = { body, etag: etagOf(body) };
       this.codings.set(coding, found);
     }

@@ -13,7 +13,13 @@ export interface ItemVersionView {
 
 type XmlNode = Record<string, unknown>;
 
-const builder = new XMLBuilder({ format: true, indentBy: '  ', suppressEmptyNode: true, ignoreAttributes: false, attributeNamePrefix: '@_' });
+const builder = new XMLBuilder({
+  format: true,
+  indentBy: '  ',
+  suppressEmptyNode: true,
+  ignoreAttributes: false,
+  attributeNamePrefix: '@_',
+});
 const DECLARATION = '<?xml version="1.0" encoding="UTF-8"?>\n';
 const ROOT_NAMESPACES = { '@_xmlns:qcc': QCC_NS, '@_xmlns:qc': QC_NS };
 
@@ -40,7 +46,8 @@ function parameter(p: QcParameter, kind: 'input' | 'output'): XmlNode {
   };
 }
 
-const list = (wrapper: string, element: string, values: unknown[]): XmlNode => (values.length ? { [wrapper]: { [element]: values } } : { [wrapper]: '' });
+const list = (wrapper: string, element: string, values: unknown[]): XmlNode =>
+  values.length ? { [wrapper]: { [element]: values } } : { [wrapper]: '' };
 
 function itemDefinition(item: QcItemDefinition): XmlNode {
   return {
@@ -57,12 +64,30 @@ function itemDefinition(item: QcItemDefinition): XmlNode {
     'qc:EssenceType': item.EssenceType,
     ...list('qc:Aliases', 'qc:Alias', item.Aliases),
     ...list('qc:Tags', 'qc:Tag', item.Tags),
-    ...list('qc:References', 'qc:Reference', item.References.map((r) => ({
-      ...(r.URI && { 'qc:URI': r.URI }), 'qc:Name': r.Name, ...(r.Remark && { 'qc:Remark': r.Remark }),
-    }))),
-    ...list('qc:Examples', 'qc:Example', item.TextExamples.map((e) => ({ 'qc:Contents': e.Contents, ...(e.Remark && { 'qc:Remark': e.Remark }) }))),
-    ...list('qc:Inputs', 'qc:Input', item.InputParameters.map((p) => parameter(p, 'input'))),
-    ...list('qc:Outputs', 'qc:Output', item.OutputParameters.map((p) => parameter(p, 'output'))),
+    ...list(
+      'qc:References',
+      'qc:Reference',
+      item.References.map((r) => ({
+        ...(r.URI && { 'qc:URI': r.URI }),
+        'qc:Name': r.Name,
+        ...(r.Remark && { 'qc:Remark': r.Remark }),
+      })),
+    ),
+    ...list(
+      'qc:Examples',
+      'qc:Example',
+      item.TextExamples.map((e) => ({ 'qc:Contents': e.Contents, ...(e.Remark && { 'qc:Remark': e.Remark }) })),
+    ),
+    ...list(
+      'qc:Inputs',
+      'qc:Input',
+      item.InputParameters.map((p) => parameter(p, 'input')),
+    ),
+    ...list(
+      'qc:Outputs',
+      'qc:Output',
+      item.OutputParameters.map((p) => parameter(p, 'output')),
+    ),
     'qc:ExtensionProperties': {
       'prov:Provenance': {
         '@_xmlns:prov': PROVENANCE_NS,

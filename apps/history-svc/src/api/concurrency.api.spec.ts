@@ -21,8 +21,14 @@ describe.each<[string, () => EventStore]>([
       const answers = await Promise.all(
         Array.from({ length: 24 }, (_, i) =>
           i % 3 === 0
-            ? system.http.post('/api/history/v2/batch').set('authorization', auth).send({ data: [{ item_id: `item-${i}`, date: 1000 + i }] })
-            : system.http.post('/api/history/v2').set('authorization', auth).send({ item_id: `item-${i}`, date: 1000 + i }),
+            ? system.http
+                .post('/api/history/v2/batch')
+                .set('authorization', auth)
+                .send({ data: [{ item_id: `item-${i}`, date: 1000 + i }] })
+            : system.http
+                .post('/api/history/v2')
+                .set('authorization', auth)
+                .send({ item_id: `item-${i}`, date: 1000 + i }),
         ),
       );
       const statuses = answers.map((a) => a.status);

@@ -1,29 +1,42 @@
 import { Router, type Request, type Response } from 'express';
 import {
-  HistoryItemBatch, HistoryItemIdParam, HistoryQuery, HistoryTechnicalIdParam, NewItem, PositionsQuery,
+  HistoryItemBatch,
+  HistoryItemIdParam,
+  HistoryQuery,
+  HistoryTechnicalIdParam,
+  NewItem,
+  PositionsQuery,
   type NewItem as NewItemBody,
 } from '@udp/contracts';
-import { type StreamStateCache, handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
-import { parseInput, userIdOf } from '@udp/http-kit';
-import type { Collection } from '@udp/readmodel';
-import { type HistoryCommand, type ItemToRecord, historyDecider } from '../domain/decider';
-import { historyStreamId } from '../domain/events';
-import { type HistoryEntryDocument, entryDocumentId } from '../projections/history';
-import { listHistory, positions, toItem } from '../projections/history-queries';
+import { type Snapshotting, type StreamStateCache, type Unstamped, type WriteSide, handleCommandVisibly } from '@udp/eventsourcing';
+import { StoreUnavailableError } from '@udp/eventstore';
+import { parseInput, userIdOf, sendJsonConditionally } from '@udp/http-kit';
+import { type HistoryCommand, type HistoryState, type ItemToRecord, historyDecider } from '../domain/decider';
+import { historyStream } from '../domain/events';
+import { entryDocumentId } from '../projections/history';
+import { type HistoryReadModel, listHistory, positions, toItem } from '../projections/history-queries';
 
 export interface HistoryRouteDeps {
   write: WriteSide;
-  /** Folded histories by user, so a write reads only what is new (the history decider never mutates a state). */
-  states: StreamStateCache<unknown>;
-  entries: Collection<HistoryEntryDocument>;
+  /** Folded histories by user, so a write reads only what is new. */
+  states: StreamStateCache<HistoryState>;
+  /** Saved histories, so a write on a long history not in `states` reads only what is newer than its snapshot. */
+  snapshots?: Snapshotting<HistoryState>;
+  model: HistoryReadModel;
   now: () => number;
 }
 
 /** HTTP <-> commands and queries. History never retries a conflicting append: the spec answers 429. */
-export function historyRoutes({ write, states, entries, now }: HistoryRouteDeps): Router {
+export function historyRoutes({ write, states, snapshots, model, now }: HistoryRouteDeps): Router {
   const router = Router();
-  const execute = (userId: string, command: Omit<HistoryCommand, 'metadata'>) =>
-    handleCommandVisibly(write, historyStreamId(userId), historyDecider, { ...command, metadata: { now: now() } } as HistoryCommand, { retries: 0, cache: states });
+  const execute = (userId: string, command: Unstamped<HistoryCommand>) =>
+    handleCommandVisibly(
+      write,
+      historyStream(userId),
+      historyDecider,
+      { ...command, metadata: { now: now() } },
+      { retries: 0, cache: states, snapshots },
+    );
 
   const toRecord = (item: NewItemBody, serverTime: number): ItemToRecord => ({
     itemId: item.item_id,
@@ -35,15 +48,31 @@ export function historyRoutes({ write, states, entries, now }: HistoryRouteDeps)
 
   const list = async (req: Request, res: Response) => {
     const query = parseInput(HistoryQuery, req.query, 'query');
-    res.json(await listHistory(entries, userIdOf(res), query));
+    sendJsonConditionally(req, res, await listHistory(model, userIdOf(res), query));
   };
 
   const add = async (req: Request, res: Response) => {
     const body = parseInput(NewItem, req.body, 'body');
     const userId = userIdOf(res);
-    await execute(userId, { type: 'RecordItems', data: { items: [toRecord(body, now())] } });
+    const written = await execute(userId, { type: 'RecordItems', data: { items: [toRecord(body, now())] } });
     // The stored entry: the new one, or the newer one that was kept.
-    const stored = await entries.get(entryDocumentId(userId, body.item_id));
+    const stored = await model.entries.get(entryDocumentId(userId, body.item_id)).catch((error: unknown) => {
+      // The write is durable: it must be acknowledged even when the read model cannot be read right now.
+      const recorded = written.events.find((e) => e.type === 'HistoryItemRecorded' && e.data.itemId === body.item_id);
+      if (!(error instanceof StoreUnavailableError) || recorded?.type !== 'HistoryItemRecorded') throw error;
+      const { itemId, id, date, deleted, deviceId, lastPlaybackPosition } = recorded.data;
+      return {
+        _id: '',
+        userId,
+        item_id: itemId,
+        id,
+        date,
+        deleted,
+        device_id: deviceId,
+        last_playback_position: lastPlaybackPosition,
+        revision: written.revision,
+      };
+    });
     res.status(200).json(stored ? toItem(stored) : undefined);
   };
 
@@ -61,7 +90,8 @@ export function historyRoutes({ write, states, entries, now }: HistoryRouteDeps)
 
   const readPositions = async (req: Request, res: Response) => {
     const query = parseInput(PositionsQuery, req.query, 'query');
-    res.json(await positions(entries, userIdOf(res), query));
+    const answer = await positions(model, userIdOf(res), query);
+    res.setHeader('sync-token', answer.syncToken).json(answer.positions);
   };
 
   for (const base of ['/api/history/v2', '/api/history']) {
@@ -87,4 +117,3 @@ export function historyRoutes({ write, states, entries, now }: HistoryRouteDeps)
 
   return router;
 }
-

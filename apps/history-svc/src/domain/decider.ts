@@ -1,4 +1,4 @@
-import { type Command, type Decider, notFound } from '@udp/eventsourcing';
+import { type Command, type Decider, copyOnWrite, notFound } from '@udp/eventsourcing';
 import { type HistoryEvent, upcast } from './events';
 
 /** An item as the client sent it, with the date already resolved (server time when it sent none). */
@@ -74,10 +74,14 @@ function clearHistory({ metadata }: ClearHistory, state: HistoryState): HistoryE
 
 export function decide(command: HistoryCommand, state: HistoryState): HistoryEvent[] {
   switch (command.type) {
-    case 'RecordItems': return recordItems(command, state);
-    case 'DeleteItem': return deleteItem(command, state);
-    case 'DeleteItemById': return deleteItemById(command, state);
-    case 'ClearHistory': return clearHistory(command, state);
+    case 'RecordItems':
+      return recordItems(command, state);
+    case 'DeleteItem':
+      return deleteItem(command, state);
+    case 'DeleteItemById':
+      return deleteItemById(command, state);
+    case 'ClearHistory':
+      return clearHistory(command, state);
   }
 }
 
@@ -85,8 +89,18 @@ export function initialState(): HistoryState {
   return { entries: new Map(), itemIdsById: new Map(), lastId: 0 };
 }
 
-/** Applies one event to a state the caller owns; `evolve` and `fold` are the pure faces of it. */
-function applyInPlace(state: { entries: Map<string, Entry>; itemIdsById: Map<number, string>; lastId: number }, event: HistoryEvent): void {
+interface MutableHistoryState {
+  entries: Map<string, Entry>;
+  itemIdsById: Map<number, string>;
+  lastId: number;
+}
+
+/** A copy the caller may change: new maps, entries shared (they are replaced, never changed in place). */
+function copy(state: HistoryState): MutableHistoryState {
+  return { entries: new Map(state.entries), itemIdsById: new Map(state.itemIdsById), lastId: state.lastId };
+}
+
+function apply(state: MutableHistoryState, event: HistoryEvent): void {
   switch (event.type) {
     case 'HistoryItemRecorded': {
       const { itemId, ...entry } = event.data;
@@ -109,22 +123,7 @@ function applyInPlace(state: { entries: Map<string, Entry>; itemIdsById: Map<num
   }
 }
 
-function copy(state: HistoryState) {
-  return { entries: new Map(state.entries), itemIdsById: new Map(state.itemIdsById), lastId: state.lastId };
-}
-
-export function evolve(state: HistoryState, event: HistoryEvent): HistoryState {
-  const next = copy(state);
-  applyInPlace(next, event);
-  return next;
-}
-
-/** Folds events onto `from` in one pass (a long history would cost O(n²) through `evolve`'s copies). */
-export function fold(events: HistoryEvent[], from: HistoryState = initialState()): HistoryState {
-  const state = copy(from);
-  for (const event of events) applyInPlace(state, event);
-  return state;
-}
+export const { evolve, fold } = copyOnWrite(copy, apply);
 
 export const historyDecider: Decider<HistoryCommand, HistoryEvent, HistoryState> = { decide, evolve, initialState, fold, upcast };
 

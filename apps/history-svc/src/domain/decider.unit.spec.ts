@@ -1,12 +1,18 @@
 import { DomainError } from '@udp/eventsourcing';
 import { DeciderSpecification } from '@udp/testing';
 import { type HistoryCommand, fold, historyDecider, evolve, initialState } from './decider';
+import { historySnapshot } from './snapshot';
 import type { HistoryEvent } from './events';
 
 const spec = DeciderSpecification(historyDecider);
 const now = 1_700_000_100_000;
 const at = (command: Omit<HistoryCommand, 'metadata'>) => ({ ...command, metadata: { now } }) as HistoryCommand;
-const recorded = (itemId: string, id: number, date: number, extra: Partial<Extract<HistoryEvent, { type: 'HistoryItemRecorded' }>['data']> = {}): HistoryEvent => ({
+const recorded = (
+  itemId: string,
+  id: number,
+  date: number,
+  extra: Partial<Extract<HistoryEvent, { type: 'HistoryItemRecorded' }>['data']> = {},
+): HistoryEvent => ({
   type: 'HistoryItemRecorded',
   data: { itemId, id, date, deleted: false, ...extra },
 });
@@ -15,72 +21,151 @@ const notFound = (error: unknown) => error instanceof DomainError && error.kind 
 describe('history decider', () => {
   describe('when the history is empty', () => {
     it('records a new item with technical id 1', () =>
-      spec.given([]).when(at({ type: 'RecordItems', data: { items: [{ itemId: 'urn:a', date: 100, lastPlaybackPosition: 12.5, deviceId: 'ios' }] } }))
+      spec
+        .given([])
+        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'urn:a', date: 100, lastPlaybackPosition: 12.5, deviceId: 'ios' }] } }))
         .then([recorded('urn:a', 1, 100, { lastPlaybackPosition: 12.5, deviceId: 'ios' })]));
 
     it('numbers a batch in order and keeps one entry per item (newest wins inside the batch too)', () =>
-      spec.given([]).when(at({ type: 'RecordItems', data: { items: [
-        { itemId: 'a', date: 10 }, { itemId: 'b', date: 20 }, { itemId: 'a', date: 30 }, { itemId: 'a', date: 5 },
-      ] } })).then([recorded('a', 1, 10), recorded('b', 2, 20), recorded('a', 1, 30)]));
+      spec
+        .given([])
+        .when(
+          at({
+            type: 'RecordItems',
+            data: {
+              items: [
+                { itemId: 'a', date: 10 },
+                { itemId: 'b', date: 20 },
+                { itemId: 'a', date: 30 },
+                { itemId: 'a', date: 5 },
+              ],
+            },
+          }),
+        )
+        .then([recorded('a', 1, 10), recorded('b', 2, 20), recorded('a', 1, 30)]));
 
     it('refuses to delete an unknown item', () =>
-      spec.given([]).when(at({ type: 'DeleteItem', data: { itemId: 'nope' } })).thenThrows(notFound));
+      spec
+        .given([])
+        .when(at({ type: 'DeleteItem', data: { itemId: 'nope' } }))
+        .thenThrows(notFound));
 
     it('refuses to delete an unknown technical id', () =>
-      spec.given([]).when(at({ type: 'DeleteItemById', data: { id: 7 } })).thenThrows(notFound));
+      spec
+        .given([])
+        .when(at({ type: 'DeleteItemById', data: { id: 7 } }))
+        .thenThrows(notFound));
 
-    it('clears nothing', () => spec.given([]).when(at({ type: 'ClearHistory', data: {} })).thenNothingHappens());
+    it('clears nothing', () =>
+      spec
+        .given([])
+        .when(at({ type: 'ClearHistory', data: {} }))
+        .thenNothingHappens());
   });
 
   describe('when the item exists', () => {
     const past = [recorded('a', 1, 100, { lastPlaybackPosition: 30, deviceId: 'tv' }), recorded('b', 2, 200)];
 
     it('updates it when the new date is the same or newer, keeping its id', () =>
-      spec.given(past).when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 100, lastPlaybackPosition: 42 }] } }))
+      spec
+        .given(past)
+        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 100, lastPlaybackPosition: 42 }] } }))
         .then([recorded('a', 1, 100, { lastPlaybackPosition: 42, deviceId: 'tv' })]));
 
     it('ignores an update older than the stored entry (newest write wins)', () =>
-      spec.given(past).when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 99, lastPlaybackPosition: 1 }] } })).thenNothingHappens());
+      spec
+        .given(past)
+        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 99, lastPlaybackPosition: 1 }] } }))
+        .thenNothingHappens());
 
     it('keeps the stored position and device when the update leaves them out', () =>
-      spec.given(past).when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 150 }] } }))
+      spec
+        .given(past)
+        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 150 }] } }))
         .then([recorded('a', 1, 150, { lastPlaybackPosition: 30, deviceId: 'tv' })]));
 
     it('gives a new item the next id', () =>
-      spec.given(past).when(at({ type: 'RecordItems', data: { items: [{ itemId: 'c', date: 300 }] } })).then([recorded('c', 3, 300)]));
+      spec
+        .given(past)
+        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'c', date: 300 }] } }))
+        .then([recorded('c', 3, 300)]));
 
     it('deletes it by business id with a tombstone dated now', () =>
-      spec.given(past).when(at({ type: 'DeleteItem', data: { itemId: 'a' } }))
+      spec
+        .given(past)
+        .when(at({ type: 'DeleteItem', data: { itemId: 'a' } }))
         .then([{ type: 'HistoryItemDeleted', data: { itemId: 'a', id: 1, date: now } }]));
 
     it('deletes it by technical id', () =>
-      spec.given(past).when(at({ type: 'DeleteItemById', data: { id: 2 } }))
+      spec
+        .given(past)
+        .when(at({ type: 'DeleteItemById', data: { id: 2 } }))
         .then([{ type: 'HistoryItemDeleted', data: { itemId: 'b', id: 2, date: now } }]));
 
     it('clears every live entry at once', () =>
-      spec.given(past).when(at({ type: 'ClearHistory', data: {} })).then([{ type: 'HistoryCleared', data: { date: now, itemIds: ['a', 'b'] } }]));
+      spec
+        .given(past)
+        .when(at({ type: 'ClearHistory', data: {} }))
+        .then([{ type: 'HistoryCleared', data: { date: now, itemIds: ['a', 'b'] } }]));
   });
 
   describe('when the item is deleted', () => {
     const past: HistoryEvent[] = [recorded('a', 1, 100), { type: 'HistoryItemDeleted', data: { itemId: 'a', id: 1, date: 500 } }];
 
     it('deleting it again changes nothing', () =>
-      spec.given(past).when(at({ type: 'DeleteItem', data: { itemId: 'a' } })).thenNothingHappens());
+      spec
+        .given(past)
+        .when(at({ type: 'DeleteItem', data: { itemId: 'a' } }))
+        .thenNothingHappens());
 
     it('a write older than the tombstone does not bring it back', () =>
-      spec.given(past).when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 400 }] } })).thenNothingHappens());
+      spec
+        .given(past)
+        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 400 }] } }))
+        .thenNothingHappens());
 
     it('a newer write brings it back under the same id', () =>
-      spec.given(past).when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 600 }] } })).then([recorded('a', 1, 600)]));
+      spec
+        .given(past)
+        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 600 }] } }))
+        .then([recorded('a', 1, 600)]));
 
     it('clear-all leaves it alone', () =>
-      spec.given([...past, recorded('b', 2, 50)]).when(at({ type: 'ClearHistory', data: {} }))
+      spec
+        .given([...past, recorded('b', 2, 50)])
+        .when(at({ type: 'ClearHistory', data: {} }))
         .then([{ type: 'HistoryCleared', data: { date: now, itemIds: ['b'] } }]));
   });
 
   it('fold agrees with evolve', () => {
-    const events: HistoryEvent[] = [recorded('a', 1, 1), recorded('b', 2, 2), { type: 'HistoryItemDeleted', data: { itemId: 'a', id: 1, date: 3 } }, { type: 'HistoryCleared', data: { date: 4, itemIds: ['b'] } }, recorded('a', 1, 5)];
-    expect(fold(events)).toEqual(events.reduce(evolve, initialState()));
-    expect(fold(events.slice(2), fold(events.slice(0, 2)))).toEqual(fold(events));
+    const events: HistoryEvent[] = [
+      recorded('a', 1, 1),
+      recorded('b', 2, 2),
+      { type: 'HistoryItemDeleted', data: { itemId: 'a', id: 1, date: 3 } },
+      { type: 'HistoryCleared', data: { date: 4, itemIds: ['b'] } },
+      recorded('a', 1, 5),
+    ];
+    expect(fold(events, initialState())).toEqual(events.reduce(evolve, initialState()));
+    expect(fold(events.slice(2), fold(events.slice(0, 2), initialState()))).toEqual(fold(events, initialState()));
+  });
+
+  it('a snapshot gives back the same state after a trip through JSON', () => {
+    const state = fold(
+      [recorded('a', 1, 1), recorded('b', 2, 2), { type: 'HistoryItemDeleted', data: { itemId: 'a', id: 1, date: 3 } }],
+      initialState(),
+    );
+    expect(historySnapshot.decode(JSON.parse(JSON.stringify(historySnapshot.encode(state))))).toEqual(state);
+  });
+});
+
+describe('history snapshot decoding', () => {
+  it.each([
+    ['not an object', 'x'],
+    ['entries not arrays', { entries: [1], lastId: 1 }],
+    ['an entry without its id', { entries: [['a', null, 1, 0, null, null]], lastId: 1 }],
+    ['a position that is not a number', { entries: [['a', 1, 1, 0, null, '3']], lastId: 1 }],
+    ['an entry of the former shape', { entries: [['a', { id: 1, date: 1, deleted: false }]], lastId: 1 }],
+  ])('refuses %s', (_name, encoded) => {
+    expect(() => historySnapshot.decode(encoded)).toThrow('history snapshot');
   });
 });

@@ -1,4 +1,5 @@
 import type { historyEvents } from '@udp/contracts';
+import { STREAM_CATEGORIES, historyStreamId, ownedStream, userIdOfStream } from '@udp/eventsourcing';
 
 /** The events of one user's history; schemas live in the contracts library. */
 export type HistoryEvent = historyEvents.HistoryEvent;
@@ -6,11 +7,14 @@ export type HistoryItemRecorded = Extract<HistoryEvent, { type: 'HistoryItemReco
 export type HistoryItemDeleted = Extract<HistoryEvent, { type: 'HistoryItemDeleted' }>;
 export type HistoryCleared = Extract<HistoryEvent, { type: 'HistoryCleared' }>;
 
-export const HISTORY_STREAM_PREFIX = 'history-';
+export const HISTORY_STREAM_PREFIX = STREAM_CATEGORIES.history;
 
-/** One stream per user; user ids are opaque (never an e-mail or a name). */
-export const historyStreamId = (userId: string) => `${HISTORY_STREAM_PREFIX}${userId}`;
-export const userIdOfHistoryStream = (streamId: string) => streamId.slice(HISTORY_STREAM_PREFIX.length);
+/** One stream per user (`history-<userId>`, the id encoded: libs/eventsourcing streams.ts); user ids are opaque. */
+export { historyStreamId };
+export const historyStream = (userId: string) => ownedStream(historyStreamId(userId), { userId });
+export const userIdOfHistoryStream = (streamId: string) => userIdOfStream(HISTORY_STREAM_PREFIX, streamId);
+/** Every stream of a user in this service (erasure deletes them). */
+export const historyStreamsOfUser = (userId: string) => [historyStreamId(userId)];
 
 /** Maps stored events to the current shapes. All events are still at version 1, so this is the identity. */
 export function upcast(type: string, data: Record<string, unknown>): HistoryEvent {

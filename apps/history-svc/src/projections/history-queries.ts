@@ -1,10 +1,49 @@
 import type { History, HistoryQuery, Item, Positions, PositionsQuery } from '@udp/contracts';
 import { HISTORY_LIMITS } from '@udp/contracts';
 import type { Collection, Filter } from '@udp/readmodel';
-import type { HistoryEntryDocument } from './history';
+import type { HistoryEntryDocument, HistoryHeadDocument } from './history';
+import { BEGINNING, type SyncPosition, formatSyncToken, parseSyncToken, positionAfter } from './sync-token';
 
 /** List order: newest first; entries with the same date by item id, so the order is stable for paging. */
 const ORDER = { date: -1, item_id: 1 } as const;
+/** Change order (`since`): oldest change first; entries changed by one event by item id. */
+const CHANGE_ORDER = { revision: 1, item_id: 1 } as const;
+
+export interface HistoryReadModel {
+  entries: Collection<HistoryEntryDocument>;
+  heads: Collection<HistoryHeadDocument>;
+}
+
+/**
+ * How many of the user's changes the read model has fully applied: read before the entries, so an answer
+ * never claims a change it does not show. Read models projected before heads existed fall back to the
+ * newest change an entry remembers.
+ */
+async function appliedChanges({ entries, heads }: HistoryReadModel, userId: string): Promise<number> {
+  const head = await heads.get(userId);
+  if (head) return head.revision + 1;
+  const [newest] = await entries.find({ userId }, { sort: { revision: -1 }, limit: 1 });
+  return newest ? newest.revision + 1 : 0;
+}
+
+/**
+ * The change-order selection: the selected entries changed after `since` and no later than the applied head. A token
+ * past the head does not belong to this history's change order (e.g. one given before the user's data was
+ * erased and begun again): it counts from the beginning, so nothing is ever missed.
+ */
+function changedSince(userId: string, selected: Filter, since: SyncPosition, applied: number): Filter {
+  const from = since.count > applied ? BEGINNING : since;
+  const changed: Filter =
+    from.afterItemId === undefined
+      ? { revision: { $gte: from.count, $lt: applied } }
+      : {
+          revision: { $lt: applied },
+          $or: [{ revision: { $gt: from.count } }, { revision: from.count, item_id: { $gt: from.afterItemId } }],
+        };
+  // Both may hold an $or (the date cursor, the position inside a group): $and keeps them apart. The user
+  // stays at the top level, where an index partitioned by user finds it.
+  return { userId, $and: [selected, changed] };
+}
 
 /** The filter both the list and the positions share: user, deleted, after, and the before cursor. */
 function selection(userId: string, query: HistoryQuery, includeDeleted: boolean): Filter {
@@ -33,40 +72,83 @@ export function toItem(doc: HistoryEntryDocument): Item {
   };
 }
 
-export async function listHistory(entries: Collection<HistoryEntryDocument>, userId: string, query: HistoryQuery): Promise<History> {
+/**
+ * A page of the history. Without `since`: newest first, `next` continues with the date cursor, and
+ * `sync_token` is the change position when the answer was read (a full listing's first page gives the one
+ * to keep). With `since`: the entries changed after it, tombstones included unless `with_deleted=false`, in
+ * change order; `next` continues with a later `since`, and `sync_token` is where this answer ends (the head
+ * once nothing more is left). `limit=0` answers no entries: a cheap read of `last_update` and `sync_token`.
+ */
+export async function listHistory(model: HistoryReadModel, userId: string, query: HistoryQuery): Promise<History> {
   const limit = query.limit ?? HISTORY_LIMITS.defaultPageSize;
+  const applied = await appliedChanges(model, userId);
+  const changeMode = query.since !== undefined;
+  const filter = selection(userId, query, query.with_deleted ?? changeMode);
+  const where = query.since !== undefined ? changedSince(userId, filter, parseSyncToken(query.since), applied) : filter;
   const [page, newest] = await Promise.all([
-    entries.find(selection(userId, query, query.with_deleted ?? false), { sort: ORDER, limit: limit + 1 }),
-    entries.find({ userId }, { sort: ORDER, limit: 1 }),
+    limit === 0 ? [] : model.entries.find(where, { sort: changeMode ? CHANGE_ORDER : ORDER, limit: limit + 1 }),
+    model.entries.find({ userId }, { sort: ORDER, limit: 1 }),
   ]);
   const more = page.length > limit;
-  const data = page.slice(0, limit).map(toItem);
-  const last = data[data.length - 1];
+  const shown = page.slice(0, limit);
+  const last = shown[shown.length - 1];
+  const position = more && last && changeMode ? positionAfter(last.revision, last.item_id) : { count: applied };
   return {
-    data,
+    data: shown.map(toItem),
     last_update: newest[0]?.date ?? 0,
-    ...(more && last && { next: nextQuery(query, last) }),
-    total: data.length,
+    ...(more && last && { next: changeMode ? nextChangesQuery(query, position) : nextQuery(query, last) }),
+    sync_token: formatSyncToken(position),
+    total: shown.length,
   };
 }
 
-/** The query string that continues the same query after `last`. */
-function nextQuery(query: HistoryQuery, last: Item): string {
+/** The parameters both kinds of `next` carry on unchanged. */
+function carried(query: HistoryQuery): URLSearchParams {
   const params = new URLSearchParams();
   if (query.after !== undefined) params.set('after', String(query.after));
   if (query.limit !== undefined) params.set('limit', String(query.limit));
   if (query.with_deleted !== undefined) params.set('with_deleted', String(query.with_deleted));
+  return params;
+}
+
+/** The query string that continues the same query after `last`. */
+function nextQuery(query: HistoryQuery, last: HistoryEntryDocument): string {
+  const params = carried(query);
   params.set('before', String(last.date));
   params.set('before_item_id', last.item_id);
   return `?${params.toString()}`;
 }
 
-/** `return_missing` is documented as also returning deleted items, and does exactly that. */
-export async function positions(entries: Collection<HistoryEntryDocument>, userId: string, query: PositionsQuery): Promise<Positions> {
+/** The query string that continues a `since` query from `position` (its date filters carried on). */
+function nextChangesQuery(query: HistoryQuery, position: SyncPosition): string {
+  const params = carried(query);
+  if (query.before !== undefined) params.set('before', String(query.before));
+  if (query.before_item_id !== undefined) params.set('before_item_id', query.before_item_id);
+  params.set('since', formatSyncToken(position));
+  return `?${params.toString()}`;
+}
+
+/**
+ * `return_missing` is documented as also returning deleted items, and does exactly that. With `since`, the
+ * positions of the entries changed after it, in change order; the answer is a map, so its sync token travels
+ * in the `Sync-Token` header: where this answer ends (the head when `limit` did not cut it).
+ */
+export async function positions(
+  model: HistoryReadModel,
+  userId: string,
+  query: PositionsQuery,
+): Promise<{ positions: Positions; syncToken: string }> {
+  const applied = await appliedChanges(model, userId);
+  const changeMode = query.since !== undefined;
   const filter = selection(userId, query, Boolean(query.with_deleted || query.return_missing));
   if (query.item_ids) filter.item_id = { $in: query.item_ids };
-  const docs = await entries.find(filter, { sort: ORDER, limit: query.limit ?? HISTORY_LIMITS.maxPageSize });
+  const where = query.since !== undefined ? changedSince(userId, filter, parseSyncToken(query.since), applied) : filter;
+  const limit = query.limit ?? HISTORY_LIMITS.maxPageSize;
+  const docs = limit === 0 ? [] : await model.entries.find(where, { sort: changeMode ? CHANGE_ORDER : ORDER, limit: limit + 1 });
+  const shown = docs.slice(0, limit);
+  const last = shown[shown.length - 1];
+  const position = docs.length > limit && last && changeMode ? positionAfter(last.revision, last.item_id) : { count: applied };
   const result: Positions = {};
-  for (const doc of docs) if (doc.last_playback_position !== undefined) result[doc.item_id] = doc.last_playback_position;
-  return result;
+  for (const doc of shown) if (doc.last_playback_position !== undefined) result[doc.item_id] = doc.last_playback_position;
+  return { positions: result, syncToken: formatSyncToken(position) };
 }

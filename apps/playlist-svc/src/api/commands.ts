@@ -1,9 +1,7 @@
 import type { Decider } from '@udp/eventsourcing';
-import { handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
-import {
-  type PlaylistCommand, type Playlist, type PlaylistRef, type PlaylistsState, evolveAll, findPlaylist,
-} from '../domain/decider';
-import { type PlaylistEvent, playlistsStreamId } from '../domain/events';
+import { type Snapshotting, type StreamStateCache, type Unstamped, type WriteSide, handleCommandVisibly } from '@udp/eventsourcing';
+import { type PlaylistCommand, type Playlist, type PlaylistRef, type PlaylistsState, evolveAll, findPlaylist } from '../domain/decider';
+import { type PlaylistEvent, playlistsStream } from '../domain/events';
 
 export interface PlaylistWriteDeps {
   write: WriteSide;
@@ -11,6 +9,10 @@ export interface PlaylistWriteDeps {
   now: () => number;
   /** Re-reads and re-decides this many times when another request changed the user's playlists meanwhile. */
   conflictRetries: number;
+  /** Folded playlists by user, so a write reads only what is new. */
+  states?: StreamStateCache<PlaylistsState>;
+  /** Saved playlists, so a write on a user not in `states` reads only what is newer than the snapshot. */
+  snapshots?: Snapshotting<PlaylistsState>;
 }
 
 export interface Outcome {
@@ -24,10 +26,14 @@ export interface Outcome {
 }
 
 /** Runs one command on the user's playlists (stream `playlists-<userId>`) and answers the resulting state. */
-export function playlistWrites({ write, decider, now, conflictRetries }: PlaylistWriteDeps) {
-  return async (userId: string, command: Omit<PlaylistCommand, 'metadata'>): Promise<Outcome> => {
-    const full = { ...command, metadata: { now: now() } } as PlaylistCommand;
-    const { events, stateBefore } = await handleCommandVisibly(write, playlistsStreamId(userId), decider, full, { retries: conflictRetries });
+export function playlistWrites({ write, decider, now, conflictRetries, states, snapshots }: PlaylistWriteDeps) {
+  return async (userId: string, command: Unstamped<PlaylistCommand>): Promise<Outcome> => {
+    const full = { ...command, metadata: { now: now() } };
+    const { events, stateBefore } = await handleCommandVisibly(write, playlistsStream(userId), decider, full, {
+      retries: conflictRetries,
+      cache: states,
+      snapshots,
+    });
     const state = evolveAll(stateBefore, events);
     return {
       events,

@@ -16,10 +16,16 @@ const V3 = '/api/playlist/v3';
 
 describe.each([
   ['memory', () => ({ store: new MemoryEventStore() as EventStore, cleanup: () => undefined })],
-  ['SQLite', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'playlist-concurrency-'));
-    return { store: new SqliteEventStore(join(dir, 'events.sqlite')) as EventStore, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-  }],
+  [
+    'SQLite',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'playlist-concurrency-'));
+      return {
+        store: new SqliteEventStore(join(dir, 'events.sqlite')) as EventStore,
+        cleanup: () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  ],
 ])('%s event store', (_name, makeStore) => {
   let s: PlaylistSystem | undefined;
   let cleanup: () => void = () => undefined;
@@ -40,7 +46,7 @@ describe.each([
 
   const items = Array.from({ length: PARALLEL }, (_, i) => `urn:item:${i}`);
   const storedItems = async (user: UserClient, businessId: string) =>
-    ((await user.get(`${V3}/${businessId}`)).body.bookmarks as Array<{ itemId: string; id: number }>);
+    (await user.get(`${V3}/${businessId}`)).body.bookmarks as Array<{ itemId: string; id: number }>;
 
   it(`${PARALLEL} parallel adds that all race: conflicts are retried and every add is acknowledged and stored`, async () => {
     // Each retry round lets at least one writer through, so PARALLEL - 1 retries always suffice.
@@ -83,7 +89,11 @@ describe.each([
   it(`${PARALLEL} parallel creations of playlists with content, racing: every acknowledged playlist and bookmark is there`, async () => {
     const { user } = await start({ racing: true, conflictRetries: PARALLEL - 1, limits: { maxPlaylists: 50 } });
     const answers = await Promise.all(
-      items.map((itemId, i) => (i % 2 ? user.post(`${V2}/new/bookmarks`, { media_id: itemId, name: `v2 ${i}` }) : user.post(`${V3}/new/bookmarks`, { businessId: `b${i}`, itemId, name: `v3 ${i}` }))),
+      items.map((itemId, i) =>
+        i % 2
+          ? user.post(`${V2}/new/bookmarks`, { media_id: itemId, name: `v2 ${i}` })
+          : user.post(`${V3}/new/bookmarks`, { businessId: `b${i}`, itemId, name: `v3 ${i}` }),
+      ),
     );
     expect(answers.map((a) => a.status)).toEqual(items.map(() => 201));
     const playlists = (await user.get(V3)).body.playlists as Array<{ businessId: string; bookmarksCount: number }>;
@@ -102,12 +112,17 @@ describe.each([
     await user.post(`${V3}/mixed`, { name: 'Mixed' });
     const answers = await Promise.all(
       items.map((itemId, i) =>
-        i % 3 === 0 ? user.post(`${V3}/mixed/bookmarks`, { itemId })
-          : i % 3 === 1 ? user.put(`${V3}/mixed/bookmarks`, [{ itemId }, { itemId: `${itemId}:bis` }])
-            : user.post(`${V3}/mixed`, { name: `Mixed ${i}` })),
+        i % 3 === 0
+          ? user.post(`${V3}/mixed/bookmarks`, { itemId })
+          : i % 3 === 1
+            ? user.put(`${V3}/mixed/bookmarks`, [{ itemId }, { itemId: `${itemId}:bis` }])
+            : user.post(`${V3}/mixed`, { name: `Mixed ${i}` }),
+      ),
     );
     for (const answer of answers) expect([200, 201, 429]).toContain(answer.status);
-    const acknowledged = answers.flatMap((a, i) => (a.status >= 300 || i % 3 === 2 ? [] : i % 3 === 0 ? [items[i]] : [items[i], `${items[i]}:bis`]));
+    const acknowledged = answers.flatMap((a, i) =>
+      a.status >= 300 || i % 3 === 2 ? [] : i % 3 === 0 ? [items[i]] : [items[i], `${items[i]}:bis`],
+    );
     expect((await storedItems(user, 'mixed')).map((b) => b.itemId).sort()).toEqual(acknowledged.sort());
   });
 });

@@ -24,7 +24,11 @@ const asV2 = (p: FullPlaylistV3): FullPlaylist => ({
   system: p.type === 'watch_later',
 });
 const metaAsV2 = (p: PlaylistMetaDataV3): PlaylistMetaData => ({
-  id: p.id, name: p.name, system: p.type === 'watch_later', bookmarks_count: p.bookmarksCount, last_update: p.lastUpdate,
+  id: p.id,
+  name: p.name,
+  system: p.type === 'watch_later',
+  bookmarks_count: p.bookmarksCount,
+  last_update: p.lastUpdate,
 });
 
 /** Reads everything through both versions and checks they tell the same. */
@@ -48,7 +52,10 @@ it('a playlist created through v2 is read through v3 by its technical id, with t
   await user.post(`${V2}/${created.playlist_id}/bookmarks`, { media_id: 'urn:b', date: T0 - 10 });
   const v3 = (await user.get(`${V3}/${created.playlist_id}`)).body;
   expect(v3).toEqual({
-    bookmarks: [{ date: T0, id: created.bookmark_id, itemId: 'urn:a' }, { date: T0 - 10, id: 2, itemId: 'urn:b' }],
+    bookmarks: [
+      { date: T0, id: created.bookmark_id, itemId: 'urn:a' },
+      { date: T0 - 10, id: 2, itemId: 'urn:b' },
+    ],
     businessId: created.playlist_id,
     id: created.playlist_id,
     name: 'Jazz',
@@ -61,7 +68,13 @@ it('a playlist created through v3 is read through v2 by the technical id v3 answ
   const meta = (await user.post(`${V3}/favourites`, { name: 'Favourites' })).body;
   await user.put(`${V3}/favourites/bookmarks`, [{ itemId: 'x' }, { itemId: 'y', date: T0 - 1 }]);
   expect((await user.get(`${V2}/${meta.id}/bookmarks`)).body).toEqual({
-    bookmarks: [{ date: T0, id: 1, media_id: 'x' }, { date: T0 - 1, id: 2, media_id: 'y' }], id: meta.id, name: 'Favourites', system: false,
+    bookmarks: [
+      { date: T0, id: 1, media_id: 'x' },
+      { date: T0 - 1, id: 2, media_id: 'y' },
+    ],
+    id: meta.id,
+    name: 'Favourites',
+    system: false,
   });
   expectProblem404(await user.get(`${V2}/favourites/bookmarks`)); // v2 knows technical ids only
 });
@@ -92,19 +105,41 @@ it('after a mixed sequence of writes through both versions, both views agree on 
     const item = items[random(items.length)];
     const date = random(2) ? T0 + step * 1000 - random(5000) : undefined;
     switch (random(9)) {
-      case 0: await write(user.post(`${V2}/new/bookmarks`, { media_id: item, name: `v2 list ${step}` })); break;
-      case 1: await write(user.post(`${V3}/new/bookmarks`, { businessId: `b${random(4)}`, itemId: item, name: `v3 list ${step}`, date })); break;
-      case 2: await write(user.post(`${V2}/${target.id}/bookmarks`, { media_id: item, date })); break;
-      case 3: await write(user.post(`${V3}/${encodeURIComponent(target.businessId)}/bookmarks`, { itemId: item, date })); break;
-      case 4: await write(user.put(`${V3}/${encodeURIComponent(target.businessId)}/bookmarks`, [{ itemId: item, date }, { itemId: items[random(items.length)] }])); break;
-      case 5: await write(user.delete(`${V3}/${encodeURIComponent(target.businessId)}/bookmarks?mediaIds=${item}`)); break;
+      case 0:
+        await write(user.post(`${V2}/new/bookmarks`, { media_id: item, name: `v2 list ${step}` }));
+        break;
+      case 1:
+        await write(user.post(`${V3}/new/bookmarks`, { businessId: `b${random(4)}`, itemId: item, name: `v3 list ${step}`, date }));
+        break;
+      case 2:
+        await write(user.post(`${V2}/${target.id}/bookmarks`, { media_id: item, date }));
+        break;
+      case 3:
+        await write(user.post(`${V3}/${encodeURIComponent(target.businessId)}/bookmarks`, { itemId: item, date }));
+        break;
+      case 4:
+        await write(
+          user.put(`${V3}/${encodeURIComponent(target.businessId)}/bookmarks`, [
+            { itemId: item, date },
+            { itemId: items[random(items.length)] },
+          ]),
+        );
+        break;
+      case 5:
+        await write(user.delete(`${V3}/${encodeURIComponent(target.businessId)}/bookmarks?mediaIds=${item}`));
+        break;
       case 6: {
         const bookmarks = (await user.get(`${V2}/${target.id}/bookmarks`)).body.bookmarks as Array<{ id: number }>;
         if (bookmarks.length) await write(user.delete(`${V2}/${target.id}/bookmarks/${bookmarks[random(bookmarks.length)].id}`));
         break;
       }
-      case 7: if (target.type === 'standard') await write(random(2) ? user.delete(`${V2}/${target.id}`) : user.delete(`${V3}/${encodeURIComponent(target.businessId)}`)); break;
-      case 8: await write(user.post(`${V3}/${encodeURIComponent(target.businessId)}`, { name: `renamed ${step}` })); break;
+      case 7:
+        if (target.type === 'standard')
+          await write(random(2) ? user.delete(`${V2}/${target.id}`) : user.delete(`${V3}/${encodeURIComponent(target.businessId)}`));
+        break;
+      case 8:
+        await write(user.post(`${V3}/${encodeURIComponent(target.businessId)}`, { name: `renamed ${step}` }));
+        break;
     }
     if (step % 10 === 9) await expectSameThroughBothVersions();
   }

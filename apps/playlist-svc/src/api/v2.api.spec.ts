@@ -13,7 +13,10 @@ beforeEach(async () => {
 afterEach(() => s.stop());
 
 const fields = (res: { body: { errors?: Array<{ field: string }> } }) => (res.body.errors ?? []).map((e) => e.field);
-const expectProblem = (res: { status: number; headers: Record<string, string>; body: { status: number; title: string; detail: string } }, status: number) => {
+const expectProblem = (
+  res: { status: number; headers: Record<string, string>; body: { status: number; title: string; detail: string } },
+  status: number,
+) => {
   expect(res.status).toBe(status);
   expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
   expect(res.body.status).toBe(status);
@@ -34,14 +37,21 @@ describe('GET /api/playlist/v2: the playlists', () => {
     s.clock.now = T0 + 2;
     await alice.post(V2, { name: 'Rock' });
     const res = await alice.get(V2);
-    expect(res.body.playlists.map((p: { id: string; name: string }) => [p.id, p.name])).toEqual([['watch_later', 'Watch later'], ['p1', 'Jazz'], ['p2', 'Rock']]);
+    expect(res.body.playlists.map((p: { id: string; name: string }) => [p.id, p.name])).toEqual([
+      ['watch_later', 'Watch later'],
+      ['p1', 'Jazz'],
+      ['p2', 'Rock'],
+    ]);
     expect(res.body.playlists[2]).toEqual({ id: 'p2', name: 'Rock', system: false, bookmarks_count: 0, last_update: T0 + 2 });
   });
 
   it('names the system playlist withSystemDefaultPlaylistName, and no other', async () => {
     await alice.post(V2, { name: 'Jazz' });
     const res = await alice.get(`${V2}?withSystemDefaultPlaylistName=${encodeURIComponent('À regarder plus tard')}`);
-    expect(res.body.playlists.map((p: { name: string; system: boolean }) => [p.name, p.system])).toEqual([['À regarder plus tard', true], ['Jazz', false]]);
+    expect(res.body.playlists.map((p: { name: string; system: boolean }) => [p.name, p.system])).toEqual([
+      ['À regarder plus tard', true],
+      ['Jazz', false],
+    ]);
   });
 
   it('refuses an empty or repeated withSystemDefaultPlaylistName', async () => {
@@ -106,11 +116,20 @@ describe('POST /api/playlist/v2/new/bookmarks: a playlist with its first media',
     const res = await alice.post(`${V2}/new/bookmarks`, { media_id: 'urn:a', name: 'Jazz' });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ bookmark_id: 1, playlist_id: 'p1' });
-    expect((await alice.get(`${V2}/p1/bookmarks`)).body).toEqual({ bookmarks: [{ date: T0, id: 1, media_id: 'urn:a' }], id: 'p1', name: 'Jazz', system: false });
+    expect((await alice.get(`${V2}/p1/bookmarks`)).body).toEqual({
+      bookmarks: [{ date: T0, id: 1, media_id: 'urn:a' }],
+      id: 'p1',
+      name: 'Jazz',
+      system: false,
+    });
   });
 
   it('refuses a missing media_id or name', async () => {
-    for (const [body, field] of [[{ name: 'x' }, 'media_id'], [{ media_id: 'urn:a' }, 'name'], [{ media_id: '', name: 'x' }, 'media_id']] as const) {
+    for (const [body, field] of [
+      [{ name: 'x' }, 'media_id'],
+      [{ media_id: 'urn:a' }, 'name'],
+      [{ media_id: '', name: 'x' }, 'media_id'],
+    ] as const) {
       const res = await alice.post(`${V2}/new/bookmarks`, body);
       expectProblem(res, 400);
       expect(fields(res)).toEqual([field]);
@@ -120,7 +139,12 @@ describe('POST /api/playlist/v2/new/bookmarks: a playlist with its first media',
 
 describe('GET /api/playlist/v2/{playlistId}/bookmarks', () => {
   it('answers the system playlist of a new user, empty', async () => {
-    expect((await alice.get(`${V2}/watch_later/bookmarks`)).body).toEqual({ bookmarks: [], id: 'watch_later', name: 'Watch later', system: true });
+    expect((await alice.get(`${V2}/watch_later/bookmarks`)).body).toEqual({
+      bookmarks: [],
+      id: 'watch_later',
+      name: 'Watch later',
+      system: true,
+    });
   });
 
   it('lists the bookmarks newest first', async () => {
@@ -129,7 +153,9 @@ describe('GET /api/playlist/v2/{playlistId}/bookmarks', () => {
     await alice.post(`${V2}/p1/bookmarks`, { media_id: 'now' });
     await alice.post(`${V2}/p1/bookmarks`, { media_id: 'older', date: T0 - 200 });
     expect((await alice.get(`${V2}/p1/bookmarks`)).body.bookmarks).toEqual([
-      { date: T0, id: 2, media_id: 'now' }, { date: T0 - 100, id: 1, media_id: 'old' }, { date: T0 - 200, id: 3, media_id: 'older' },
+      { date: T0, id: 2, media_id: 'now' },
+      { date: T0 - 100, id: 1, media_id: 'old' },
+      { date: T0 - 200, id: 3, media_id: 'older' },
     ]);
   });
 
@@ -178,7 +204,13 @@ describe('POST /api/playlist/v2/{playlistId}/bookmarks: add a media', () => {
   });
 
   it('refuses bad input naming the field', async () => {
-    for (const [body, field] of [[{}, 'media_id'], [{ media_id: 7 }, 'media_id'], [{ media_id: 'a', date: 'x' }, 'date'], [{ media_id: 'a', date: 1.5 }, 'date'], [{ media_id: 'a', date: -1 }, 'date']] as const) {
+    for (const [body, field] of [
+      [{}, 'media_id'],
+      [{ media_id: 7 }, 'media_id'],
+      [{ media_id: 'a', date: 'x' }, 'date'],
+      [{ media_id: 'a', date: 1.5 }, 'date'],
+      [{ media_id: 'a', date: -1 }, 'date'],
+    ] as const) {
       const res = await alice.post(`${V2}/p1/bookmarks`, body);
       expectProblem(res, 400);
       expect(fields(res)).toEqual([field]);
@@ -283,14 +315,25 @@ describe('users are kept apart', () => {
 
 describe('the edge', () => {
   it('refuses malformed JSON (400) and another content type (415)', async () => {
-    const malformed = await s.system.http.post(V2).set('authorization', (await s.system.auth('alice'))).set('content-type', 'application/json').send('{"name":');
+    const malformed = await s.system.http
+      .post(V2)
+      .set('authorization', await s.system.auth('alice'))
+      .set('content-type', 'application/json')
+      .send('{"name":');
     expectProblem(malformed, 400);
-    const text = await s.system.http.post(V2).set('authorization', (await s.system.auth('alice'))).set('content-type', 'text/plain').send('Jazz');
+    const text = await s.system.http
+      .post(V2)
+      .set('authorization', await s.system.auth('alice'))
+      .set('content-type', 'text/plain')
+      .send('Jazz');
     expectProblem(text, 415);
   });
 
-  it('answers unknown paths and methods with a 404 problem', async () => {
-    expectProblem(await alice.get(`${V2}/p1`), 404);
-    expectProblem(await alice.put(`${V2}/p1/bookmarks`, []), 404);
+  it('answers a method a documented path does not offer with a 405 problem naming the allowed ones', async () => {
+    const res = await alice.get(`${V2}/p1`);
+    expectProblem(res, 405);
+    expect(res.headers.allow).toBe('DELETE');
+    expectProblem(await alice.put(`${V2}/p1/bookmarks`, []), 405);
+    expectProblem(await alice.get(`${V2}/p1/elsewhere`), 404);
   });
 });

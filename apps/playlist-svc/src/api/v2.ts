@@ -1,9 +1,17 @@
 import { Router } from 'express';
 import {
-  BookmarkIdParamV2, NewMediaForPlaylistV2, NewPlaylist, NewPlaylistWithContent, PlaylistIdParam, PlaylistIdParamOfDelete,
-  PlaylistsV2Query, WATCH_LATER, type BookmarksIds, type RetrievedPlaylists,
+  BookmarkIdParamV2,
+  NewMediaForPlaylistV2,
+  NewPlaylist,
+  NewPlaylistWithContent,
+  PlaylistIdParam,
+  PlaylistIdParamOfDelete,
+  PlaylistsV2Query,
+  WATCH_LATER,
+  type BookmarksIds,
+  type RetrievedPlaylists,
 } from '@udp/contracts';
-import { notFoundError, parseInput, userIdOf } from '@udp/http-kit';
+import { notFoundError, parseInput, userIdOf, sendJsonConditionally } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { listPlaylists, playlistById } from '../projections/playlist-queries';
 import type { PlaylistDocument } from '../projections/playlists';
@@ -25,7 +33,7 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistRouteDep
     const { withSystemDefaultPlaylistName } = parseInput(PlaylistsV2Query, req.query, 'query');
     const playlists = await listPlaylists(documents, userIdOf(res));
     const answer: RetrievedPlaylists = { playlists: playlists.map((p) => metaDataV2(p, withSystemDefaultPlaylistName)) };
-    res.json(answer);
+    sendJsonConditionally(req, res, answer);
   });
 
   router.post(base, async (req, res) => {
@@ -37,7 +45,10 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistRouteDep
       return;
     }
     const id = newId();
-    const outcome = await execute(userIdOf(res), { type: 'SavePlaylist', data: { businessId: id, newPlaylistId: id, name: body.name, items: [] } });
+    const outcome = await execute(userIdOf(res), {
+      type: 'SavePlaylist',
+      data: { businessId: id, newPlaylistId: id, name: body.name, items: [] },
+    });
     res.status(201).json(metaDataV2(viewOf(outcome.playlist({ id }))));
   });
 
@@ -50,7 +61,8 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistRouteDep
     const body = parseInput(NewPlaylistWithContent, req.body, 'body');
     const id = newId();
     const outcome = await execute(userIdOf(res), {
-      type: 'SavePlaylist', data: { businessId: id, newPlaylistId: id, name: body.name, items: [{ itemId: body.media_id }] },
+      type: 'SavePlaylist',
+      data: { businessId: id, newPlaylistId: id, name: body.name, items: [{ itemId: body.media_id }] },
     });
     const answer: BookmarksIds = { bookmark_id: outcome.playlist({ id }).bookmarks.get(body.media_id)!.id, playlist_id: id };
     res.status(201).json(answer);
@@ -67,7 +79,8 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistRouteDep
     const { playlistId } = parseInput(PlaylistIdParam, req.params, 'path');
     const body = parseInput(NewMediaForPlaylistV2, req.body, 'body');
     const outcome = await execute(userIdOf(res), {
-      type: 'AddBookmarks', data: { playlist: { id: playlistId }, items: [{ itemId: body.media_id, date: body.date }] },
+      type: 'AddBookmarks',
+      data: { playlist: { id: playlistId }, items: [{ itemId: body.media_id, date: body.date }] },
     });
     const bookmark = outcome.playlist({ id: playlistId }).bookmarks.get(body.media_id)!;
     res.status(outcome.addedItem(playlistId, body.media_id) ? 201 : 200).json(bookmarkV2(bookmark));

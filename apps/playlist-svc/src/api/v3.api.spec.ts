@@ -12,7 +12,11 @@ beforeEach(async () => {
 });
 afterEach(() => s.stop());
 
-type Res = { status: number; headers: Record<string, string>; body: { status: number; title: string; detail: string; errors?: Array<{ field: string }> } };
+type Res = {
+  status: number;
+  headers: Record<string, string>;
+  body: { status: number; title: string; detail: string; errors?: Array<{ field: string }> };
+};
 const fields = (res: Res) => (res.body.errors ?? []).map((e) => e.field);
 const expectProblem = (res: Res, status: number, field?: string) => {
   expect(res.status).toBe(status);
@@ -21,8 +25,16 @@ const expectProblem = (res: Res, status: number, field?: string) => {
   // The problem names the offending parameter or field (and nothing else).
   if (field) expect(fields(res).length && fields(res).every((f) => f === field || f.startsWith(`${field}[`))).toBeTruthy();
 };
-const watchLater = { id: 'watch_later', businessId: 'watch_later', name: 'Watch later', type: 'watch_later', bookmarksCount: 0, lastUpdate: 0 };
-const itemIds = async (businessId: string) => (await alice.get(`${V3}/${businessId}`)).body.bookmarks.map((b: { itemId: string }) => b.itemId);
+const watchLater = {
+  id: 'watch_later',
+  businessId: 'watch_later',
+  name: 'Watch later',
+  type: 'watch_later',
+  bookmarksCount: 0,
+  lastUpdate: 0,
+};
+const itemIds = async (businessId: string) =>
+  (await alice.get(`${V3}/${businessId}`)).body.bookmarks.map((b: { itemId: string }) => b.itemId);
 
 describe('GET /api/playlist/v3: metadata of all playlists', () => {
   it('shows a new user watch later only', async () => {
@@ -46,8 +58,21 @@ describe('POST /api/playlist/v3/{playlistBusinessId}: create or rename', () => {
   it('creates an empty playlist (201) under the business id, with a technical id of its own', async () => {
     const res = await alice.post(`${V3}/favourites`, { name: 'Favourites' });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({ id: 't1', businessId: 'favourites', name: 'Favourites', type: 'standard', bookmarksCount: 0, lastUpdate: T0 });
-    expect((await alice.get(`${V3}/favourites`)).body).toEqual({ bookmarks: [], businessId: 'favourites', id: 't1', name: 'Favourites', type: 'standard' });
+    expect(res.body).toEqual({
+      id: 't1',
+      businessId: 'favourites',
+      name: 'Favourites',
+      type: 'standard',
+      bookmarksCount: 0,
+      lastUpdate: T0,
+    });
+    expect((await alice.get(`${V3}/favourites`)).body).toEqual({
+      bookmarks: [],
+      businessId: 'favourites',
+      id: 't1',
+      name: 'Favourites',
+      type: 'standard',
+    });
   });
 
   it('renames an existing playlist (200), keeping its ids and content; the same name changes nothing', async () => {
@@ -56,7 +81,14 @@ describe('POST /api/playlist/v3/{playlistBusinessId}: create or rename', () => {
     s.clock.now = T0 + 10;
     const renamed = await alice.post(`${V3}/favourites`, { name: 'Best of' });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toEqual({ id: 't1', businessId: 'favourites', name: 'Best of', type: 'standard', bookmarksCount: 1, lastUpdate: T0 + 10 });
+    expect(renamed.body).toEqual({
+      id: 't1',
+      businessId: 'favourites',
+      name: 'Best of',
+      type: 'standard',
+      bookmarksCount: 1,
+      lastUpdate: T0 + 10,
+    });
     s.clock.now = T0 + 20;
     const same = await alice.post(`${V3}/favourites`, { name: 'Best of' });
     expect(same.status).toBe(200);
@@ -92,7 +124,13 @@ describe('POST /api/playlist/v3/new/bookmarks: a playlist with its first item', 
     const res = await alice.post(`${V3}/new/bookmarks`, { businessId: 'jazz', itemId: 'urn:a', name: 'Jazz', date: T0 - 60 });
     expect(res.status).toBe(201);
     expect(res.body).toEqual({ date: T0 - 60, id: 1, itemId: 'urn:a' });
-    expect((await alice.get(`${V3}/jazz`)).body).toEqual({ bookmarks: [res.body], businessId: 'jazz', id: 't1', name: 'Jazz', type: 'standard' });
+    expect((await alice.get(`${V3}/jazz`)).body).toEqual({
+      bookmarks: [res.body],
+      businessId: 'jazz',
+      id: 't1',
+      name: 'Jazz',
+      type: 'standard',
+    });
   });
 
   it('is idempotent: sent again it answers the same bookmark (200); a playlist that exists takes the name and the item', async () => {
@@ -126,7 +164,13 @@ describe('POST /api/playlist/v3/new/bookmarks: a playlist with its first item', 
 
 describe('GET /api/playlist/v3/{playlistBusinessId}', () => {
   it('answers watch later of a new user, empty', async () => {
-    expect((await alice.get(`${V3}/watch_later`)).body).toEqual({ bookmarks: [], businessId: 'watch_later', id: 'watch_later', name: 'Watch later', type: 'watch_later' });
+    expect((await alice.get(`${V3}/watch_later`)).body).toEqual({
+      bookmarks: [],
+      businessId: 'watch_later',
+      id: 'watch_later',
+      name: 'Watch later',
+      type: 'watch_later',
+    });
   });
 
   it('answers 404 for an unknown business id', async () => {
@@ -165,7 +209,9 @@ describe('DELETE /api/playlist/v3: every playlist except watch later', () => {
     await alice.post(`${V3}/new/bookmarks`, { businessId: 'b', itemId: 'x', name: 'B' });
     await alice.post(`${V3}/watch_later/bookmarks`, { itemId: 'w' });
     expect((await alice.delete(V3)).status).toBe(204);
-    expect((await alice.get(V3)).body.playlists.map((p: { businessId: string; bookmarksCount: number }) => [p.businessId, p.bookmarksCount])).toEqual([['watch_later', 1]]);
+    expect(
+      (await alice.get(V3)).body.playlists.map((p: { businessId: string; bookmarksCount: number }) => [p.businessId, p.bookmarksCount]),
+    ).toEqual([['watch_later', 1]]);
     expect((await alice.delete(V3)).status).toBe(204);
   });
 });
@@ -215,7 +261,10 @@ describe('PUT /api/playlist/v3/{playlistBusinessId}/bookmarks: bulk add', () => 
     const res = await alice.put(`${V3}/jazz/bookmarks`, [{ itemId: 'b', date: T0 - 1 }, { itemId: 'a' }, { itemId: 'c' }, { itemId: 'b' }]);
     expect(res.status).toBe(200);
     expect(res.body).toEqual([
-      { date: T0 - 1, id: 2, itemId: 'b' }, { date: T0, id: 1, itemId: 'a' }, { date: T0 + 10, id: 3, itemId: 'c' }, { date: T0 - 1, id: 2, itemId: 'b' },
+      { date: T0 - 1, id: 2, itemId: 'b' },
+      { date: T0, id: 1, itemId: 'a' },
+      { date: T0 + 10, id: 3, itemId: 'c' },
+      { date: T0 - 1, id: 2, itemId: 'b' },
     ]);
     expect((await itemIds('jazz')).sort()).toEqual(['a', 'b', 'c']);
   });
@@ -238,11 +287,21 @@ describe('PUT /api/playlist/v3/{playlistBusinessId}/bookmarks: bulk add', () => 
   });
 
   it('adds all or none: past PLAYLIST_MAX_BOOKMARKS nothing is added', async () => {
-    const res = await alice.put(`${V3}/jazz/bookmarks`, ['b', 'c', 'd', 'e'].map((itemId) => ({ itemId })));
+    const res = await alice.put(
+      `${V3}/jazz/bookmarks`,
+      ['b', 'c', 'd', 'e'].map((itemId) => ({ itemId })),
+    );
     expectProblem(res, 400);
     expect(res.body.title).toBe('Limit Exceeded');
     expect(await itemIds('jazz')).toEqual(['a']);
-    expect((await alice.put(`${V3}/jazz/bookmarks`, ['a', 'b', 'c', 'd'].map((itemId) => ({ itemId })))).status).toBe(200);
+    expect(
+      (
+        await alice.put(
+          `${V3}/jazz/bookmarks`,
+          ['a', 'b', 'c', 'd'].map((itemId) => ({ itemId })),
+        )
+      ).status,
+    ).toBe(200);
   });
 
   it('answers 404 for an unknown playlist', async () => {
@@ -253,7 +312,10 @@ describe('PUT /api/playlist/v3/{playlistBusinessId}/bookmarks: bulk add', () => 
 describe('DELETE /api/playlist/v3/{playlistBusinessId}/bookmarks', () => {
   beforeEach(async () => {
     await alice.post(`${V3}/jazz`, { name: 'Jazz' });
-    await alice.put(`${V3}/jazz/bookmarks`, ['a', 'b', 'c', 'd'].map((itemId) => ({ itemId })));
+    await alice.put(
+      `${V3}/jazz/bookmarks`,
+      ['a', 'b', 'c', 'd'].map((itemId) => ({ itemId })),
+    );
   });
   const sorted = async () => (await itemIds('jazz')).sort();
 
@@ -278,7 +340,14 @@ describe('DELETE /api/playlist/v3/{playlistBusinessId}/bookmarks', () => {
   });
 
   it('refuses ids that are not int32, and empty lists, naming the parameter; deletes nothing', async () => {
-    for (const [query, field] of [['ids=abc', 'ids'], ['ids=1,x', 'ids'], ['ids=', 'ids'], ['ids=4294967296', 'ids'], ['mediaIds=', 'mediaIds'], ['ids=1&ids=2', 'ids']]) {
+    for (const [query, field] of [
+      ['ids=abc', 'ids'],
+      ['ids=1,x', 'ids'],
+      ['ids=', 'ids'],
+      ['ids=4294967296', 'ids'],
+      ['mediaIds=', 'mediaIds'],
+      ['ids=1&ids=2', 'ids'],
+    ]) {
       expectProblem(await alice.delete(`${V3}/jazz/bookmarks?${query}`), 400, field);
     }
     expect(await sorted()).toEqual(['a', 'b', 'c', 'd']);
@@ -331,17 +400,52 @@ describe('the OpenAPI document', () => {
       .filter(([path]) => path.startsWith('/api/playlist'))
       .flatMap(([path, ops]) => Object.keys(ops).map((method) => `${method.toUpperCase()} ${path}`));
     expect(paths.sort()).toEqual([
-      'DELETE /api/playlist/v2', 'DELETE /api/playlist/v2/{playlistId}/bookmarks', 'DELETE /api/playlist/v2/{playlistId}/bookmarks/{bookmarks_id}',
-      'DELETE /api/playlist/v2/{playlist_id}', 'DELETE /api/playlist/v3', 'DELETE /api/playlist/v3/{playlistBusinessId}',
-      'DELETE /api/playlist/v3/{playlistBusinessId}/bookmarks', 'DELETE /api/playlist/v3/{playlistBusinessId}/bookmarks/{bookmarkId}',
-      'GET /api/playlist/v2', 'GET /api/playlist/v2/{playlistId}/bookmarks', 'GET /api/playlist/v3', 'GET /api/playlist/v3/{playlistBusinessId}',
-      'POST /api/playlist/v2', 'POST /api/playlist/v2/new/bookmarks', 'POST /api/playlist/v2/{playlistId}/bookmarks', 'POST /api/playlist/v3/new/bookmarks',
-      'POST /api/playlist/v3/{playlistBusinessId}', 'POST /api/playlist/v3/{playlistBusinessId}/bookmarks', 'PUT /api/playlist/v3/{playlistBusinessId}/bookmarks',
+      'DELETE /api/playlist/v2',
+      'DELETE /api/playlist/v2/{playlistId}/bookmarks',
+      'DELETE /api/playlist/v2/{playlistId}/bookmarks/{bookmarks_id}',
+      'DELETE /api/playlist/v2/{playlist_id}',
+      'DELETE /api/playlist/v3',
+      'DELETE /api/playlist/v3/{playlistBusinessId}',
+      'DELETE /api/playlist/v3/{playlistBusinessId}/bookmarks',
+      'DELETE /api/playlist/v3/{playlistBusinessId}/bookmarks/{bookmarkId}',
+      'GET /api/playlist/v2',
+      'GET /api/playlist/v2/{playlistId}/bookmarks',
+      'GET /api/playlist/v3',
+      'GET /api/playlist/v3/{playlistBusinessId}',
+      'POST /api/playlist/v2',
+      'POST /api/playlist/v2/new/bookmarks',
+      'POST /api/playlist/v2/{playlistId}/bookmarks',
+      'POST /api/playlist/v3/new/bookmarks',
+      'POST /api/playlist/v3/{playlistBusinessId}',
+      'POST /api/playlist/v3/{playlistBusinessId}/bookmarks',
+      'PUT /api/playlist/v3/{playlistBusinessId}/bookmarks',
     ]);
-    expect(Object.keys(doc.components.schemas)).toEqual(expect.arrayContaining([
-      'Bookmark', 'BookmarkV3', 'BookmarksIds', 'FullPlaylist', 'FullPlaylistV3', 'NewPlaylist', 'NewPlaylistWithContent', 'NewPlaylistWithContentV3',
-      'NewMediaForPlaylistV2', 'NewMediaForPlaylistV3', 'PlaylistAttributesV3', 'PlaylistMetaData', 'PlaylistMetaDataV3', 'RetrievedPlaylists', 'RetrievedPlaylistsV3',
-    ]));
-    expect(doc.components.schemas.PlaylistMetaDataV3.required).toEqual(['id', 'businessId', 'name', 'type', 'bookmarksCount', 'lastUpdate']);
+    expect(Object.keys(doc.components.schemas)).toEqual(
+      expect.arrayContaining([
+        'Bookmark',
+        'BookmarkV3',
+        'BookmarksIds',
+        'FullPlaylist',
+        'FullPlaylistV3',
+        'NewPlaylist',
+        'NewPlaylistWithContent',
+        'NewPlaylistWithContentV3',
+        'NewMediaForPlaylistV2',
+        'NewMediaForPlaylistV3',
+        'PlaylistAttributesV3',
+        'PlaylistMetaData',
+        'PlaylistMetaDataV3',
+        'RetrievedPlaylists',
+        'RetrievedPlaylistsV3',
+      ]),
+    );
+    expect(doc.components.schemas.PlaylistMetaDataV3.required).toEqual([
+      'id',
+      'businessId',
+      'name',
+      'type',
+      'bookmarksCount',
+      'lastUpdate',
+    ]);
   });
 });

@@ -1,9 +1,15 @@
 import { Router } from 'express';
 import {
-  BookmarkIdParamV3, DeleteBookmarksQuery, NewMediaForPlaylistV3, NewMediaForPlaylistV3List, NewPlaylistWithContentV3,
-  PlaylistAttributesV3, PlaylistBusinessIdParam, type RetrievedPlaylistsV3,
+  BookmarkIdParamV3,
+  DeleteBookmarksQuery,
+  NewMediaForPlaylistV3,
+  NewMediaForPlaylistV3List,
+  NewPlaylistWithContentV3,
+  PlaylistAttributesV3,
+  PlaylistBusinessIdParam,
+  type RetrievedPlaylistsV3,
 } from '@udp/contracts';
-import { notFoundError, parseInput, userIdOf } from '@udp/http-kit';
+import { notFoundError, parseInput, userIdOf, sendJsonConditionally } from '@udp/http-kit';
 import { listPlaylists, playlistByBusinessId } from '../projections/playlist-queries';
 import { bookmarkV3, fullPlaylistV3, metaDataV3, viewOf } from './views';
 import type { PlaylistRouteDeps } from './v2';
@@ -14,10 +20,10 @@ export function playlistV3Routes({ execute, documents, newId }: PlaylistRouteDep
   const base = '/api/playlist/v3';
   const businessIdOf = (params: unknown) => parseInput(PlaylistBusinessIdParam, params, 'path').playlistBusinessId;
 
-  router.get(base, async (_req, res) => {
+  router.get(base, async (req, res) => {
     const playlists = await listPlaylists(documents, userIdOf(res));
     const answer: RetrievedPlaylistsV3 = { playlists: playlists.map(metaDataV3) };
-    res.json(answer);
+    sendJsonConditionally(req, res, answer);
   });
 
   router.delete(base, async (_req, res) => {
@@ -28,7 +34,10 @@ export function playlistV3Routes({ execute, documents, newId }: PlaylistRouteDep
   /** Creates the playlist with its first item; a playlist with that business id takes the name and the item. */
   router.post(`${base}/new/bookmarks`, async (req, res) => {
     const { businessId, itemId, name, date } = parseInput(NewPlaylistWithContentV3, req.body, 'body');
-    const outcome = await execute(userIdOf(res), { type: 'SavePlaylist', data: { businessId, newPlaylistId: newId(), name, items: [{ itemId, date }] } });
+    const outcome = await execute(userIdOf(res), {
+      type: 'SavePlaylist',
+      data: { businessId, newPlaylistId: newId(), name, items: [{ itemId, date }] },
+    });
     const playlist = outcome.playlist({ businessId });
     res.status(outcome.addedItem(playlist.id, itemId) ? 201 : 200).json(bookmarkV3(playlist.bookmarks.get(itemId)!));
   });

@@ -1,5 +1,11 @@
 import type {
-  Bookmark, BookmarkV3, FullPlaylist, FullPlaylistV3, PlaylistMetaData, PlaylistMetaDataV3, PlaylistType,
+  Bookmark,
+  BookmarkV3,
+  FullPlaylist,
+  FullPlaylistV3,
+  PlaylistMetaData,
+  PlaylistMetaDataV3,
+  PlaylistType,
 } from '@udp/contracts';
 import type { Playlist } from '../domain/decider';
 import type { BookmarkEntry } from '../projections/playlists';

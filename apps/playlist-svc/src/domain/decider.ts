@@ -1,5 +1,5 @@
 import { WATCH_LATER, WATCH_LATER_DEFAULT_NAME, type PlaylistType } from '@udp/contracts';
-import { type Command, type Decider, conflict, limitExceeded, notFound } from '@udp/eventsourcing';
+import { type Command, type Decider, conflict, copyOnWrite, limitExceeded, notFound } from '@udp/eventsourcing';
 import { type BookmarkAdded, type PlaylistEvent, upcast } from './events';
 
 /** The configured limits (PLAYLIST_MAX_PLAYLISTS, PLAYLIST_MAX_BOOKMARKS). */
@@ -35,7 +35,7 @@ export type DeletePlaylist = Command<'DeletePlaylist', { playlist: PlaylistRef }
 /** Deletes every standard playlist; watch later stays, with its content. */
 export type DeleteAllPlaylists = Command<'DeleteAllPlaylists', Record<string, never>>;
 export type PlaylistCommand =
-  | SavePlaylist | EnsureWatchLater | AddBookmarks | RemoveBookmark | RemoveBookmarks | DeletePlaylist | DeleteAllPlaylists;
+  SavePlaylist | EnsureWatchLater | AddBookmarks | RemoveBookmark | RemoveBookmarks | DeletePlaylist | DeleteAllPlaylists;
 
 export interface Bookmark {
   id: number;
@@ -64,7 +64,8 @@ export interface PlaylistsState {
 const INT32_MAX = 2_147_483_647;
 
 /** A client date counts only when it is earlier than the server time. */
-export const bookmarkDate = (clientDate: number | undefined, now: number) => (clientDate !== undefined && clientDate < now ? clientDate : now);
+export const bookmarkDate = (clientDate: number | undefined, now: number) =>
+  clientDate !== undefined && clientDate < now ? clientDate : now;
 
 export function findPlaylist(state: PlaylistsState, ref: PlaylistRef): Playlist | undefined {
   if ('id' in ref) return state.playlists.get(ref.id);
@@ -90,7 +91,10 @@ export function playlistsDecider(limits: PlaylistLimits): Decider<PlaylistComman
     for (const { itemId, date } of items) {
       if (present.has(itemId)) continue;
       present.add(itemId);
-      events.push({ type: 'BookmarkAdded', data: { playlistId: playlist.id, bookmarkId: ++id, itemId, date: bookmarkDate(date, now), addedAt: now } });
+      events.push({
+        type: 'BookmarkAdded',
+        data: { playlistId: playlist.id, bookmarkId: ++id, itemId, date: bookmarkDate(date, now), addedAt: now },
+      });
     }
     if (events.length && present.size > limits.maxBookmarks) {
       throw limitExceeded(
@@ -111,7 +115,10 @@ export function playlistsDecider(limits: PlaylistLimits): Decider<PlaylistComman
       if (state.playlists.has(newPlaylistId)) throw conflict(`playlist id ${newPlaylistId} is taken`);
       const standard = [...state.playlists.values()].filter((p) => p.type === 'standard').length;
       if (standard >= limits.maxPlaylists) throw limitExceeded(`a user has at most ${limits.maxPlaylists} playlists besides watch later`);
-      events.push({ type: 'PlaylistCreated', data: { playlistId: newPlaylistId, businessId, name, playlistType: 'standard', date: metadata.now } });
+      events.push({
+        type: 'PlaylistCreated',
+        data: { playlistId: newPlaylistId, businessId, name, playlistType: 'standard', date: metadata.now },
+      });
     }
     const after = evolveAll(state, events);
     return [...events, ...added(findPlaylist(after, { businessId })!, items, state.lastBookmarkId, metadata.now)];
@@ -134,7 +141,9 @@ export function playlistsDecider(limits: PlaylistLimits): Decider<PlaylistComman
     const everything = data.bookmarkIds === undefined && data.itemIds === undefined;
     const ids = new Set(data.bookmarkIds ?? []);
     const itemIds = new Set(data.itemIds ?? []);
-    const bookmarkIds = [...playlist.bookmarks.values()].filter((b) => everything || ids.has(b.id) || itemIds.has(b.itemId)).map((b) => b.id);
+    const bookmarkIds = [...playlist.bookmarks.values()]
+      .filter((b) => everything || ids.has(b.id) || itemIds.has(b.itemId))
+      .map((b) => b.id);
     return bookmarkIds.length ? [{ type: 'BookmarksRemoved', data: { playlistId: playlist.id, bookmarkIds, date: metadata.now } }] : [];
   }
 
@@ -154,13 +163,20 @@ export function playlistsDecider(limits: PlaylistLimits): Decider<PlaylistComman
 
   function decideOn(command: PlaylistCommand, state: PlaylistsState): PlaylistEvent[] {
     switch (command.type) {
-      case 'SavePlaylist': return savePlaylist(command, state);
-      case 'EnsureWatchLater': return [];
-      case 'AddBookmarks': return addBookmarks(command, state);
-      case 'RemoveBookmark': return removeBookmark(command, state);
-      case 'RemoveBookmarks': return removeBookmarks(command, state);
-      case 'DeletePlaylist': return deletePlaylist(command, state);
-      case 'DeleteAllPlaylists': return deleteAll(command, state);
+      case 'SavePlaylist':
+        return savePlaylist(command, state);
+      case 'EnsureWatchLater':
+        return [];
+      case 'AddBookmarks':
+        return addBookmarks(command, state);
+      case 'RemoveBookmark':
+        return removeBookmark(command, state);
+      case 'RemoveBookmarks':
+        return removeBookmarks(command, state);
+      case 'DeletePlaylist':
+        return deletePlaylist(command, state);
+      case 'DeleteAllPlaylists':
+        return deleteAll(command, state);
     }
   }
 
@@ -203,12 +219,19 @@ function copy(state: PlaylistsState): MutableState {
   return { playlists, lastBookmarkId: state.lastBookmarkId };
 }
 
-/** Applies one event to a state the caller owns; `evolve`, `evolveAll` and `fold` are the pure faces of it. */
-function applyInPlace(state: MutableState, event: PlaylistEvent): void {
+function apply(state: MutableState, event: PlaylistEvent): void {
   switch (event.type) {
     case 'PlaylistCreated': {
       const { playlistId, businessId, name, playlistType, date } = event.data;
-      state.playlists.set(playlistId, { id: playlistId, businessId, name, type: playlistType, created: date, lastUpdate: date, bookmarks: new Map() });
+      state.playlists.set(playlistId, {
+        id: playlistId,
+        businessId,
+        name,
+        type: playlistType,
+        created: date,
+        lastUpdate: date,
+        bookmarks: new Map(),
+      });
       return;
     }
     case 'PlaylistRenamed': {
@@ -239,20 +262,9 @@ function applyInPlace(state: MutableState, event: PlaylistEvent): void {
   }
 }
 
-export function evolve(state: PlaylistsState, event: PlaylistEvent): PlaylistsState {
-  return evolveAll(state, [event]);
-}
+export const { evolve, fold } = copyOnWrite(copy, apply);
 
-/** The state after `events`, copying `state` once (a bulk add would cost O(n²) through `evolve`). */
-export function evolveAll(state: PlaylistsState, events: PlaylistEvent[]): PlaylistsState {
-  if (events.length === 0) return state;
-  const next = copy(state);
-  for (const event of events) applyInPlace(next, event);
-  return next;
+/** The state after `events` (a decision's own events applied to the state it was taken on). */
+export function evolveAll(state: PlaylistsState, events: readonly PlaylistEvent[]): PlaylistsState {
+  return fold(events, state);
 }
-
-/** Folds a whole stream in one pass. */
-export function fold(events: PlaylistEvent[]): PlaylistsState {
-  return evolveAll(initialState(), events);
-}
-

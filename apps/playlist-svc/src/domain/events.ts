@@ -1,4 +1,5 @@
 import type { playlistEvents } from '@udp/contracts';
+import { STREAM_CATEGORIES, ownedStream, playlistsStreamId, userIdOfStream } from '@udp/eventsourcing';
 
 /** The events of all the playlists of one user; schemas live in the contracts library. */
 export type PlaylistEvent = playlistEvents.PlaylistEvent;
@@ -8,11 +9,14 @@ export type PlaylistDeleted = Extract<PlaylistEvent, { type: 'PlaylistDeleted' }
 export type BookmarkAdded = Extract<PlaylistEvent, { type: 'BookmarkAdded' }>;
 export type BookmarksRemoved = Extract<PlaylistEvent, { type: 'BookmarksRemoved' }>;
 
-export const PLAYLISTS_STREAM_PREFIX = 'playlists-';
+export const PLAYLISTS_STREAM_PREFIX = STREAM_CATEGORIES.playlists;
 
-/** One stream per user for all of its playlists; user ids are opaque (never an e-mail or a name). */
-export const playlistsStreamId = (userId: string) => `${PLAYLISTS_STREAM_PREFIX}${userId}`;
-export const userIdOfPlaylistsStream = (streamId: string) => streamId.slice(PLAYLISTS_STREAM_PREFIX.length);
+/** One stream per user for all of its playlists (`playlists-<userId>`, the id encoded); user ids are opaque. */
+export { playlistsStreamId };
+export const playlistsStream = (userId: string) => ownedStream(playlistsStreamId(userId), { userId });
+export const userIdOfPlaylistsStream = (streamId: string) => userIdOfStream(PLAYLISTS_STREAM_PREFIX, streamId);
+/** Every stream of a user in this service (erasure deletes them). */
+export const playlistStreamsOfUser = (userId: string) => [playlistsStreamId(userId)];
 
 /** Maps stored events to the current shapes. All events are still at version 1, so this is the identity. */
 export function upcast(type: string, data: Record<string, unknown>): PlaylistEvent {

@@ -8,8 +8,17 @@ import { type PlaylistDocument, playlistDocumentId } from './playlists';
  */
 function unwrittenWatchLater(userId: string): PlaylistDocument {
   return {
-    _id: playlistDocumentId(userId, WATCH_LATER), userId, playlistId: WATCH_LATER, businessId: WATCH_LATER, name: WATCH_LATER_DEFAULT_NAME,
-    playlistType: 'watch_later', created: 0, lastUpdate: 0, bookmarks: [], deleted: false, revision: -1,
+    _id: playlistDocumentId(userId, WATCH_LATER),
+    userId,
+    playlistId: WATCH_LATER,
+    businessId: WATCH_LATER,
+    name: WATCH_LATER_DEFAULT_NAME,
+    playlistType: 'watch_later',
+    created: 0,
+    lastUpdate: 0,
+    bookmarks: [],
+    deleted: false,
+    revision: -1,
   };
 }
 
@@ -21,14 +30,22 @@ export async function listPlaylists(documents: Collection<PlaylistDocument>, use
 }
 
 /** v2: by technical id. */
-export async function playlistById(documents: Collection<PlaylistDocument>, userId: string, playlistId: string): Promise<PlaylistDocument | null> {
+export async function playlistById(
+  documents: Collection<PlaylistDocument>,
+  userId: string,
+  playlistId: string,
+): Promise<PlaylistDocument | null> {
   const doc = await documents.get(playlistDocumentId(userId, playlistId));
   if (doc && !doc.deleted) return doc;
   return playlistId === WATCH_LATER ? unwrittenWatchLater(userId) : null;
 }
 
 /** v3: by business id. */
-export async function playlistByBusinessId(documents: Collection<PlaylistDocument>, userId: string, businessId: string): Promise<PlaylistDocument | null> {
+export async function playlistByBusinessId(
+  documents: Collection<PlaylistDocument>,
+  userId: string,
+  businessId: string,
+): Promise<PlaylistDocument | null> {
   const [doc] = await documents.find({ userId, businessId, deleted: false }, { limit: 1 });
   if (doc) return doc;
   return businessId === WATCH_LATER ? unwrittenWatchLater(userId) : null;

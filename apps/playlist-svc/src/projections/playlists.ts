@@ -1,6 +1,6 @@
 import type { PlaylistType } from '@udp/contracts';
 import type { RecordedEvent } from '@udp/eventstore';
-import type { Projection } from '@udp/eventsourcing';
+import { type Projection, assertOwnedBy, userScopedId } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
 import { PLAYLISTS_STREAM_PREFIX, upcast, userIdOfPlaylistsStream } from '../domain/events';
 
@@ -31,7 +31,9 @@ export interface PlaylistDocument {
 }
 
 export const PLAYLISTS_COLLECTION = 'playlists';
-export const playlistDocumentId = (userId: string, playlistId: string) => `${userId}/${playlistId}`;
+/** Every read-model document of a user (erasure deletes them). */
+export const playlistDocumentsOfUser = (userId: string) => [{ collection: PLAYLISTS_COLLECTION, filter: { userId } }];
+export const playlistDocumentId = (userId: string, playlistId: string) => userScopedId(userId, playlistId);
 
 export function playlistDocuments(readModels: ReadModelStore): Collection<PlaylistDocument> {
   return readModels.collection<PlaylistDocument>(PLAYLISTS_COLLECTION);
@@ -43,7 +45,12 @@ export function playlistDocuments(readModels: ReadModelStore): Collection<Playli
  */
 export function playlistsProjection(readModels: ReadModelStore): Projection {
   const documents = playlistDocuments(readModels);
-  const update = async (userId: string, playlistId: string, revision: number, change: (doc: PlaylistDocument) => Partial<PlaylistDocument>) => {
+  const update = async (
+    userId: string,
+    playlistId: string,
+    revision: number,
+    change: (doc: PlaylistDocument) => Partial<PlaylistDocument>,
+  ) => {
     const stored = await documents.get(playlistDocumentId(userId, playlistId));
     if (!stored || stored.deleted || stored.revision >= revision) return;
     await documents.upsertIfNewer({ ...stored, ...change(stored), revision });
@@ -53,14 +60,24 @@ export function playlistsProjection(readModels: ReadModelStore): Projection {
     streamPrefixes: [PLAYLISTS_STREAM_PREFIX],
     async apply(recorded: RecordedEvent) {
       const userId = userIdOfPlaylistsStream(recorded.streamId);
+      assertOwnedBy(recorded, { userId });
       const event = upcast(recorded.type, recorded.data);
       const revision = recorded.revision;
       switch (event.type) {
         case 'PlaylistCreated': {
           const { playlistId, businessId, name, playlistType, date } = event.data;
           await documents.upsertIfNewer({
-            _id: playlistDocumentId(userId, playlistId), userId, playlistId, businessId, name, playlistType,
-            created: date, lastUpdate: date, bookmarks: [], deleted: false, revision,
+            _id: playlistDocumentId(userId, playlistId),
+            userId,
+            playlistId,
+            businessId,
+            name,
+            playlistType,
+            created: date,
+            lastUpdate: date,
+            bookmarks: [],
+            deleted: false,
+            revision,
           });
           return;
         }

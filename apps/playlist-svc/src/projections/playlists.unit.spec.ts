@@ -5,11 +5,21 @@ import { listPlaylists, playlistByBusinessId, playlistById } from './playlist-qu
 import { playlistDocuments, playlistsProjection } from './playlists';
 
 const recorded = (revision: number, event: PlaylistEvent, streamId = 'playlists-erin'): RecordedEvent => ({
-  id: `e${revision}`, streamId, revision, position: BigInt(revision + 1), type: event.type, data: event.data as Record<string, unknown>, metadata: {}, createdAt: 0,
+  id: `e${revision}`,
+  streamId,
+  revision,
+  position: BigInt(revision + 1),
+  type: event.type,
+  data: event.data as Record<string, unknown>,
+  metadata: {},
+  createdAt: 0,
 });
 
 const history: PlaylistEvent[] = [
-  { type: 'PlaylistCreated', data: { playlistId: 'watch_later', businessId: 'watch_later', name: 'Watch later', playlistType: 'watch_later', date: 1 } },
+  {
+    type: 'PlaylistCreated',
+    data: { playlistId: 'watch_later', businessId: 'watch_later', name: 'Watch later', playlistType: 'watch_later', date: 1 },
+  },
   { type: 'PlaylistCreated', data: { playlistId: 'u1', businessId: 'jazz', name: 'Jazz', playlistType: 'standard', date: 2 } },
   { type: 'BookmarkAdded', data: { playlistId: 'u1', bookmarkId: 1, itemId: 'a', date: 3, addedAt: 3 } },
   { type: 'BookmarkAdded', data: { playlistId: 'u1', bookmarkId: 2, itemId: 'b', date: 2, addedAt: 4 } },
@@ -37,7 +47,7 @@ describe('playlists projection', () => {
     ]);
     expect(await playlistById(documents, 'erin', 'u2')).toBeNull();
     expect(await playlistByBusinessId(documents, 'erin', 'rock')).toBeNull();
-    expect((await documents.get('erin/u2'))).toMatchObject({ deleted: true, bookmarks: [], revision: 8 });
+    expect(await documents.get('erin/u2')).toMatchObject({ deleted: true, bookmarks: [], revision: 8 });
     expect((await playlistByBusinessId(documents, 'erin', 'jazz'))?.playlistId).toBe('u1');
   });
 
@@ -53,7 +63,9 @@ describe('playlists projection', () => {
   it("keeps users apart, and answers a user's watch later before the user's first write", async () => {
     const { documents } = await project(history.map((e, i) => recorded(i, e)));
     const fresh = await listPlaylists(documents, 'frank');
-    expect(fresh.map((d) => [d.playlistId, d.businessId, d.playlistType, d.bookmarks])).toEqual([['watch_later', 'watch_later', 'watch_later', []]]);
+    expect(fresh.map((d) => [d.playlistId, d.businessId, d.playlistType, d.bookmarks])).toEqual([
+      ['watch_later', 'watch_later', 'watch_later', []],
+    ]);
     expect(await playlistById(documents, 'frank', 'u1')).toBeNull();
     expect((await playlistById(documents, 'frank', 'watch_later'))?.bookmarks).toEqual([]);
   });

@@ -1,11 +1,17 @@
+import type { Bus } from '@udp/bus';
 import type { EventStore } from '@udp/eventstore';
+import type { ReadModelStore } from '@udp/readmodel';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { type PlaylistServiceDeps, createPlaylistService } from '../app';
 
 /** Test support (used by the *.api.spec.ts files only): the gateway and playlist-svc, a clock, and users. */
 export const T0 = 1_700_000_000_000;
 
-export type Options = Partial<Pick<PlaylistServiceDeps, 'limits' | 'conflictRetries' | 'newId' | 'maxBodyBytes'>> & { store?: EventStore };
+export type Options = Partial<Pick<PlaylistServiceDeps, 'limits' | 'conflictRetries' | 'newId' | 'maxBodyBytes'>> & {
+  store?: EventStore;
+  readModels?: ReadModelStore;
+  bus?: Bus;
+};
 
 export interface PlaylistSystem {
   system: TestSystem;
@@ -30,11 +36,11 @@ function client(system: TestSystem, auth: string) {
 
 export async function startPlaylistSystem(options: Options = {}): Promise<PlaylistSystem> {
   const clock = { now: T0 };
-  const { store, ...deps } = options;
+  const { store, readModels, bus, ...deps } = options;
   const system = await startTestSystem([
     {
       prefixes: ['/api/playlist'],
-      adapters: store ? { store } : undefined,
+      adapters: { store, readModels, bus },
       create: (base) => createPlaylistService({ ...base, now: () => clock.now, ...deps }),
     },
   ]);

@@ -3,7 +3,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  type EventStore, type EventToAppend, type ExpectedRevision, MemoryEventStore, SqliteEventStore, type SubscriptionOptions, type EventHandler,
+  type EventStore,
+  type EventToAppend,
+  type ExpectedRevision,
+  MemoryEventStore,
+  SqliteEventStore,
+  type SubscriptionOptions,
+  type EventHandler,
 } from '@udp/eventstore';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createPreferenceService } from '../app';
@@ -15,7 +21,11 @@ const P = '/api/preference';
 async function parallelPathWrites(system: TestSystem, auth: string, writers = 20) {
   const answers = await Promise.all(
     Array.from({ length: writers }, (_, i) =>
-      system.http.put(`${P}/settings/field${i}`).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify({ writer: i })),
+      system.http
+        .put(`${P}/settings/field${i}`)
+        .set('authorization', auth)
+        .set('content-type', 'application/json')
+        .send(JSON.stringify({ writer: i })),
     ),
   );
   const document = (await system.http.get(`${P}/settings`).set('authorization', auth)).body as Record<string, unknown>;
@@ -25,14 +35,27 @@ async function parallelPathWrites(system: TestSystem, auth: string, writers = 20
 /** Delegates everything to another store; the test doubles below change one method. */
 class DelegatingStore implements EventStore {
   constructor(readonly inner: EventStore) {}
-  readStream(streamId: string) { return this.inner.readStream(streamId); }
+  readStream(streamId: string) {
+    return this.inner.readStream(streamId);
+  }
   appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }) {
     return this.inner.appendToStream(streamId, events, options);
   }
-  deleteStream(streamId: string) { return this.inner.deleteStream(streamId); }
-  subscribe(options: SubscriptionOptions, handler: EventHandler) { return this.inner.subscribe(options, handler); }
-  ping() { return this.inner.ping(); }
-  close() { return this.inner.close(); }
+  deleteStream(streamId: string) {
+    return this.inner.deleteStream(streamId);
+  }
+  listStreams(prefix: string) {
+    return this.inner.listStreams(prefix);
+  }
+  subscribe(options: SubscriptionOptions, handler: EventHandler) {
+    return this.inner.subscribe(options, handler);
+  }
+  ping() {
+    return this.inner.ping();
+  }
+  close() {
+    return this.inner.close();
+  }
 }
 
 /**
@@ -42,7 +65,10 @@ class DelegatingStore implements EventStore {
  */
 class RacingStore extends DelegatingStore {
   private waiting: Array<() => void> = [];
-  constructor(inner: EventStore, private parties: number) {
+  constructor(
+    inner: EventStore,
+    private parties: number,
+  ) {
     super(inner);
   }
   override async readStream(streamId: string) {
@@ -62,10 +88,16 @@ class RacingStore extends DelegatingStore {
 
 describe.each([
   ['memory', () => ({ store: new MemoryEventStore() as EventStore, cleanup: () => undefined })],
-  ['SQLite', () => {
-    const dir = mkdtempSync(join(tmpdir(), 'preference-concurrency-'));
-    return { store: new SqliteEventStore(join(dir, 'events.sqlite')) as EventStore, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
-  }],
+  [
+    'SQLite',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'preference-concurrency-'));
+      return {
+        store: new SqliteEventStore(join(dir, 'events.sqlite')) as EventStore,
+        cleanup: () => rmSync(dir, { recursive: true, force: true }),
+      };
+    },
+  ],
 ])('20 parallel PUTs to different paths of one document (%s event store)', (_name, makeStore) => {
   let system: TestSystem | undefined;
   let cleanup = () => undefined as void;
@@ -74,7 +106,9 @@ describe.each([
     const made = makeStore();
     cleanup = made.cleanup;
     const store = new RacingStore(made.store, 20);
-    system = await startTestSystem([{ prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, writeRetries }) }]);
+    system = await startTestSystem([
+      { prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, writeRetries }) },
+    ]);
     return system;
   }
   afterEach(async () => {
@@ -116,8 +150,15 @@ class InterferingStore extends DelegatingStore {
     this.reads++;
     if (this.interferences > 0) {
       this.interferences--;
-      const document = { ...(read.events.length ? (read.events[read.events.length - 1].data.document as object) : {}), [`other${this.reads}`]: true };
-      await this.inner.appendToStream(streamId, [{ id: randomUUID(), type: 'PreferenceWritten', data: { key: 'settings', document, operation: { kind: 'replace' } } }], { expectedRevision: 'any' });
+      const document = {
+        ...(read.events.length ? (read.events[read.events.length - 1].data.document as object) : {}),
+        [`other${this.reads}`]: true,
+      };
+      await this.inner.appendToStream(
+        streamId,
+        [{ id: randomUUID(), type: 'PreferenceWritten', data: { key: 'settings', document, operation: { kind: 'replace' } } }],
+        { expectedRevision: 'any' },
+      );
     }
     return read;
   }
@@ -130,13 +171,15 @@ describe('losing a race', () => {
 
   beforeEach(async () => {
     store = new InterferingStore();
-    system = await startTestSystem([{ prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, writeRetries: 3 }) }]);
+    system = await startTestSystem([
+      { prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, writeRetries: 3 }) },
+    ]);
     alice = await system.auth('alice');
     await system.http.put(`${P}/settings`).set('authorization', alice).send({ mine: 0 });
   });
   afterEach(() => system.stop());
 
-  it('re-reads and re-applies the change on the new document, keeping the other writer\'s change', async () => {
+  it("re-reads and re-applies the change on the new document, keeping the other writer's change", async () => {
     store.interferences = 3;
     const res = await system.http.put(`${P}/settings/mine`).set('authorization', alice).set('content-type', 'application/json').send('1');
     expect(res.status).toBe(200);

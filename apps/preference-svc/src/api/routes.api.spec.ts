@@ -9,7 +9,12 @@ beforeEach(async () => {
   system = await startTestSystem([
     {
       prefixes: ['/api/preference'],
-      create: (deps) => createPreferenceService({ ...deps, maxBodyBytes: 64 * 1024, limits: { maxDocumentBytes: 2048, maxKeyLength: 64, maxPathDepth: 8 } }),
+      create: (deps) =>
+        createPreferenceService({
+          ...deps,
+          maxBodyBytes: 64 * 1024,
+          limits: { maxDocumentBytes: 2048, maxKeyLength: 64, maxPathDepth: 8 },
+        }),
     },
   ]);
   alice = await system.auth('alice');
@@ -19,8 +24,10 @@ afterEach(() => system.stop());
 
 const P = '/api/preference';
 const get = (auth: string, path: string) => system.http.get(path).set('authorization', auth);
-const put = (auth: string, path: string, body: unknown) => system.http.put(path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
-const post = (auth: string, path: string, body: unknown) => system.http.post(path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
+const put = (auth: string, path: string, body: unknown) =>
+  system.http.put(path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
+const post = (auth: string, path: string, body: unknown) =>
+  system.http.post(path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
 const del = (auth: string, path: string) => system.http.delete(path).set('authorization', auth);
 const fieldsOf = (res: { body: { errors?: Array<{ field: string }> } }) => (res.body.errors ?? []).map((e) => e.field);
 
@@ -71,7 +78,9 @@ describe('PUT / GET / DELETE a whole document', () => {
   });
 
   it('refuses malformed JSON (400), another content type (415), and a missing body (400)', async () => {
-    expect((await system.http.put(`${P}/k`).set('authorization', alice).set('content-type', 'application/json').send('{"a":')).status).toBe(400);
+    expect((await system.http.put(`${P}/k`).set('authorization', alice).set('content-type', 'application/json').send('{"a":')).status).toBe(
+      400,
+    );
     expect((await system.http.put(`${P}/k`).set('authorization', alice).set('content-type', 'text/plain').send('a')).status).toBe(415);
     expect((await system.http.put(`${P}/k`).set('authorization', alice)).status).toBe(400);
     expect((await system.http.put(`${P}/k/a`).set('authorization', alice)).status).toBe(400);
@@ -191,6 +200,21 @@ describe('JSONPath', () => {
     expect((await get(alice, `${P}/s/theme`)).body).toBe('dark');
   });
 
+  it('refuses a malformed expression or an RFC 9535 filter with 400 naming jsonpath, never a partial answer', async () => {
+    for (const expression of ['$[', '$[?@.a]', '$[?@.theme]', 'theme', '$.', '$..', "$['a", '$.a[1', '$]']) {
+      for (const res of [
+        await get(alice, `${P}/s?jsonpath=${encodeURIComponent(expression)}`),
+        await del(alice, `${P}/s?jsonpath=${encodeURIComponent(expression)}`),
+      ]) {
+        expect([expression, res.status]).toEqual([expression, 400]);
+        expect(fieldsOf(res)).toEqual(['jsonpath']);
+      }
+    }
+    const filter = await get(alice, `${P}/s?jsonpath=${encodeURIComponent('$[?@.a]')}`);
+    expect(filter.body.errors).toEqual([{ field: 'jsonpath', message: 'filter and script expressions are not supported' }]);
+    expect((await get(alice, `${P}/s/theme`)).body).toBe('dark');
+  });
+
   it('refuses an empty or too long expression', async () => {
     expect((await get(alice, `${P}/s?jsonpath=`)).status).toBe(400);
     expect((await get(alice, `${P}/s?jsonpath=${'$'.repeat(1025)}`)).status).toBe(400);
@@ -223,7 +247,11 @@ describe('limits', () => {
   });
 
   it('refuses a pathologically deep body without a 500', async () => {
-    const res = await system.http.put(`${P}/s`).set('authorization', alice).set('content-type', 'application/json').send(`{"a":${'['.repeat(30000)}${']'.repeat(30000)}}`);
+    const res = await system.http
+      .put(`${P}/s`)
+      .set('authorization', alice)
+      .set('content-type', 'application/json')
+      .send(`{"a":${'['.repeat(30000)}${']'.repeat(30000)}}`);
     expect(res.status).toBe(400);
   });
 });

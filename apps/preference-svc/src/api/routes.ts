@@ -1,10 +1,10 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { PartialUpdate, PreferenceDocument, PreferenceKeyParam, PreferenceQuery } from '@udp/contracts';
-import { DomainError, handleCommandVisibly, invalid, notFound, type WriteSide } from '@udp/eventsourcing';
+import { DomainError, handleCommandVisibly, invalid, notFound, type WriteSide, type Unstamped } from '@udp/eventsourcing';
 import { HttpError, badRequest, parseInput, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { type PreferenceCommand, type PreferenceState, evolve, preferenceDecider } from '../domain/decider';
-import { preferenceStreamId } from '../domain/events';
+import { preferenceStream } from '../domain/events';
 import { type DocumentLimits, checkKey, getAt, parsePath, queryJsonPath } from '../domain/json-document';
 import { listKeys, readDocument } from '../projections/preference-queries';
 import type { PreferenceDocumentRow, PreferenceKeyRow } from '../projections/preferences';
@@ -26,12 +26,15 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
   const router = Router();
   const decider = preferenceDecider(limits);
 
-  /** Runs a command; a conflicting append is re-read and re-decided (DESIGN.md), then 429. */
-  const execute = async (userId: string, command: Omit<PreferenceCommand, 'metadata'>) => {
+  /** Runs a command; a conflicting append is re-read and re-decided (docs/architecture.md, "Concurrency"), then 429. */
+  const execute = async (userId: string, command: Unstamped<PreferenceCommand>) => {
     try {
       const result = await handleCommandVisibly(
-        write, preferenceStreamId(userId, command.data.key), decider,
-        { ...command, metadata: { now: now() } } as PreferenceCommand, { retries: writeRetries },
+        write,
+        preferenceStream(userId, command.data.key),
+        decider,
+        { ...command, metadata: { now: now() } },
+        { retries: writeRetries },
       );
       const after: PreferenceState = result.events.reduce(evolve, result.stateBefore);
       return { created: result.stateBefore.document === null, document: after.document };
@@ -83,9 +86,10 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
   router.delete(`${BASE}/:key`, async (req, res) => {
     const key = keyOf(req);
     const { jsonpath } = parseInput(PreferenceQuery, req.query, 'query');
-    await execute(userIdOf(res), jsonpath === undefined
-      ? { type: 'DeleteDocument', data: { key } }
-      : { type: 'DeleteMatching', data: { key, jsonpath } });
+    await execute(
+      userIdOf(res),
+      jsonpath === undefined ? { type: 'DeleteDocument', data: { key } } : { type: 'DeleteMatching', data: { key, jsonpath } },
+    );
     res.status(204).end();
   });
 

@@ -1,7 +1,14 @@
-import { type Command, type Decider, notFound } from '@udp/eventsourcing';
+import { type Command, type Decider, foldByEvolve, notFound } from '@udp/eventsourcing';
 import { type PreferenceEvent, type PreferenceOperation, upcast } from './events';
 import {
-  type DocumentLimits, type JsonObject, checkDocument, checkKey, deleteAt, deleteJsonPathMatches, getAt, setAt,
+  type DocumentLimits,
+  type JsonObject,
+  checkDocument,
+  checkKey,
+  deleteAt,
+  deleteJsonPathMatches,
+  getAt,
+  setAt,
 } from './json-document';
 
 export type ReplaceDocument = Command<'ReplaceDocument', { key: string; document: JsonObject }>;
@@ -62,7 +69,7 @@ export function preferenceDecider(limits: DocumentLimits): Decider<PreferenceCom
     }
   }
 
-  return { decide, evolve, initialState, upcast };
+  return { decide, evolve, initialState, fold: foldByEvolve(evolve), upcast };
 }
 
 export function initialState(): PreferenceState {

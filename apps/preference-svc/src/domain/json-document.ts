@@ -1,4 +1,5 @@
 import { JSONPath } from 'jsonpath-plus';
+import { JSONPATH_PATTERN } from '@udp/contracts';
 import { invalid, limitExceeded, notFound } from '@udp/eventsourcing';
 
 /**
@@ -138,9 +139,11 @@ export function depthOf(value: unknown): number {
 
 /** Refuses a document past the limits: too deep is a 400 on `body`, too large a limit on `document` (413). */
 export function checkDocument(document: JsonObject, limits: DocumentLimits): void {
-  if (depthOf(document) > limits.maxPathDepth) throw limitExceeded(`the document is nested deeper than ${limits.maxPathDepth} levels`, 'body');
+  if (depthOf(document) > limits.maxPathDepth)
+    throw limitExceeded(`the document is nested deeper than ${limits.maxPathDepth} levels`, 'body');
   const bytes = new TextEncoder().encode(JSON.stringify(document)).length;
-  if (bytes > limits.maxDocumentBytes) throw limitExceeded(`the document would be ${bytes} bytes; the limit is ${limits.maxDocumentBytes}`, 'document');
+  if (bytes > limits.maxDocumentBytes)
+    throw limitExceeded(`the document would be ${bytes} bytes; the limit is ${limits.maxDocumentBytes}`, 'document');
 }
 
 // ---- JSONPath -------------------------------------------------------------------------------------------
@@ -150,13 +153,23 @@ export function checkDocument(document: JsonObject, limits: DocumentLimits): voi
  * are refused by the library instead of being evaluated, so an expression can never run code.
  */
 function evaluate(document: JsonObject, expression: string, resultType: 'value' | 'all'): unknown[] {
+  // The library reads what it can of a malformed expression (`$[` is the whole document, `$[?@.a]` nothing):
+  // only the grammar the contracts state reaches it.
+  if (!JSONPATH_PATTERN.test(expression)) {
+    throw invalid(
+      /\[\s*[?(]/.test(expression) ? 'jsonpath: filter and script expressions are not supported' : 'jsonpath: invalid expression',
+      'jsonpath',
+    );
+  }
   try {
     const result: unknown = JSONPath({ path: expression, json: document, eval: false, wrap: true, resultType });
     return Array.isArray(result) ? result : [];
   } catch (error) {
     const message = (error as Error).message ?? String(error);
     throw invalid(
-      /prevented/i.test(message) ? 'jsonpath: filter and script expressions are not supported' : `jsonpath: invalid expression (${message})`,
+      /prevented/i.test(message)
+        ? 'jsonpath: filter and script expressions are not supported'
+        : `jsonpath: invalid expression (${message})`,
       'jsonpath',
     );
   }
@@ -201,7 +214,10 @@ export function deleteJsonPathMatches(document: JsonObject, expression: string):
   let removed = 0;
   for (const [parent, properties] of byParent) {
     if (Array.isArray(parent)) {
-      const indexes = [...properties].map(Number).filter((i) => i < parent.length).sort((a, b) => b - a);
+      const indexes = [...properties]
+        .map(Number)
+        .filter((i) => i < parent.length)
+        .sort((a, b) => b - a);
       for (const index of indexes) parent.splice(index, 1);
       removed += indexes.length;
     } else {

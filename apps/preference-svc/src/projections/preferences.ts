@@ -1,7 +1,14 @@
-import type { RecordedEvent } from '@udp/eventstore';
-import type { Projection } from '@udp/eventsourcing';
+import type { EventStore, RecordedEvent } from '@udp/eventstore';
+import {
+  type Projection,
+  ForeignEventError,
+  assertOwnedBy,
+  ownerOfPreferenceStream,
+  preferenceStreamPrefixOf,
+  userScopedId,
+} from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
-import { PREFERENCE_STREAM_PREFIX, upcast, userIdOfPreferenceStream } from '../domain/events';
+import { PREFERENCE_STREAM_PREFIX, upcast } from '../domain/events';
 
 /**
  * One document per (user, key). The content is kept as JSON text: a preference may hold any field name
@@ -29,8 +36,20 @@ export interface PreferenceKeyRow {
 export const PREFERENCE_DOCUMENTS = 'preference_documents';
 export const PREFERENCE_KEYS = 'preference_keys';
 
-/** User ids never contain a slash, so `<userId>/<key>` is unambiguous for any key. */
-export const preferenceRowId = (userId: string, key: string) => `${userId}/${key}`;
+/** `<userId>/<key>` with the user part encoded (no `/` in it), so unambiguous for any user id and key. */
+export const preferenceRowId = (userId: string, key: string) => userScopedId(userId, key);
+
+/** Every read-model document of a user (erasure deletes them). */
+export const preferenceDocumentsOfUser = (userId: string) => [
+  { collection: PREFERENCE_DOCUMENTS, filter: { userId } },
+  { collection: PREFERENCE_KEYS, filter: { userId } },
+];
+
+/** Every stream of a user: the streams under the user's own prefix, which no other user's name can start with. */
+export const preferenceStreamsOfUser =
+  (store: EventStore) =>
+  (userId: string): Promise<string[]> =>
+    store.listStreams(preferenceStreamPrefixOf(userId));
 
 export function preferenceDocuments(readModels: ReadModelStore): Collection<PreferenceDocumentRow> {
   return readModels.collection<PreferenceDocumentRow>(PREFERENCE_DOCUMENTS);
@@ -52,8 +71,9 @@ export function preferenceProjection(readModels: ReadModelStore): Projection {
     streamPrefixes: [PREFERENCE_STREAM_PREFIX],
     async apply(recorded: RecordedEvent) {
       const event = upcast(recorded.type, recorded.data);
-      const { key } = event.data;
-      const userId = userIdOfPreferenceStream(recorded.streamId, key);
+      const { userId, key } = ownerOfPreferenceStream(recorded.streamId);
+      assertOwnedBy(recorded, { userId, key });
+      if (event.data.key !== key) throw new ForeignEventError(recorded.streamId, recorded.revision);
       const _id = preferenceRowId(userId, key);
       const revision = recorded.revision;
       const deleted = event.type === 'PreferenceDeleted';

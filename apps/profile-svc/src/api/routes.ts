@@ -1,11 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type Response } from 'express';
 import { type Profile, PublicUserIdParam, UpdateProfileData } from '@udp/contracts';
-import { handleCommandVisibly, notFound, type WriteSide } from '@udp/eventsourcing';
+import { handleCommandVisibly, notFound, type WriteSide, type Unstamped } from '@udp/eventsourcing';
 import { HttpError, parseInput, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { type ProfileCommand, evolve, profileDecider } from '../domain/decider';
-import { profileStreamId } from '../domain/events';
+import { profileStream } from '../domain/events';
 import { ownerView } from '../domain/public-view';
 import type { ProfileRow, PublicProfileRow } from '../projections/profiles';
 
@@ -26,9 +26,15 @@ export function profileRoutes({ write, profiles, publicProfiles, publicProfilesE
   const router = Router();
 
   /** Runs a command; answers the profile as it is after it (from the stream, so it is never stale). */
-  const execute = async (res: Response, command: Omit<ProfileCommand, 'metadata'>): Promise<Profile> => {
+  const execute = async (res: Response, command: Unstamped<ProfileCommand>): Promise<Profile> => {
     const userId = userIdOf(res);
-    const result = await handleCommandVisibly(write, profileStreamId(userId), profileDecider, { ...command, metadata: { now: now() } } as ProfileCommand, RETRIES);
+    const result = await handleCommandVisibly(
+      write,
+      profileStream(userId),
+      profileDecider,
+      { ...command, metadata: { now: now() } },
+      RETRIES,
+    );
     const { profile } = result.events.reduce(evolve, result.stateBefore);
     return ownerView(profile!);
   };

@@ -1,5 +1,5 @@
 import type { UpdateProfileData } from '@udp/contracts';
-import type { Command, Decider } from '@udp/eventsourcing';
+import { type Command, type Decider, foldByEvolve } from '@udp/eventsourcing';
 import { type ProfileEvent, type ProfileState, upcast } from './events';
 
 /**
@@ -18,10 +18,17 @@ const EDITABLE = ['displayName', 'firstName', 'lastName', 'language', 'avatarUrl
 
 function newProfile(publicUserId: string, now: number): ProfileState {
   return {
-    publicUserId, displayName: null, firstName: null, lastName: null, language: null, avatarUrl: null,
+    publicUserId,
+    displayName: null,
+    firstName: null,
+    lastName: null,
+    language: null,
+    avatarUrl: null,
     // Private by default: nothing is shown to others until the user chooses.
-    public: false, publicFields: [],
-    createdAt: now, updatedAt: now,
+    public: false,
+    publicFields: [],
+    createdAt: now,
+    updatedAt: now,
   };
 }
 
@@ -46,8 +53,10 @@ function update({ data, metadata }: UpdateProfile, state: State): ProfileEvent[]
 
 export function decide(command: ProfileCommand, state: State): ProfileEvent[] {
   switch (command.type) {
-    case 'EnsureProfile': return ensure(command, state);
-    case 'UpdateProfile': return update(command, state);
+    case 'EnsureProfile':
+      return ensure(command, state);
+    case 'UpdateProfile':
+      return update(command, state);
   }
 }
 
@@ -60,4 +69,10 @@ export function evolve(_state: State, event: ProfileEvent): State {
   return { profile: event.data.profile };
 }
 
-export const profileDecider: Decider<ProfileCommand, ProfileEvent, State> = { decide, evolve, initialState, upcast };
+export const profileDecider: Decider<ProfileCommand, ProfileEvent, State> = {
+  decide,
+  evolve,
+  initialState,
+  fold: foldByEvolve(evolve),
+  upcast,
+};

@@ -1,8 +1,8 @@
 import type { PublicProfile } from '@udp/contracts';
-import type { RecordedEvent } from '@udp/eventstore';
-import type { Projection } from '@udp/eventsourcing';
+import type { EventStore, RecordedEvent } from '@udp/eventstore';
+import { type Projection, assertOwnedBy } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
-import { PROFILE_STREAM_PREFIX, type ProfileState, upcast, userIdOfProfileStream } from '../domain/events';
+import { PROFILE_STREAM_PREFIX, type ProfileState, profileStreamId, upcast, userIdOfProfileStream } from '../domain/events';
 import { publicView } from '../domain/public-view';
 
 /** The owner's profile, by user id. */
@@ -25,7 +25,26 @@ export const PROFILES = 'profiles';
 export const PUBLIC_PROFILES = 'public_profiles';
 
 export const profileRows = (readModels: ReadModelStore): Collection<ProfileRow> => readModels.collection<ProfileRow>(PROFILES);
-export const publicProfileRows = (readModels: ReadModelStore): Collection<PublicProfileRow> => readModels.collection<PublicProfileRow>(PUBLIC_PROFILES);
+export const publicProfileRows = (readModels: ReadModelStore): Collection<PublicProfileRow> =>
+  readModels.collection<PublicProfileRow>(PUBLIC_PROFILES);
+
+/**
+ * Every read-model document of a user (erasure deletes them): the profile, and the public profile under every
+ * public user id the profile ever had (from its events; from the stored row when the stream is already gone).
+ */
+export function profileDocumentsOfUser(readModels: ReadModelStore, store: EventStore) {
+  return async (userId: string) => {
+    const publicIds = new Set<string>();
+    const row = await profileRows(readModels).get(userId);
+    if (row?.publicUserId) publicIds.add(row.publicUserId);
+    for (const e of (await store.readStream(profileStreamId(userId))).events)
+      publicIds.add(upcast(e.type, e.data).data.profile.publicUserId);
+    return [
+      { collection: PROFILES, filter: { _id: userId } },
+      { collection: PUBLIC_PROFILES, filter: { _id: { $in: [...publicIds] } } },
+    ];
+  };
+}
 
 /** Both events carry the whole profile: each update is an upsert conditional on the stream revision. */
 export function profileProjection(readModels: ReadModelStore): Projection {
@@ -35,9 +54,11 @@ export function profileProjection(readModels: ReadModelStore): Projection {
     name: 'profiles',
     streamPrefixes: [PROFILE_STREAM_PREFIX],
     async apply(recorded: RecordedEvent) {
+      const userId = userIdOfProfileStream(recorded.streamId);
+      assertOwnedBy(recorded, { userId });
       const { profile } = upcast(recorded.type, recorded.data).data;
       const revision = recorded.revision;
-      await profiles.upsertIfNewer({ ...profile, _id: userIdOfProfileStream(recorded.streamId), revision });
+      await profiles.upsertIfNewer({ ...profile, _id: userId, revision });
       await publicProfiles.upsertIfNewer({ _id: profile.publicUserId, view: publicView(profile), revision });
     },
   };

@@ -30,6 +30,9 @@ export const HistoryCleared = z.object({
 export const HistoryEvent = z.discriminatedUnion('type', [HistoryItemRecorded, HistoryItemDeleted, HistoryCleared]);
 export type HistoryEvent = z.infer<typeof HistoryEvent>;
 
+/** The topic of history changes, for the data-management consumers (documented in the AsyncAPI document). */
+export const HISTORY_CHANGES_TOPIC = 'user-data.history.v1';
+
 /** Integration event published on Kafka topic `user-data.history.v1` (key: user id; no personal data). */
 export const HistoryChangedMessage = z.object({
   userId: z.string(),

@@ -46,8 +46,17 @@ export const BookmarksRemoved = z.object({
   data: z.object({ playlistId: z.string(), bookmarkIds: z.array(z.number().int()), date: z.number().int() }),
 });
 
-export const PlaylistEvent = z.discriminatedUnion('type', [PlaylistCreated, PlaylistRenamed, PlaylistDeleted, BookmarkAdded, BookmarksRemoved]);
+export const PlaylistEvent = z.discriminatedUnion('type', [
+  PlaylistCreated,
+  PlaylistRenamed,
+  PlaylistDeleted,
+  BookmarkAdded,
+  BookmarksRemoved,
+]);
 export type PlaylistEvent = z.infer<typeof PlaylistEvent>;
+
+/** The topic of playlist changes, for the data-management consumers (documented in the AsyncAPI document). */
+export const PLAYLISTS_CHANGES_TOPIC = 'user-data.playlists.v1';
 
 /** Integration event published on topic `user-data.playlists.v1` (key: user id; no item data, no names). */
 export const PlaylistsChangedMessage = z.object({

@@ -1,10 +1,30 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
+import { ProblemDetails } from '../common';
 import { z } from '../zod';
+
+const PartStatus = z.enum(['UP', 'DOWN']);
+/** A 503 from /health/ names what is down: the gateway lists each service, a service lists its parts. */
+const HealthProblem = ProblemDetails.extend({
+  services: z
+    .record(z.string(), z.object({ status: PartStatus, checks: z.record(z.string(), z.string()).optional() }))
+    .optional()
+    .describe('gateway: each service, UP or DOWN, with the parts a DOWN service named'),
+  checks: z.record(z.string(), PartStatus).optional().describe('a service: event_store, read_models, bus, projections'),
+}).openapi('HealthProblem');
 
 export function registerHealth(registry: OpenAPIRegistry): void {
   registry.registerPath({
-    method: 'get', path: '/health/', tags: ['health'], summary: 'Liveness of the API and its stores', security: [],
-    responses: { 200: { description: 'UP', content: { 'text/plain': { schema: z.string() } } }, 503: { description: 'a store does not answer' } },
+    method: 'get',
+    path: '/health/',
+    tags: ['health'],
+    summary: 'Liveness of the API and its stores',
+    security: [],
+    responses: {
+      200: { description: 'UP: every service and every store a write needs answers', content: { 'text/plain': { schema: z.string() } } },
+      503: {
+        description: 'a service or a store is down; the body names which',
+        content: { 'application/problem+json': { schema: HealthProblem } },
+      },
+    },
   });
 }
-

@@ -7,8 +7,8 @@ export const commonErrors = {
   400: problem('invalid input; `errors` names each offending field'),
   401: problem('missing or invalid credentials'),
   403: problem('forbidden'),
+  503: problem('a store the request needs is down; nothing was stored, retry after `Retry-After` seconds'),
 };
 export const writeErrors = { ...commonErrors, 413: problem('body too large'), 415: problem('body is not JSON') };
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 export const empty = (description: string) => ({ description });
-

@@ -15,43 +15,89 @@ export function registerPreference(registry: OpenAPIRegistry): void {
   const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
 
   registry.registerPath({
-    method: 'get', path: '/api/preference', tags, summary: 'List the keys of the user',
+    method: 'get',
+    path: '/api/preference',
+    tags,
+    summary: 'List the keys of the user',
     responses: { 200: json(PreferenceKeys, 'the keys, ascending'), ...commonErrors },
   });
   registry.registerPath({
-    method: 'get', path: '/api/preference/{key}', tags, summary: 'Read a preference, optionally through a JSONPath expression',
-    description: 'A definite expression (plain names and indexes) answers the value (404 when absent); any other answers the array of matches.',
+    method: 'get',
+    path: '/api/preference/{key}',
+    tags,
+    summary: 'Read a preference, optionally through a JSONPath expression',
+    description:
+      'A definite expression (plain names and indexes) answers the value (404 when absent); any other answers the array of matches.',
     request: { params: key, query: PreferenceQuery },
     responses: { 200: json(JsonNode, 'the document, or the JSONPath result'), ...commonErrors, ...notFound },
   });
   registry.registerPath({
-    method: 'put', path: '/api/preference/{key}', tags, summary: 'Create or replace a preference (a JSON object)',
+    method: 'put',
+    path: '/api/preference/{key}',
+    tags,
+    summary: 'Create or replace a preference (a JSON object)',
     request: { params: key, ...body(PreferenceDocument) },
-    responses: { 200: json(PreferenceDocument, 'the stored document'), ...writeErrors, ...tooLarge, ...conflict },
+    responses: {
+      200: json(PreferenceDocument, 'replaced: the stored document'),
+      201: json(PreferenceDocument, 'created: the stored document'),
+      ...writeErrors,
+      ...tooLarge,
+      ...conflict,
+    },
   });
   registry.registerPath({
-    method: 'delete', path: '/api/preference/{key}', tags, summary: 'Delete a preference, or with `jsonpath` the matching parts of it',
+    method: 'delete',
+    path: '/api/preference/{key}',
+    tags,
+    summary: 'Delete a preference, or with `jsonpath` the matching parts of it',
     request: { params: key, query: PreferenceQuery },
     responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
   });
   registry.registerPath({
-    method: 'get', path: '/api/preference/{key}/{path}', tags, summary: 'Read the part under a path',
-    request: { params: keyAndPath }, responses: { 200: json(JsonNode, 'the value at the path'), ...commonErrors, ...notFound },
+    method: 'get',
+    path: '/api/preference/{key}/{path}',
+    tags,
+    summary: 'Read the part under a path',
+    request: { params: keyAndPath },
+    responses: { 200: json(JsonNode, 'the value at the path'), ...commonErrors, ...notFound },
   });
   registry.registerPath({
-    method: 'post', path: '/api/preference/{key}/{path}', tags, summary: 'Update the part under a path (objects are merged)',
-    description: 'Creates the document and missing parents. When both the stored value and the payload are objects, the payload is merged into it recursively; otherwise it replaces it.',
+    method: 'post',
+    path: '/api/preference/{key}/{path}',
+    tags,
+    summary: 'Update the part under a path (objects are merged)',
+    description:
+      'Creates the document and missing parents. When both the stored value and the payload are objects, the payload is merged into it recursively; otherwise it replaces it.',
     request: { params: keyAndPath, ...body(PartialUpdate) },
-    responses: { 200: json(JsonNode, 'the value now at the path'), ...writeErrors, ...tooLarge, ...conflict },
+    responses: {
+      200: json(JsonNode, 'the value now at the path'),
+      201: json(JsonNode, 'the document was created: the value now at the path'),
+      ...writeErrors,
+      ...tooLarge,
+      ...conflict,
+    },
   });
   registry.registerPath({
-    method: 'put', path: '/api/preference/{key}/{path}', tags, summary: 'Replace the part under a path',
+    method: 'put',
+    path: '/api/preference/{key}/{path}',
+    tags,
+    summary: 'Replace the part under a path',
     description: 'Creates the document and missing parents (as objects).',
     request: { params: keyAndPath, ...body(JsonNode) },
-    responses: { 200: json(JsonNode, 'the value now at the path'), ...writeErrors, ...tooLarge, ...conflict },
+    responses: {
+      200: json(JsonNode, 'the value now at the path'),
+      201: json(JsonNode, 'the document was created: the value now at the path'),
+      ...writeErrors,
+      ...tooLarge,
+      ...conflict,
+    },
   });
   registry.registerPath({
-    method: 'delete', path: '/api/preference/{key}/{path}', tags, summary: 'Delete the part under a path',
-    request: { params: keyAndPath }, responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
+    method: 'delete',
+    path: '/api/preference/{key}/{path}',
+    tags,
+    summary: 'Delete the part under a path',
+    request: { params: keyAndPath },
+    responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
   });
 }

@@ -1,28 +1,36 @@
 import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
-import { Profile, PublicProfile, UpdateProfileData } from '../profile';
+import { Profile, PublicProfile, PublicUserIdParam, UpdateProfileData } from '../profile';
+import { TokenTypeHeader } from '../common';
 import { z } from '../zod';
 import { commonErrors, json, problem, writeErrors } from './helpers';
 
 export function registerProfile(registry: OpenAPIRegistry): void {
   const tags = ['profile'];
   const headers = z.object({
-    'Token-Type': z
-      .enum(['Bearer', 'sessionToken'])
-      .optional()
-      .openapi({ description: 'scheme of the token when the Authorization value carries none (`Authorization: <token>`)' }),
+    'Token-Type': TokenTypeHeader.optional(),
   });
   registry.registerPath({
-    method: 'get', path: '/api/profile/v3', tags, summary: "The caller's profile (created on the first call)",
-    request: { headers }, responses: { 200: json(Profile, 'the profile'), ...commonErrors },
+    method: 'get',
+    path: '/api/profile/v3',
+    tags,
+    summary: "The caller's profile (created on the first call)",
+    request: { headers },
+    responses: { 200: json(Profile, 'the profile'), ...commonErrors },
   });
   registry.registerPath({
-    method: 'put', path: '/api/profile/v3', tags, summary: 'Update the profile: fields left out are kept, null clears one',
+    method: 'put',
+    path: '/api/profile/v3',
+    tags,
+    summary: 'Update the profile: fields left out are kept, null clears one',
     request: { headers, body: { required: true, content: { 'application/json': { schema: UpdateProfileData } } } },
     responses: { 200: json(Profile, 'the updated profile'), ...writeErrors, 429: problem('concurrent updates; see Retry-After') },
   });
   registry.registerPath({
-    method: 'get', path: '/api/profile/v3/public/{publicUserId}', tags, summary: 'A public profile: only the fields its owner made public',
-    request: { params: z.object({ publicUserId: z.string().openapi({ description: 'UUID v4' }) }) },
+    method: 'get',
+    path: '/api/profile/v3/public/{publicUserId}',
+    tags,
+    summary: 'A public profile: only the fields its owner made public',
+    request: { params: PublicUserIdParam },
     responses: {
       200: json(PublicProfile, 'the public profile'),
       ...commonErrors,

@@ -1,0 +1,447 @@
+import { createHash, createHmac } from 'node:crypto';
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { InProcessBus, type ReceivedMessage } from '@udp/bus';
+import { erasureEvents, exportEvents } from '@udp/contracts';
+import { startTestSystem, type TestSystem } from '@udp/test-system';
+import { waitUntil } from '@udp/testing';
+import { createExportWorker, type ExportWorker } from '../app';
+import { binary, unzip } from '@udp/testing';
+import { parseAllowedHosts } from '../worker/callback';
+import { exportStreamId } from '../domain/events';
+import { FileExportStorage } from '../worker/storage';
+import type { ExportArea } from '../worker/zip';
+
+/**
+ * The export-worker behind the real gateway, on memory adapters and a shared in-process bus. The user's data
+ * comes from an in-test source (the full flow through the real services is tools/embedded/export.api.spec.ts).
+ */
+const dir = mkdtempSync(join(tmpdir(), 'udp-export-api-'));
+const secret = 'c'.repeat(40);
+const DAY = 86_400_000;
+let clock = 1_700_000_000_000;
+let system: TestSystem;
+let worker: ExportWorker;
+let bus: InProcessBus;
+let receiver: Server;
+let receiverPort: number;
+const received: Array<{ body: string; signature: string }> = [];
+const messages: ReceivedMessage[] = [];
+let failSources = false;
+
+/** A user's data: 2,500 history entries (three pages), one playlist, two preferences, a profile. */
+const historyOf = (userId: string) =>
+  Array.from({ length: 2500 }, (_, i) => ({ date: 1000 + i, deleted: i % 10 === 0, id: i + 1, item_id: `urn:${userId}:${i}` }));
+const areas = (userId: string): ExportArea[] => {
+  if (failSources) throw new Error('sources down');
+  return [
+    {
+      file: 'history.json',
+      kind: 'array',
+      items: (async function* () {
+        const all = historyOf(userId);
+        for (let i = 0; i < all.length; i += 1000) yield all.slice(i, i + 1000);
+      })(),
+    },
+    {
+      file: 'playlists.json',
+      kind: 'array',
+      items: (async function* () {
+        yield [{ businessId: 'watch_later', bookmarks: [] }];
+      })(),
+    },
+    {
+      file: 'preferences.json',
+      kind: 'object',
+      entries: (async function* () {
+        yield [['ui', { theme: 'dark' }]];
+        yield [['a/b', { x: [1] }]];
+      })(),
+    },
+    { file: 'profile.json', kind: 'value', value: async () => ({ displayName: userId }) },
+  ];
+};
+
+beforeAll(async () => {
+  receiver = createServer((req, res) => {
+    let body = '';
+    req.on('data', (c) => (body += c));
+    req.on('end', () => {
+      received.push({ body, signature: String(req.headers['x-signature']) });
+      res.writeHead(req.url === '/redirect' ? 302 : 204, req.url === '/redirect' ? { location: 'http://127.0.0.1:1/' } : {}).end();
+    });
+  });
+  await new Promise<void>((r) => receiver.listen(0, '127.0.0.1', r));
+  receiverPort = (receiver.address() as { port: number }).port;
+  bus = new InProcessBus(5);
+  for (const topic of Object.values(exportEvents.EXPORT_TOPICS))
+    await bus.subscribe(topic, 'test-observer', async (m) => void messages.push(m));
+  system = await startTestSystem([
+    {
+      prefixes: ['/api/data'],
+      publicPrefixes: ['/api/data/export/public'],
+      adapters: { bus },
+      create: async (deps) => {
+        worker = await createExportWorker({
+          ...deps,
+          storage: new FileExportStorage(join(dir, 'exports')),
+          sources: { history: '', playlist: '', preference: '', profile: '' },
+          areas,
+          now: () => clock,
+          publicBaseUrl: 'https://udp.example',
+          callbackHosts: parseAllowedHosts(`http://127.0.0.1:${receiverPort}, partner.example`),
+          callbackSecret: secret,
+          callbackAttempts: 3,
+          callbackRetryMs: 5,
+          buildRetryDelayMs: 1,
+          maxLiveExports: 4,
+          erasureParticipants: ['export-worker', 'history-svc'],
+          erasureTimeoutMs: 300,
+        });
+        return worker;
+      },
+    },
+  ]);
+});
+afterAll(async () => {
+  await system.stop();
+  await new Promise((r) => receiver.close(r));
+  rmSync(dir, { recursive: true, force: true });
+});
+
+const zipFiles = () => readdirSync(join(dir, 'exports')).filter((n) => n.endsWith('.zip'));
+async function exportReady(auth: string, key: string) {
+  await waitUntil(
+    async () =>
+      (await system.http.get('/api/data/export').set('authorization', auth)).body.some(
+        (s: { key: string; status: string }) => s.key === key && s.status !== 'pending',
+      ),
+    10_000,
+    'export finished',
+  );
+  return (await system.http.get('/api/data/export').set('authorization', auth)).body.find((s: { key: string }) => s.key === key);
+}
+const download = (path: string, auth?: string) => {
+  const req = system.http
+    .get(path)
+    .buffer(true)
+    .parse(binary as never);
+  return auth ? req.set('authorization', auth) : req;
+};
+
+describe('POST /api/data/export', () => {
+  it('answers 201 pending, builds the zip, calls back signed, and serves it at url and publicUrl', async () => {
+    const auth = await system.auth('ann');
+    const res = await system.http
+      .post('/api/data/export')
+      .set('authorization', auth)
+      .send({ callbackUrl: `http://127.0.0.1:${receiverPort}/hook`, fileName: '../../etc/My "Export"\u0007' });
+    expect(res.status).toBe(201);
+    const key = res.body.key as string;
+    expect(key).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(res.body).toMatchObject({
+      status: 'pending',
+      createdOn: clock,
+      expiresAt: clock + 7 * DAY,
+      fileName: 'My Export.zip',
+      url: `https://udp.example/api/data/export/${key}`,
+      publicUrl: `https://udp.example/api/data/export/public/${key}`,
+    });
+
+    const ready = await exportReady(auth, key);
+    expect(ready).toMatchObject({ status: 'ready', size: expect.any(Number), sha256: expect.stringMatching(/^[0-9a-f]{64}$/) });
+    await worker.drain();
+    const callback = received.find((r) => JSON.parse(r.body).key === key)!;
+    expect(callback.signature).toBe(`sha256=${createHmac('sha256', secret).update(callback.body).digest('hex')}`);
+    expect(JSON.parse(callback.body)).toMatchObject({ key, status: 'ready', size: ready.size, sha256: ready.sha256 });
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body[0].callback).toEqual({
+      status: 'delivered',
+      attempts: 1,
+    });
+
+    const pub = await download(`/api/data/export/public/${key}`);
+    expect(pub.status).toBe(200);
+    expect(pub.headers['content-type']).toBe('application/zip');
+    expect(pub.headers['content-disposition']).toBe('attachment; filename="My Export.zip"');
+    expect(createHash('sha256').update(pub.body).digest('hex')).toBe(ready.sha256);
+    const own = await download(`/api/data/export/${key}`, auth);
+    expect(Buffer.compare(own.body, pub.body)).toBe(0);
+
+    const files = await unzip(pub.body);
+    expect([...files.keys()].sort()).toEqual(['history.json', 'manifest.json', 'playlists.json', 'preferences.json', 'profile.json']);
+    expect(JSON.parse(files.get('history.json')!.toString())).toEqual(historyOf('ann'));
+    expect(JSON.parse(files.get('preferences.json')!.toString())).toEqual({ ui: { theme: 'dark' }, 'a/b': { x: [1] } });
+    const manifest = JSON.parse(files.get('manifest.json')!.toString());
+    expect(manifest).toMatchObject({ formatVersion: 1, createdAt: clock, userId: 'ann' });
+    for (const name of ['history.json', 'playlists.json', 'preferences.json', 'profile.json']) {
+      expect(manifest.files[name].sha256).toBe(createHash('sha256').update(files.get(name)!).digest('hex'));
+    }
+    expect([manifest.files['history.json'].count, manifest.files['preferences.json'].count, manifest.files['profile.json'].count]).toEqual([
+      2500, 2, 1,
+    ]);
+
+    await waitUntil(() => messages.some((m) => m.topic === exportEvents.EXPORT_TOPICS.completed && m.value.key === key));
+    const completed = messages.find((m) => m.topic === exportEvents.EXPORT_TOPICS.completed && m.value.key === key)!;
+    expect(completed.key).toBe('ann');
+    expect(completed.value).toMatchObject({
+      userId: 'ann',
+      size: ready.size,
+      sha256: ready.sha256,
+      publicUrl: ready.publicUrl,
+      expiresAt: ready.expiresAt,
+    });
+  });
+
+  it('makes no second zip and no second completed message when the request is delivered again', async () => {
+    const auth = await system.auth('bea');
+    const key = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+    await exportReady(auth, key);
+    const before = zipFiles().length;
+    const request = messages.find((m) => m.topic === exportEvents.EXPORT_TOPICS.requested && m.value.key === key)!;
+    expect(request.value).toMatchObject({ userId: 'bea', fileName: 'user-data-export-2023-11-14.zip' });
+    await bus.publish(exportEvents.EXPORT_TOPICS.requested, [
+      { key: request.key, value: request.value },
+      { key: request.key, value: request.value },
+    ]);
+    // A marker published after the duplicates: once it is handled, so are they.
+    const marker = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+    await exportReady(auth, marker);
+    expect(zipFiles().length).toBe(before + 1);
+    await waitUntil(() => messages.some((m) => m.topic === exportEvents.EXPORT_TOPICS.completed && m.value.key === marker));
+    expect(messages.filter((m) => m.topic === exportEvents.EXPORT_TOPICS.completed && m.value.key === key)).toHaveLength(1);
+  });
+
+  it('refuses a bad fileName or a refused callbackUrl with 400 naming the field', async () => {
+    const auth = await system.auth('cid');
+    const name = await system.http.post('/api/data/export').set('authorization', auth).send({ fileName: '/..//\u0001' });
+    expect([name.status, name.body.errors]).toEqual([400, [{ field: 'fileName', message: expect.any(String) }]]);
+    for (const callbackUrl of [
+      'http://127.0.0.1:1/hook', // unlisted port
+      'https://127.0.0.1/hook', // loopback, not listed
+      'https://evil.example/hook', // unlisted host
+      'ftp://partner.example/x', // not http
+      'http://partner.example/hook', // listed for https only
+      'https://partner.example:8443/x', // listed without that port
+      'not a url',
+    ]) {
+      const res = await system.http.post('/api/data/export').set('authorization', auth).send({ callbackUrl });
+      expect([callbackUrl, res.status, res.body.errors?.[0]?.field]).toEqual([callbackUrl, 400, 'callbackUrl']);
+    }
+    const wrongType = await system.http.post('/api/data/export').set('authorization', auth).send({ callbackUrl: 5 });
+    expect([wrongType.status, wrongType.body.errors[0].field]).toEqual([400, 'callbackUrl']);
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body).toEqual([]);
+  });
+
+  it('records a failed callback on the status and still serves the download', async () => {
+    const auth = await system.auth('dan');
+    const key = (
+      await system.http
+        .post('/api/data/export')
+        .set('authorization', auth)
+        .send({ callbackUrl: `http://127.0.0.1:${receiverPort}/redirect` })
+    ).body.key;
+    await exportReady(auth, key);
+    await worker.drain();
+    const status = (await system.http.get('/api/data/export').set('authorization', auth)).body[0];
+    expect(status).toMatchObject({
+      status: 'ready',
+      callback: { status: 'failed', attempts: 3, error: expect.stringMatching(/redirect/) },
+    });
+    expect((await download(`/api/data/export/public/${key}`)).status).toBe(200);
+  });
+
+  it('records a failure with its reason when the data cannot be gathered', async () => {
+    const auth = await system.auth('eve');
+    failSources = true;
+    try {
+      const key = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+      const status = await exportReady(auth, key);
+      expect(status).toMatchObject({ status: 'failed', reason: 'the export could not be built' });
+      await waitUntil(() => messages.some((m) => m.topic === exportEvents.EXPORT_TOPICS.failed && m.value.key === key));
+      expect((await download(`/api/data/export/public/${key}`)).status).toBe(404);
+    } finally {
+      failSources = false;
+    }
+  });
+
+  it('limits the exports a user keeps at a time', async () => {
+    const auth = await system.auth('fay');
+    for (let i = 0; i < 4; i++) expect((await system.http.post('/api/data/export').set('authorization', auth).send({})).status).toBe(201);
+    const fifth = await system.http.post('/api/data/export').set('authorization', auth).send({});
+    expect(fifth.status).toBe(400);
+    expect((await system.http.delete('/api/data/export').set('authorization', auth)).status).toBe(204);
+  });
+});
+
+describe('an interrupted callback', () => {
+  it('is resumed by the sweep when an instance completed an export and stopped before calling back', async () => {
+    // What an instance killed right after the completion leaves in the store.
+    const store = system.deps[0].store;
+    const key = 'k'.repeat(22);
+    const callbackUrl = `http://127.0.0.1:${receiverPort}/resumed`;
+    await store.appendToStream(
+      exportStreamId('nia'),
+      [
+        {
+          id: crypto.randomUUID(),
+          type: 'ExportRequested',
+          data: { key, fileName: 'f.zip', callbackUrl, requestedAt: clock, expiresAt: clock + DAY },
+        },
+        { id: crypto.randomUUID(), type: 'ExportAttemptStarted', data: { key, storageId: 'a'.repeat(24), startedAt: clock } },
+        {
+          id: crypto.randomUUID(),
+          type: 'ExportCompleted',
+          data: { key, storageId: 'a'.repeat(24), size: 10, sha256: 'b'.repeat(64), expiresAt: clock + DAY, completedAt: clock },
+        },
+      ],
+      { expectedRevision: 'no_stream' },
+    );
+    const auth = await system.auth('nia');
+    await waitUntil(async () => (await system.http.get('/api/data/export').set('authorization', auth)).body[0]?.status === 'ready');
+    await worker.sweep();
+    await worker.drain();
+    expect(received.some((r) => JSON.parse(r.body).key === key)).toBe(false); // still within the retry window
+    clock += 11 * 60_000;
+    await worker.sweep();
+    await worker.drain();
+    expect(received.filter((r) => JSON.parse(r.body).key === key)).toHaveLength(1);
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body[0].callback).toEqual({
+      status: 'delivered',
+      attempts: 1,
+    });
+    await worker.sweep();
+    await worker.drain();
+    expect(received.filter((r) => JSON.parse(r.body).key === key)).toHaveLength(1);
+  });
+});
+
+describe('listing and deleting', () => {
+  it("lists the caller's exports newest first; another user sees none and gets 404 for them", async () => {
+    const auth = await system.auth('gus');
+    const first = (await system.http.post('/api/data/export').set('authorization', auth).send({ fileName: 'one' })).body.key;
+    clock += 1000;
+    const second = (await system.http.post('/api/data/export').set('authorization', auth).send({ fileName: 'two' })).body.key;
+    await exportReady(auth, first);
+    await exportReady(auth, second);
+    const list = (await system.http.get('/api/data/export').set('authorization', auth)).body;
+    expect(list.map((s: { key: string }) => s.key)).toEqual([second, first]);
+
+    const other = await system.auth('hal');
+    expect((await system.http.get('/api/data/export').set('authorization', other)).body).toEqual([]);
+    expect((await download(`/api/data/export/${first}`, other)).status).toBe(404);
+    expect((await system.http.delete(`/api/data/export/${first}`).set('authorization', other)).status).toBe(404);
+    expect((await download(`/api/data/export/${first}`)).status).toBe(401);
+    // The public prefix opens downloads only: any other method there is refused (405, before credentials are looked at).
+    expect((await system.http.delete(`/api/data/export/public/${first}`)).status).toBe(405);
+    expect((await system.http.post('/api/data/export/public/x').send({})).status).toBe(405);
+  });
+
+  it('deletes one export and its file, then all of them; their addresses answer 404', async () => {
+    const auth = await system.auth('ida');
+    const keys: string[] = [];
+    for (let i = 0; i < 3; i++) keys.push((await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key);
+    for (const key of keys) await exportReady(auth, key);
+    const files = zipFiles().length;
+
+    expect((await system.http.delete(`/api/data/export/${keys[0]}`).set('authorization', auth)).status).toBe(204);
+    expect(zipFiles().length).toBe(files - 1);
+    expect((await download(`/api/data/export/public/${keys[0]}`)).status).toBe(404);
+    expect((await system.http.delete(`/api/data/export/${keys[0]}`).set('authorization', auth)).status).toBe(404);
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body.map((s: { key: string }) => s.key).sort()).toEqual(
+      keys.slice(1).sort(),
+    );
+
+    expect((await system.http.delete('/api/data/export').set('authorization', auth)).status).toBe(204);
+    expect(zipFiles().length).toBe(files - 3);
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body).toEqual([]);
+    for (const key of keys) expect((await download(`/api/data/export/public/${key}`)).status).toBe(404);
+    expect((await download('/api/data/export/public/not-a-key')).status).toBe(404);
+  });
+
+  it('expires an export after the TTL: 404 at once, and the sweep removes its file', async () => {
+    const auth = await system.auth('jon');
+    const key = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+    await exportReady(auth, key);
+    const files = zipFiles().length;
+    clock += 7 * DAY - 1;
+    expect((await download(`/api/data/export/public/${key}`)).status).toBe(200);
+    clock += 1;
+    expect((await download(`/api/data/export/public/${key}`)).status).toBe(404);
+    expect((await download(`/api/data/export/${key}`, auth)).status).toBe(404);
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body).toEqual([]);
+    expect(await worker.sweep()).toBeGreaterThanOrEqual(1);
+    expect(zipFiles().length).toBeLessThan(files);
+  });
+});
+
+describe('DELETE /api/data (erasure coordinator)', () => {
+  const { ERASURE_TOPICS } = erasureEvents;
+  const completions: ReceivedMessage[] = [];
+  let historyAnswers = true;
+  beforeAll(async () => {
+    await bus.subscribe(ERASURE_TOPICS.completed, 'test-observer', async (m) => void completions.push(m));
+    // A stand-in for history-svc's participant (built by its own service): confirms when told to.
+    await bus.subscribe(ERASURE_TOPICS.requested, 'history-svc-erasure', async (m) => {
+      if (!historyAnswers) return;
+      const { erasureId, userId } = m.value as erasureEvents.ErasureRequestedMessage;
+      const value: erasureEvents.ErasureConfirmedMessage = {
+        erasureId,
+        userId,
+        service: 'history-svc',
+        streamsDeleted: 1,
+        documentsDeleted: 3,
+        confirmedAt: clock,
+      };
+      await bus.publish(ERASURE_TOPICS.confirmed, [{ key: userId, value }]);
+    });
+  });
+
+  it('answers 204 once every participant confirmed; the exports and their files are gone; completed is published', async () => {
+    const auth = await system.auth('kim');
+    const key = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+    await exportReady(auth, key);
+    const files = zipFiles().length;
+    const res = await system.http.delete('/api/data').set('authorization', auth);
+    expect(res.status).toBe(204);
+    expect(zipFiles().length).toBe(files - 1);
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body).toEqual([]);
+    expect((await download(`/api/data/export/public/${key}`)).status).toBe(404);
+    await waitUntil(() => completions.some((m) => m.key === 'kim'));
+    expect(completions.find((m) => m.key === 'kim')!.value).toMatchObject({ userId: 'kim', services: ['export-worker', 'history-svc'] });
+    // A new export starts from nothing.
+    expect((await system.http.post('/api/data/export').set('authorization', auth).send({})).status).toBe(201);
+  });
+
+  it('answers 202 with a status address when a participant is slow, and completes when it confirms', async () => {
+    const auth = await system.auth('lea');
+    historyAnswers = false;
+    const res = await system.http.delete('/api/data').set('authorization', auth);
+    historyAnswers = true;
+    expect(res.status).toBe(202);
+    expect(res.headers.location).toBe(`/api/data/erasure/${res.body.erasureId}`);
+    expect(res.body).toMatchObject({ status: 'pending', participants: ['export-worker', 'history-svc'], confirmed: ['export-worker'] });
+    expect((await system.http.get(res.headers.location).set('authorization', await system.auth('max'))).status).toBe(404);
+
+    const value: erasureEvents.ErasureConfirmedMessage = {
+      erasureId: res.body.erasureId,
+      userId: 'lea',
+      service: 'history-svc',
+      streamsDeleted: 0,
+      documentsDeleted: 0,
+      confirmedAt: clock,
+    };
+    await bus.publish(ERASURE_TOPICS.confirmed, [
+      { key: 'lea', value },
+      { key: 'lea', value },
+    ]);
+    await waitUntil(async () => (await system.http.get(res.headers.location).set('authorization', auth)).body.status === 'completed');
+    expect((await system.http.get(res.headers.location).set('authorization', auth)).body).toMatchObject({
+      confirmed: ['export-worker', 'history-svc'],
+      completedAt: clock,
+    });
+    await waitUntil(() => completions.some((m) => m.key === 'lea'));
+    expect(completions.filter((m) => m.key === 'lea')).toHaveLength(1);
+  });
+});

@@ -1,0 +1,156 @@
+import { randomBytes } from 'node:crypto';
+import { pipeline } from 'node:stream/promises';
+import { Router, type Response } from 'express';
+import { ErasureIdParam, ExportKeyParam, ExportRequest } from '@udp/contracts';
+import { handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
+import { badRequest, notFoundError, parseInput, userIdOf } from '@udp/http-kit';
+import type { Collection } from '@udp/readmodel';
+import { type ExportCommand, type ExportsState, exportsDecider } from '../domain/decider';
+import { exportStreamId } from '../domain/events';
+import { defaultFileName, sanitiseFileName } from '../domain/file-name';
+import type { ErasureDocument } from '../projections/erasures';
+import { toErasureStatus } from '../projections/erasures';
+import { type ExportAddresses, type ExportDocument, toStatus } from '../projections/exports';
+import { type AllowedHost, CallbackRefused, type Resolver, checkCallbackUrl } from '../worker/callback';
+import { userHash } from '../worker/erasure';
+import type { ExportStorage } from '../worker/storage';
+
+export interface ExportRouteDeps {
+  write: WriteSide;
+  docs: Collection<ExportDocument>;
+  erasures: Collection<ErasureDocument>;
+  storage: ExportStorage;
+  addresses: ExportAddresses;
+  allowedCallbackHosts: AllowedHost[];
+  resolve?: Resolver;
+  ttlMs: number;
+  maxLiveExports: number;
+  now: () => number;
+  erase(userId: string): Promise<{ erasureId: string; completed: boolean }>;
+}
+
+/** The objects of exports that a command deleted: every attempt's, whole or partial. */
+export async function removeFiles(storage: ExportStorage, state: ExportsState, keys: string[]): Promise<void> {
+  for (const key of keys) for (const id of state.exports.get(key)?.attempts ?? []) await storage.remove(id);
+}
+
+const newKey = () => randomBytes(16).toString('base64url');
+
+/** Sends the zip of a ready export that has not expired; 404 for anything else. */
+async function sendZip(deps: ExportRouteDeps, doc: ExportDocument | null, res: Response): Promise<void> {
+  if (!doc || doc.status !== 'ready' || !doc.storageId || doc.expiresAt <= deps.now()) throw notFoundError('no such export');
+  const object = await deps.storage.open(doc.storageId);
+  if (!object) throw notFoundError('no such export');
+  res.status(200);
+  res.attachment(doc.fileName);
+  res.setHeader('content-type', 'application/zip');
+  res.setHeader('content-length', String(object.size));
+  res.setHeader('cache-control', 'no-store');
+  await pipeline(object.stream, res);
+}
+
+/** `GET /api/data/export/public/{key}`: no credentials; the key is the capability. */
+export function publicExportRoutes(deps: ExportRouteDeps): Router {
+  const router = Router();
+  router.get('/api/data/export/public/:key', async (req, res) => {
+    const parsed = ExportKeyParam.safeParse(req.params);
+    await sendZip(deps, parsed.success ? await deps.docs.get(parsed.data.key) : null, res);
+  });
+  return router;
+}
+
+/** HTTP <-> commands and queries of `/api/data`: exports of the caller and erasure. */
+export function exportRoutes(deps: ExportRouteDeps): Router {
+  const router = Router();
+  const execute = (userId: string, command: Omit<ExportCommand, 'metadata'>) =>
+    handleCommandVisibly(
+      deps.write,
+      exportStreamId(userId),
+      exportsDecider,
+      { ...command, metadata: { now: deps.now() } } as ExportCommand,
+      { retries: 10 },
+    );
+  const ownDoc = async (userId: string, params: unknown) => {
+    const parsed = ExportKeyParam.safeParse(params);
+    const doc = parsed.success ? await deps.docs.get(parsed.data.key) : null;
+    return doc && doc.userId === userId && doc.status !== 'deleted' ? doc : null;
+  };
+
+  router.post('/api/data/export', async (req, res) => {
+    const body = parseInput(ExportRequest, req.body, 'body');
+    const userId = userIdOf(res);
+    const now = deps.now();
+    const fileName = body.fileName === undefined ? defaultFileName(now) : sanitiseFileName(body.fileName);
+    if (fileName === null) throw badRequest('fileName has no usable characters', [{ field: 'fileName', message: 'must hold a file name' }]);
+    if (body.callbackUrl !== undefined) {
+      try {
+        await checkCallbackUrl(body.callbackUrl, deps.allowedCallbackHosts, deps.resolve);
+      } catch (error) {
+        if (!(error instanceof CallbackRefused)) throw error;
+        throw badRequest(`callbackUrl refused: ${error.message}`, [{ field: 'callbackUrl', message: error.message }]);
+      }
+    }
+    const key = newKey();
+    await execute(userId, {
+      type: 'RequestExport',
+      data: { key, fileName, callbackUrl: body.callbackUrl, ttlMs: deps.ttlMs, maxLive: deps.maxLiveExports },
+    });
+    const doc = await deps.docs.get(key);
+    const status = doc ?? {
+      _id: key,
+      userId,
+      fileName,
+      status: 'pending' as const,
+      createdOn: now,
+      expiresAt: now + deps.ttlMs,
+      revision: 0,
+    };
+    res.status(201).location(deps.addresses.url(key)).json(toStatus(status, deps.addresses));
+  });
+
+  router.get('/api/data/export', async (_req, res) => {
+    const now = deps.now();
+    const docs = await deps.docs.find({ userId: userIdOf(res) }, { sort: { createdOn: -1 } });
+    res.json(docs.filter((d) => d.status !== 'deleted' && d.expiresAt > now).map((d) => toStatus(d, deps.addresses)));
+  });
+
+  router.delete('/api/data/export', async (_req, res) => {
+    const result = await execute(userIdOf(res), { type: 'DeleteAllExports', data: {} });
+    await removeFiles(
+      deps.storage,
+      result.stateBefore,
+      result.events.map((e) => e.data.key),
+    );
+    res.status(204).end();
+  });
+
+  router.get('/api/data/export/:key', async (req, res) => {
+    await sendZip(deps, await ownDoc(userIdOf(res), req.params), res);
+  });
+
+  router.delete('/api/data/export/:key', async (req, res) => {
+    const userId = userIdOf(res);
+    const doc = await ownDoc(userId, req.params);
+    if (!doc) throw notFoundError('no such export');
+    const result = await execute(userId, { type: 'DeleteExport', data: { key: doc._id, reason: 'deleted' } });
+    await removeFiles(deps.storage, result.stateBefore, [doc._id]);
+    res.status(204).end();
+  });
+
+  router.delete('/api/data', async (_req, res) => {
+    const { erasureId, completed } = await deps.erase(userIdOf(res));
+    if (completed) return void res.status(204).end();
+    const doc = await deps.erasures.get(erasureId);
+    res.status(202).location(`/api/data/erasure/${erasureId}`);
+    res.json(doc ? toErasureStatus(doc) : { erasureId, status: 'pending' });
+  });
+
+  router.get('/api/data/erasure/:erasureId', async (req, res) => {
+    const { erasureId } = parseInput(ErasureIdParam, req.params, 'path');
+    const doc = await deps.erasures.get(erasureId);
+    if (!doc || doc.userHash !== userHash(erasureId, userIdOf(res))) throw notFoundError('no such erasure');
+    res.json(toErasureStatus(doc));
+  });
+
+  return router;
+}

@@ -1,0 +1,224 @@
+import type { Express } from 'express';
+import type { InternalIdentity } from '@udp/auth';
+import type { Bus, Consumer } from '@udp/bus';
+import { erasureEvents, exportEvents } from '@udp/contracts';
+import { DomainError, Projector, handleCommand, writeSide } from '@udp/eventsourcing';
+import type { EventStore } from '@udp/eventstore';
+import { createServiceApp, finish, healthRoute, requireIdentity } from '@udp/http-kit';
+import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
+import type { Logger } from '@udp/telemetry';
+import { exportRoutes, publicExportRoutes, removeFiles } from './api/routes';
+import { exportsDecider } from './domain/decider';
+import { exportStreamId } from './domain/events';
+import { erasureDocuments, erasuresProjection } from './projections/erasures';
+import { EXPORTS_COLLECTION, exportAddresses, exportDocuments, exportsProjection } from './projections/exports';
+import { exportMessagesPublisher } from './projections/messages';
+import type { AllowedHost, Resolver } from './worker/callback';
+import { erasureCoordinator, erasureParticipant } from './worker/erasure';
+import { exportJob, exportRef } from './worker/export-job';
+import { type SourceUrls, userDataAreas } from './worker/sources';
+import type { ExportStorage } from './worker/storage';
+import type { ExportArea } from './worker/zip';
+
+const { EXPORT_TOPICS } = exportEvents;
+const { ERASURE_TOPICS } = erasureEvents;
+
+export interface ExportWorkerDeps {
+  store: EventStore;
+  readModels: ReadModelStore;
+  bus: Bus;
+  identity: InternalIdentity;
+  logger: Logger;
+  storage: ExportStorage;
+  /** Where history, playlists, preferences and profile are (a function: tests learn the ports late). */
+  sources: SourceUrls | (() => SourceUrls);
+  /** Checkpoints of the message publisher; default the read models' (embedded: a file, see main.ts). */
+  publisherCheckpoints?: CheckpointStore;
+  publicBaseUrl?: string;
+  ttlMs?: number;
+  maxLiveExports?: number;
+  callbackHosts?: AllowedHost[];
+  callbackSecret: string;
+  callbackAttempts?: number;
+  callbackRetryMs?: number;
+  resolve?: Resolver;
+  sweepIntervalMs?: number;
+  erasureParticipants?: string[];
+  erasureTimeoutMs?: number;
+  now?: () => number;
+  readYourWritesTimeoutMs?: number;
+  maxBodyBytes?: number;
+  buildRetryDelayMs?: number;
+  /**
+   * Publishes the request of every pending export again at start. For the in-process bus, whose messages do not
+   * survive the process (Kafka keeps its own, so distributed instances leave this off).
+   */
+  redrivePendingOnStart?: boolean;
+  /** Replaces the HTTP sources (benchmarks and tests of failures). */
+  areas?: (userId: string, requestId: string) => ExportArea[];
+}
+
+export interface ExportWorker {
+  app: Express;
+  /** Waits until background callbacks finished (tests). */
+  drain(): Promise<void>;
+  /** Deletes exports past their expiry and resumes interrupted callbacks, now (also runs every sweepIntervalMs). */
+  sweep(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** Everything export-worker is, given its adapters: HTTP API, export jobs, erasure coordinator and participant. */
+export async function createExportWorker(deps: ExportWorkerDeps): Promise<ExportWorker> {
+  const { store, readModels, bus, identity, logger, storage } = deps;
+  const now = deps.now ?? Date.now;
+  const addresses = exportAddresses(deps.publicBaseUrl ?? 'http://localhost:8080');
+  await readModels.ensureIndex(EXPORTS_COLLECTION, { userId: 1, createdOn: -1 });
+  const checkpoints = readModels.checkpoints();
+  const exportsProjector = new Projector(store, checkpoints, exportsProjection(readModels), { logger });
+  const erasuresProjector = new Projector(store, checkpoints, erasuresProjection(readModels), { logger });
+  const publisher = new Projector(store, deps.publisherCheckpoints ?? checkpoints, exportMessagesPublisher(bus, addresses), { logger });
+  await exportsProjector.start();
+  await erasuresProjector.start();
+  await publisher.start();
+
+  const docs = exportDocuments(readModels);
+  const job = exportJob({
+    store,
+    storage,
+    addresses,
+    logger,
+    now,
+    write: writeSide(store, exportsProjector, deps.readYourWritesTimeoutMs, logger),
+    areas: deps.areas ?? ((userId, requestId) => userDataAreas(deps.sources, identity, userId, requestId)),
+    callback: {
+      allowed: deps.callbackHosts ?? [],
+      secret: deps.callbackSecret,
+      resolve: deps.resolve,
+      attempts: deps.callbackAttempts ?? 6,
+      retryDelayMs: deps.callbackRetryMs ?? 2000,
+    },
+    buildRetryDelayMs: deps.buildRetryDelayMs,
+  });
+  const coordinator = erasureCoordinator({
+    store,
+    bus,
+    logger,
+    now,
+    write: writeSide(store, erasuresProjector, deps.readYourWritesTimeoutMs, logger),
+    projector: erasuresProjector,
+    participants: deps.erasureParticipants ?? [...erasureEvents.DEFAULT_ERASURE_PARTICIPANTS],
+    timeoutMs: deps.erasureTimeoutMs ?? 10_000,
+  });
+  const participant = erasureParticipant({ store, projector: exportsProjector, docs, storage, bus, now, logger });
+
+  // Consumer groups: every instance shares the work of each (Kafka spreads partitions over the instances).
+  const consumers: Consumer[] = [
+    await bus.subscribe(EXPORT_TOPICS.requested, 'export-worker', async (m) => {
+      const parsed = exportEvents.ExportRequestedMessage.safeParse(m.value);
+      if (!parsed.success) return void logger.warn({ topic: m.topic, offset: m.offset }, 'malformed export request skipped');
+      await job.handle(parsed.data, m.headers?.['event-id'] ?? m.offset);
+    }),
+    await bus.subscribe(ERASURE_TOPICS.requested, 'export-worker-erasure', async (m) => {
+      const parsed = erasureEvents.ErasureRequestedMessage.safeParse(m.value);
+      if (!parsed.success) return void logger.warn({ topic: m.topic, offset: m.offset }, 'malformed erasure request skipped');
+      await participant(parsed.data);
+    }),
+    await bus.subscribe(ERASURE_TOPICS.confirmed, 'export-worker-erasure-coordinator', async (m) => {
+      const parsed = erasureEvents.ErasureConfirmedMessage.safeParse(m.value);
+      if (!parsed.success) return void logger.warn({ topic: m.topic, offset: m.offset }, 'malformed erasure confirmation skipped');
+      await coordinator.onConfirmed(parsed.data);
+    }),
+  ];
+
+  /** Callbacks are retried for about a minute; one without an outcome long after that was interrupted. */
+  const CALLBACK_GRACE_MS = 10 * 60_000;
+
+  if (deps.redrivePendingOnStart) {
+    const pending = await docs.find({ status: 'pending' });
+    for (const doc of pending) {
+      const value: exportEvents.ExportRequestedMessage = {
+        key: doc._id,
+        userId: doc.userId,
+        fileName: doc.fileName,
+        requestedAt: doc.createdOn,
+        ...(doc.callbackUrl !== undefined && { callbackUrl: doc.callbackUrl }),
+      };
+      await bus.publish(EXPORT_TOPICS.requested, [{ key: doc.userId, value }]);
+    }
+    if (pending.length) logger.info({ exports: pending.length }, 'pending exports requested again after a restart');
+  }
+
+  async function sweep(): Promise<number> {
+    for (const doc of await docs.find({ callbackPending: true, completedAt: { $lte: now() - CALLBACK_GRACE_MS } })) {
+      if (doc.status === 'ready' && doc.expiresAt > now()) job.resumeCallback(doc);
+    }
+    const expired = await docs.find({ expiresAt: { $lte: now() } });
+    let removed = 0;
+    for (const doc of expired) {
+      if (doc.status === 'deleted') continue;
+      try {
+        const result = await handleCommand(
+          store,
+          exportStreamId(doc.userId),
+          exportsDecider,
+          { type: 'DeleteExport', data: { key: doc._id, reason: 'expired' }, metadata: { now: now() } },
+          { retries: 10 },
+        );
+        await removeFiles(storage, result.stateBefore, [doc._id]);
+        removed++;
+      } catch (error) {
+        if (!(error instanceof DomainError))
+          logger.warn({ err: error, export: exportRef(doc._id) }, 'expired export not removed; next sweep retries');
+      }
+    }
+    return removed;
+  }
+  let sweeping: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    sweeping = sweep().catch((error) => logger.warn({ err: error }, 'sweep failed'));
+  }, deps.sweepIntervalMs ?? 60_000);
+  timer.unref();
+
+  const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024 });
+  app.get(
+    '/health/',
+    healthRoute(
+      () => store.ping(),
+      () => readModels.ping(),
+      () => bus.ping(),
+      () => exportsProjector.healthy() && erasuresProjector.healthy() && publisher.healthy(),
+    ),
+  );
+  const routeDeps = {
+    write: writeSide(store, exportsProjector, deps.readYourWritesTimeoutMs, logger),
+    docs,
+    erasures: erasureDocuments(readModels),
+    storage,
+    addresses,
+    now,
+    allowedCallbackHosts: deps.callbackHosts ?? [],
+    resolve: deps.resolve,
+    ttlMs: deps.ttlMs ?? 7 * 86_400_000,
+    maxLiveExports: deps.maxLiveExports ?? 10,
+    erase: coordinator.request,
+  };
+  app.use(publicExportRoutes(routeDeps));
+  app.use(requireIdentity(identity));
+  app.use(exportRoutes(routeDeps));
+  finish(app);
+
+  return {
+    app,
+    drain: () => job.drain(),
+    sweep,
+    async stop() {
+      clearInterval(timer);
+      await sweeping;
+      for (const consumer of consumers) await consumer.stop();
+      await job.drain();
+      await publisher.stop();
+      await erasuresProjector.stop();
+      await exportsProjector.stop();
+    },
+  };
+}

@@ -1,0 +1,66 @@
+import { join, resolve } from 'node:path';
+import { fileSecret } from '@udp/auth';
+import { serviceProcess } from '@udp/runtime';
+import { createExportWorker } from './app';
+import { fileCheckpoints } from './checkpoints';
+import { exportConfigSchema } from './config';
+import { FileExportStorage, GridFsExportStorage, type ExportStorage } from './worker/storage';
+
+/** Wiring only: configuration in, adapters and export storage chosen by it, the worker out on its port. */
+export const start = serviceProcess({
+  name: 'export-worker',
+  defaultPort: 8086,
+  configSchema: exportConfigSchema,
+  create: async ({ adapters, config, logger }) => {
+    const dataDir = resolve(config.DATA_DIR);
+    let storage: ExportStorage;
+    let closeStorage = async () => undefined as void;
+    if (config.MONGO_URL) {
+      const { MongoClient } = require('mongodb') as typeof import('mongodb');
+      const client = await MongoClient.connect(config.MONGO_URL, { serverSelectionTimeoutMS: 5000 });
+      storage = new GridFsExportStorage(client.db(`${config.MONGO_DB_PREFIX}_export_worker`));
+      closeStorage = () => client.close();
+    } else {
+      storage = new FileExportStorage(join(dataDir, 'exports'));
+    }
+    const worker = await createExportWorker({
+      ...adapters,
+      logger,
+      storage,
+      sources: {
+        history: config.HISTORY_SVC_URL,
+        playlist: config.PLAYLIST_SVC_URL,
+        preference: config.PREFERENCE_SVC_URL,
+        profile: config.PROFILE_SVC_URL,
+      },
+      // Embedded: statuses are rebuilt in memory, but messages already published must not be sent again.
+      publisherCheckpoints: config.MONGO_URL ? undefined : fileCheckpoints(join(dataDir, 'export-worker', 'publisher-checkpoints.json')),
+      publicBaseUrl: config.EXPORT_PUBLIC_BASE_URL,
+      ttlMs: config.EXPORT_TTL,
+      maxLiveExports: config.EXPORT_MAX_PER_USER,
+      callbackHosts: config.EXPORT_CALLBACK_HOSTS,
+      callbackSecret: config.EXPORT_CALLBACK_SECRET ?? fileSecret(dataDir, 'export-callback'),
+      callbackAttempts: config.EXPORT_CALLBACK_ATTEMPTS,
+      callbackRetryMs: config.EXPORT_CALLBACK_RETRY_MS,
+      sweepIntervalMs: config.EXPORT_SWEEP_INTERVAL_MS,
+      erasureParticipants: config.ERASURE_PARTICIPANTS,
+      erasureTimeoutMs: config.ERASURE_TIMEOUT_MS,
+      readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      // The in-process bus forgets its messages when the process stops; Kafka does not.
+      redrivePendingOnStart: !config.KAFKA_BROKERS,
+    });
+    return {
+      app: worker.app,
+      async stop() {
+        await worker.stop();
+        await closeStorage();
+      },
+    };
+  },
+  describe: (config) => ({
+    storage: config.MONGO_URL ? 'gridfs' : 'files',
+    ttlMs: config.EXPORT_TTL,
+    callbackHosts: config.EXPORT_CALLBACK_HOSTS.map((h) => `${h.scheme}://${h.host}:${h.port}`),
+    erasureParticipants: config.ERASURE_PARTICIPANTS,
+  }),
+});

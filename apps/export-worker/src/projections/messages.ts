@@ -1,0 +1,60 @@
+import type { Bus } from '@udp/bus';
+import { exportEvents } from '@udp/contracts';
+import type { Projection } from '@udp/eventsourcing';
+import { EXPORT_STREAM_PREFIX, type ExportEvent, userIdOfExportStream } from '../domain/events';
+import type { ExportAddresses } from './exports';
+
+const { EXPORT_TOPICS } = exportEvents;
+
+/**
+ * The export stream's outbox: `requested`, `completed` and `failed` messages published from the recorded
+ * events (at least once, in order per user, with the event id as `event-id` header for de-duplication).
+ * An event is in the store exactly once, so a redelivered request that changes nothing publishes nothing.
+ */
+export function exportMessagesPublisher(bus: Bus, addresses: ExportAddresses): Projection {
+  return {
+    name: 'export-messages-publisher',
+    streamPrefixes: [EXPORT_STREAM_PREFIX],
+    async apply(recorded) {
+      const userId = userIdOfExportStream(recorded.streamId);
+      const event = { type: recorded.type, data: recorded.data } as ExportEvent;
+      const headers = { 'event-id': recorded.id };
+      switch (event.type) {
+        case 'ExportRequested': {
+          const { key, fileName, callbackUrl, requestedAt } = event.data;
+          const value: exportEvents.ExportRequestedMessage = {
+            key,
+            userId,
+            fileName,
+            ...(callbackUrl !== undefined && { callbackUrl }),
+            requestedAt,
+          };
+          return bus.publish(EXPORT_TOPICS.requested, [{ key: userId, value, headers }]);
+        }
+        case 'ExportCompleted': {
+          const { key, size, sha256, expiresAt, completedAt } = event.data;
+          const value: exportEvents.ExportCompletedMessage = {
+            key,
+            userId,
+            size,
+            sha256,
+            url: addresses.url(key),
+            publicUrl: addresses.publicUrl(key),
+            expiresAt,
+            completedAt,
+          };
+          return bus.publish(EXPORT_TOPICS.completed, [{ key: userId, value, headers }]);
+        }
+        case 'ExportFailed': {
+          const value: exportEvents.ExportFailedMessage = {
+            key: event.data.key,
+            userId,
+            reason: event.data.reason,
+            failedAt: event.data.failedAt,
+          };
+          return bus.publish(EXPORT_TOPICS.failed, [{ key: userId, value, headers }]);
+        }
+      }
+    },
+  };
+}

@@ -1,0 +1,164 @@
+import { createHash } from 'node:crypto';
+import { exportEvents } from '@udp/contracts';
+import { DomainError, handleCommand, handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
+import type { EventStore } from '@udp/eventstore';
+import type { Logger } from '@udp/telemetry';
+import { type ExportCommand, type ExportRecord, exportsDecider } from '../domain/decider';
+import { exportStreamId } from '../domain/events';
+import { type ExportAddresses, type ExportDocument, toStatus } from '../projections/exports';
+import { type CallbackOptions, deliverCallback } from './callback';
+import { SourceError } from './sources';
+import type { ExportStorage } from './storage';
+import { buildZip, type ExportArea } from './zip';
+
+export interface ExportJobDeps {
+  store: EventStore;
+  /** The statuses' write side: a completion is announced (callback) only once the statuses show it. */
+  write: WriteSide;
+  storage: ExportStorage;
+  /** The areas of one user's export (HTTP sources in production). */
+  areas(userId: string, requestId: string): ExportArea[];
+  addresses: ExportAddresses;
+  callback: CallbackOptions & { attempts: number; retryDelayMs: number };
+  logger: Logger;
+  now: () => number;
+  /** Tries to build one export before it is recorded as failed (a service may be briefly away). */
+  buildAttempts?: number;
+  buildRetryDelayMs?: number;
+}
+
+/** How logs name an export: the key is a capability (anyone holding it can download), so never the key itself. */
+export const exportRef = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 16);
+
+const run = (deps: ExportJobDeps, userId: string, command: Omit<ExportCommand, 'metadata'>) =>
+  handleCommand(deps.store, exportStreamId(userId), exportsDecider, { ...command, metadata: { now: deps.now() } } as ExportCommand, {
+    retries: 10,
+  });
+
+/** A command the export's state refuses (deleted, already completed...): the message needs nothing more. */
+const refused = (error: unknown) => error instanceof DomainError;
+
+/**
+ * Handles `userdata.export.requested`, delivered at least once, to any instance. Exactly one zip per export:
+ * each attempt is recorded (with its storage object) before it writes, the completion is appended with the
+ * expected revision, and only a pending export can complete. A redelivered request for an export that is ready
+ * changes nothing; an attempt that was killed half-way is removed by the next one; a losing concurrent attempt
+ * removes its own object.
+ */
+export function exportJob(deps: ExportJobDeps) {
+  const callbacks = new Set<Promise<void>>();
+
+  async function handle(message: exportEvents.ExportRequestedMessage, requestId: string): Promise<void> {
+    const { key, userId } = message;
+    const storageId = deps.storage.newId();
+    let started;
+    try {
+      started = await run(deps, userId, { type: 'StartAttempt', data: { key, storageId } });
+    } catch (error) {
+      if (refused(error)) return;
+      throw error;
+    }
+    const before = started.stateBefore.exports.get(key)!;
+    // Earlier attempts were killed or lost a race: their objects (whole or partial) go.
+    for (const old of before.attempts) await deps.storage.remove(old);
+
+    const attempts = deps.buildAttempts ?? 3;
+    let built;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        built = await buildZip(deps.areas(userId, requestId), { userId, createdAt: deps.now() }, (zip) =>
+          deps.storage.write(storageId, zip),
+        );
+        break;
+      } catch (error) {
+        await deps.storage.remove(storageId);
+        deps.logger.warn({ err: error, export: exportRef(key), attempt }, 'export build failed');
+        if (attempt >= attempts) {
+          const reason = error instanceof SourceError ? error.message : 'the export could not be built';
+          await run(deps, userId, { type: 'FailExport', data: { key, reason } }).catch((e) => {
+            if (!refused(e)) throw e;
+          });
+          return;
+        }
+        await new Promise((r) => setTimeout(r, (deps.buildRetryDelayMs ?? 1000) * attempt));
+      }
+    }
+
+    let completed;
+    try {
+      const command = {
+        type: 'CompleteExport',
+        data: { key, storageId, size: built.size, sha256: built.sha256 },
+        metadata: { now: deps.now() },
+      } as const;
+      completed = await handleCommandVisibly(deps.write, exportStreamId(userId), exportsDecider, command, { retries: 10 });
+    } catch (error) {
+      await deps.storage.remove(storageId);
+      if (refused(error)) return;
+      throw error;
+    }
+    const record = completed.stateBefore.exports.get(key)!;
+    for (const other of record.attempts) if (other !== storageId) await deps.storage.remove(other);
+    deps.logger.info({ export: exportRef(key), size: built.size }, 'export ready');
+    if (record.callbackUrl) startCallback(userId, record, built);
+  }
+
+  const inFlight = new Set<string>();
+
+  function startCallback(
+    userId: string,
+    record: Pick<ExportRecord, 'key' | 'fileName' | 'callbackUrl' | 'requestedAt' | 'expiresAt'>,
+    built: { size: number; sha256: string },
+  ): void {
+    if (inFlight.has(record.key)) return;
+    inFlight.add(record.key);
+    const status = toStatus(
+      {
+        _id: record.key,
+        userId,
+        fileName: record.fileName,
+        status: 'ready',
+        createdOn: record.requestedAt,
+        expiresAt: record.expiresAt,
+        size: built.size,
+        sha256: built.sha256,
+        revision: 0,
+      },
+      deps.addresses,
+    );
+    const body = JSON.stringify(status);
+    // The download never waits for the callback: it runs on its own and its outcome is recorded.
+    const task = deliverCallback(record.callbackUrl!, body, deps.callback)
+      .then(async (outcome) => {
+        if (!outcome.delivered)
+          deps.logger.warn({ export: exportRef(record.key), attempts: outcome.attempts, error: outcome.error }, 'export callback failed');
+        await run(deps, userId, { type: 'RecordCallback', data: { key: record.key, ...outcome } });
+      })
+      .catch((error) => deps.logger.error({ err: error, export: exportRef(record.key) }, 'could not record the callback outcome'))
+      .finally(() => {
+        callbacks.delete(task);
+        inFlight.delete(record.key);
+      });
+    callbacks.add(task);
+  }
+
+  /** A completed export whose callback never got an outcome (the instance stopped meanwhile): call back now. */
+  function resumeCallback(doc: ExportDocument): void {
+    if (!doc.callbackUrl || doc.size === undefined || doc.sha256 === undefined) return;
+    deps.logger.info({ export: exportRef(doc._id) }, 'resuming an export callback');
+    startCallback(
+      doc.userId,
+      { key: doc._id, fileName: doc.fileName, callbackUrl: doc.callbackUrl, requestedAt: doc.createdOn, expiresAt: doc.expiresAt },
+      { size: doc.size, sha256: doc.sha256 },
+    );
+  }
+
+  return {
+    handle,
+    resumeCallback,
+    /** Waits for callbacks still running (shutdown, tests). */
+    async drain(): Promise<void> {
+      await Promise.all([...callbacks]);
+    },
+  };
+}

@@ -1,0 +1,3 @@
+import { historyErasureSuite } from './erasure.scenario';
+
+historyErasureSuite('memory read models, in-process bus', async () => ({}));

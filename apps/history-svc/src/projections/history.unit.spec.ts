@@ -1,0 +1,126 @@
+import { ForeignEventError } from '@udp/eventsourcing';
+import type { RecordedEvent } from '@udp/eventstore';
+import { MemoryReadModelStore } from '@udp/readmodel';
+import { recordedEvents } from '@udp/test-system';
+import { type HistoryEvent, historyStream } from '../domain/events';
+import { type HistoryEntryDocument, historyEntries, historyProjection } from './history';
+
+/** history_entries: given events, the read-model documents; a replayed event changes nothing. */
+const recorded = (
+  itemId: string,
+  id: number,
+  date: number,
+  extra: { deviceId?: string; lastPlaybackPosition?: number; deleted?: boolean } = {},
+): HistoryEvent => ({
+  type: 'HistoryItemRecorded',
+  data: { itemId, id, date, deleted: extra.deleted ?? false, ...extra },
+});
+const deleted = (itemId: string, id: number, date: number): HistoryEvent => ({ type: 'HistoryItemDeleted', data: { itemId, id, date } });
+const cleared = (date: number, itemIds: string[]): HistoryEvent => ({ type: 'HistoryCleared', data: { date, itemIds } });
+
+async function project(events: RecordedEvent[]) {
+  const readModels = new MemoryReadModelStore();
+  const projection = historyProjection(readModels);
+  for (const event of events) await projection.apply(event);
+  const entries = historyEntries(readModels);
+  return { projection, entries, all: (userId: string) => entries.find({ userId }, { sort: { item_id: 1 } }) };
+}
+
+/** The fields this spec is about (other fields a document may gain are checked by the replay specs). */
+const entryOf = ({ _id, userId, item_id, id, date, deleted, device_id, last_playback_position, revision }: HistoryEntryDocument) => ({
+  _id,
+  userId,
+  item_id,
+  id,
+  date,
+  deleted,
+  device_id,
+  last_playback_position,
+  revision,
+});
+
+const history: HistoryEvent[] = [
+  recorded('urn:a', 1, 10, { deviceId: 'ios', lastPlaybackPosition: 12.5 }),
+  recorded('urn:b', 2, 11),
+  recorded('urn:c', 3, 12),
+  recorded('urn:a', 1, 20, { deviceId: 'tv', lastPlaybackPosition: 30 }),
+  deleted('urn:b', 2, 21),
+  cleared(22, ['urn:c']),
+  recorded('urn:d', 4, 23),
+];
+
+describe('history projection', () => {
+  it('keeps one document per (user, item): the latest values, the deletion as a tombstone, the revision it reflects', async () => {
+    const { all } = await project(recordedEvents(historyStream('alice'), history));
+    expect((await all('alice')).map(entryOf)).toEqual([
+      {
+        _id: 'alice/urn:a',
+        userId: 'alice',
+        item_id: 'urn:a',
+        id: 1,
+        date: 20,
+        deleted: false,
+        device_id: 'tv',
+        last_playback_position: 30,
+        revision: 3,
+      },
+      { _id: 'alice/urn:b', userId: 'alice', item_id: 'urn:b', id: 2, date: 21, deleted: true, revision: 4 },
+      { _id: 'alice/urn:c', userId: 'alice', item_id: 'urn:c', id: 3, date: 22, deleted: true, revision: 5 },
+      { _id: 'alice/urn:d', userId: 'alice', item_id: 'urn:d', id: 4, date: 23, deleted: false, revision: 6 },
+    ]);
+  });
+
+  it('stores no device or position the event does not carry', async () => {
+    const { entries } = await project(recordedEvents(historyStream('alice'), [recorded('urn:a', 1, 10)]));
+    const stored = await entries.get('alice/urn:a');
+    expect(stored).toMatchObject({ item_id: 'urn:a' });
+    expect(stored).not.toHaveProperty('device_id');
+    expect(stored).not.toHaveProperty('last_playback_position');
+  });
+
+  it('a clear tombstones the items it names only; an item recorded again after it is live', async () => {
+    const { all } = await project(
+      recordedEvents(historyStream('alice'), [
+        recorded('urn:a', 1, 10),
+        recorded('urn:b', 2, 11),
+        cleared(20, ['urn:a']),
+        recorded('urn:a', 1, 30),
+      ]),
+    );
+    expect((await all('alice')).map((d) => [d.item_id, d.deleted, d.date, d.revision])).toEqual([
+      ['urn:a', false, 30, 3],
+      ['urn:b', false, 11, 1],
+    ]);
+  });
+
+  it('a deletion of an item it never saw writes nothing', async () => {
+    const { all } = await project(recordedEvents(historyStream('alice'), [deleted('urn:x', 7, 10)]));
+    expect(await all('alice')).toEqual([]);
+  });
+
+  it('is idempotent: replaying every event, or older ones after newer ones, changes nothing', async () => {
+    const events = recordedEvents(historyStream('alice'), history);
+    const { projection, all } = await project(events);
+    const before = await all('alice');
+    for (const event of events) await projection.apply(event);
+    expect(await all('alice')).toEqual(before);
+    for (const event of [...events].reverse()) await projection.apply(event);
+    expect(await all('alice')).toEqual(before);
+  });
+
+  it('keeps users apart, whatever their ids hold', async () => {
+    const { all } = await project([
+      ...recordedEvents(historyStream('a/b'), [recorded('c', 1, 10)]),
+      ...recordedEvents(historyStream('a'), [recorded('b/c', 1, 11)], 0, 100n),
+    ]);
+    expect((await all('a/b')).map((d) => [d._id, d.item_id, d.date])).toEqual([['a%2Fb/c', 'c', 10]]);
+    expect((await all('a')).map((d) => [d._id, d.item_id, d.date])).toEqual([['a/b/c', 'b/c', 11]]);
+  });
+
+  it("refuses an event of another owner in a user's stream and writes nothing of it", async () => {
+    const [foreign] = recordedEvents({ id: historyStream('alice').id, owner: { userId: 'mallory' } }, [recorded('urn:x', 1, 10)]);
+    const { projection, all } = await project([]);
+    await expect(projection.apply(foreign)).rejects.toBeInstanceOf(ForeignEventError);
+    expect(await all('alice')).toEqual([]);
+  });
+});

@@ -1,0 +1,31 @@
+import { z } from 'zod';
+import { PlaylistType } from '@udp/contracts';
+import type { SnapshotCodec } from '@udp/eventsourcing';
+import type { Bookmark, Playlist, PlaylistsState } from './decider';
+
+const EncodedBookmark = z.object({ id: z.number(), itemId: z.string(), date: z.number() });
+const EncodedPlaylist = z.object({
+  id: z.string(),
+  businessId: z.string(),
+  name: z.string(),
+  type: PlaylistType,
+  created: z.number(),
+  lastUpdate: z.number(),
+  bookmarks: z.array(EncodedBookmark),
+});
+const EncodedPlaylists = z.object({ playlists: z.array(EncodedPlaylist), lastBookmarkId: z.number() });
+
+/** A user's folded playlists as a snapshot. Version 1: playlists and their bookmarks as arrays, in order. */
+export const playlistsSnapshot: SnapshotCodec<PlaylistsState> = {
+  version: 1,
+  encode: (state) => ({
+    playlists: [...state.playlists.values()].map((p) => ({ ...p, bookmarks: [...p.bookmarks.values()] })),
+    lastBookmarkId: state.lastBookmarkId,
+  }),
+  decode(encoded) {
+    const { playlists, lastBookmarkId } = EncodedPlaylists.parse(encoded);
+    const byId = new Map<string, Playlist>();
+    for (const p of playlists) byId.set(p.id, { ...p, bookmarks: new Map<string, Bookmark>(p.bookmarks.map((b) => [b.itemId, b])) });
+    return { playlists: byId, lastBookmarkId };
+  },
+};

@@ -1,0 +1,15 @@
+import { mongoKafkaBackends } from '@udp/test-system';
+import { reportSkipped } from '@udp/testing';
+import { profileErasureSuite } from './erasure.scenario';
+
+/** The erasure scenario on MongoDB read models (FerretDB in CI) and Kafka: where MONGO_URL and KAFKA_BROKERS are set. */
+const mongoUrl = process.env.MONGO_URL;
+const brokers = process.env.KAFKA_BROKERS?.split(',');
+jest.setTimeout(120_000);
+
+if (!mongoUrl || !brokers)
+  reportSkipped(
+    'profile-svc erasure on MongoDB and Kafka',
+    'MONGO_URL and KAFKA_BROKERS must both be set (bash tools/servers/with-servers.sh npm test)',
+  );
+else profileErasureSuite('MongoDB, Kafka', () => mongoKafkaBackends('profile-svc', mongoUrl, brokers));

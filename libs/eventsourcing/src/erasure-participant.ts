@@ -1,0 +1,124 @@
+import { erasureEvents } from '@udp/contracts';
+import type { EventStore } from '@udp/eventstore';
+import type { Filter, ReadModelStore } from '@udp/readmodel';
+import type { StreamStateCache } from './state-cache';
+import type { MessagePublisher } from './integration-publisher';
+
+/** What erasure needs of a bus (the bus port's shape), so this package depends on no adapter. */
+export interface ErasureBus extends MessagePublisher {
+  subscribe(
+    topic: string,
+    groupId: string,
+    handler: (message: { key: string; value: Record<string, unknown> }) => Promise<void>,
+  ): Promise<{ stop(): Promise<void> }>;
+}
+
+/** Documents of one user in one read-model collection. */
+export interface UserDocuments {
+  collection: string;
+  filter: Filter;
+}
+
+/** The projector's part in an erasure (the `Projector` class has it). */
+export interface ErasableProjector {
+  /** Resolves once every event stored so far was applied (events of deleted streams are never delivered again). */
+  caughtUp(): Promise<void>;
+  /** Drops what the projector remembers of a stream, so a stream started afresh is waited for from revision 0. */
+  forget(streamId: string): void;
+}
+
+export interface ErasureLogger {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+}
+
+export interface ErasureParticipantOptions {
+  /** The participant's name in confirmations, and its consumer group. */
+  service: string;
+  bus: ErasureBus;
+  store: EventStore;
+  readModels: ReadModelStore;
+  /** Every stream of the user in this service's store (from the service's own `domain/events.ts`). */
+  streamsOfUser(userId: string): string[] | Promise<string[]>;
+  /** Every read-model document of the user. Asked before the streams are deleted (it may read them). */
+  documentsOfUser(userId: string): UserDocuments[] | Promise<UserDocuments[]>;
+  /** The service's read-model projectors: caught up before documents are deleted, so none comes back. */
+  projectors: ErasableProjector[];
+  /** In-memory folded states of the write side. */
+  caches?: Array<StreamStateCache<unknown>>;
+  /** Saved aggregate states (snapshots hold the user's data too). */
+  snapshots?: { delete(streamId: string): Promise<void> };
+  logger?: ErasureLogger;
+  now?: () => number;
+}
+
+export interface ErasureResult {
+  streamsDeleted: number;
+  documentsDeleted: number;
+}
+
+export interface ErasureParticipant {
+  /** Erases the user's data in this service (what a request on the bus triggers). Safe to repeat. */
+  erase(userId: string): Promise<ErasureResult>;
+  stop(): Promise<void>;
+}
+
+export const ERASURES_DONE = '_erasures_done';
+
+/**
+ * One service's part in a user-data erasure: on `userdata.erasure.requested` it deletes the user's streams,
+ * read-model documents and in-memory states, then confirms on `userdata.erasure.confirmed`. Delivery is at
+ * least once: a redelivered request confirms again without erasing twice (done requests are remembered by
+ * erasure id), and one that was cut off half-way is done again from the start, deletion being idempotent.
+ * A failure throws, so the bus delivers the request again later; nothing is confirmed that was not done.
+ */
+export async function erasureParticipant(options: ErasureParticipantOptions): Promise<ErasureParticipant> {
+  const { service, bus, store, readModels, logger } = options;
+  const now = options.now ?? Date.now;
+  // Erasures done, by erasure id (no user id: nothing here says who was erased).
+  const handled = readModels.collection<{ _id: string; revision: number } & ErasureResult>(ERASURES_DONE);
+
+  const erase = async (userId: string): Promise<ErasureResult> => {
+    const streams = await options.streamsOfUser(userId);
+    const documents = await options.documentsOfUser(userId);
+    let streamsDeleted = 0;
+    for (const streamId of streams) {
+      // Whether it exists, without reading its events (a history can hold 100,000 of them).
+      if ((await store.readStream(streamId, { fromRevision: Number.MAX_SAFE_INTEGER })).revision >= 0) streamsDeleted++;
+      await store.deleteStream(streamId);
+    }
+    // An event read before the deletion may still be on its way into a read model: let it land first.
+    for (const projector of options.projectors) await projector.caughtUp();
+    let documentsDeleted = 0;
+    for (const { collection, filter } of documents) documentsDeleted += await readModels.collection(collection).deleteMany(filter);
+    for (const streamId of streams) {
+      for (const projector of options.projectors) projector.forget(streamId);
+      for (const cache of options.caches ?? []) cache.forget(streamId);
+      await options.snapshots?.delete(streamId);
+    }
+    return { streamsDeleted, documentsDeleted };
+  };
+
+  const consumer = await bus.subscribe(erasureEvents.ERASURE_TOPICS.requested, `${service}-erasure`, async (message) => {
+    const parsed = erasureEvents.ErasureRequestedMessage.safeParse(message.value);
+    if (!parsed.success) {
+      // Redelivering a malformed request would only block the ones behind it.
+      logger?.warn(
+        { topic: erasureEvents.ERASURE_TOPICS.requested, issues: parsed.error.issues.map((i) => i.path.join('.')) },
+        'erasure request ignored: malformed',
+      );
+      return;
+    }
+    const { erasureId, userId } = parsed.data;
+    // A request delivered again after it was done must not erase what the user wrote since: it confirms again.
+    const done = await handled.get(erasureId);
+    const result = done ? { streamsDeleted: done.streamsDeleted, documentsDeleted: done.documentsDeleted } : await erase(userId);
+    if (!done) await handled.upsertIfNewer({ _id: erasureId, revision: 0, ...result });
+    const confirmation: erasureEvents.ErasureConfirmedMessage = { erasureId, userId, service, ...result, confirmedAt: now() };
+    await bus.publish(erasureEvents.ERASURE_TOPICS.confirmed, [{ key: userId, value: confirmation }]);
+    // The erasure id and counts only: the log line does not say whose data it was.
+    logger?.info({ erasureId, streamsDeleted: result.streamsDeleted, documentsDeleted: result.documentsDeleted }, 'user data erased');
+  });
+
+  return { erase, stop: () => consumer.stop() };
+}

@@ -1,0 +1,107 @@
+import type { RecordedEvent } from '@udp/eventstore';
+
+/**
+ * Stream names and event ownership, in one place for every service.
+ *
+ * A stream name is `<category prefix><part>[/<part>]`. Every variable part is encoded by `encodeIdPart`, whose
+ * output never holds a `/`, so a name splits back into exactly the parts it was made of: no two (user, key)
+ * pairs can give the same name, whatever characters a user id or key holds. No category prefix is a prefix of
+ * another (tested), so a subscription by prefix never picks up another aggregate's streams.
+ *
+ * Events written through the command handler record their owner in `metadata.owner`; every fold and projection
+ * checks it (`assertOwnedBy`) and refuses a stream that holds someone else's event.
+ */
+export const STREAM_CATEGORIES = {
+  history: 'history-',
+  playlists: 'playlists-',
+  /** `preference.v2-<user>/<key>`; the former `preference-<user>-<base64url(key)>` was ambiguous (migrated at start). */
+  preference: 'preference.v2-',
+  legacyPreference: 'preference-',
+  profile: 'profile-',
+  catalogueItem: 'qc-item-',
+} as const;
+
+/** `%` and `/` percent-encoded, nothing else: injective, never contains `/`, and user ids as issued today are unchanged. */
+export function encodeIdPart(part: string): string {
+  return part.replace(/%/g, '%25').replace(/\//g, '%2F');
+}
+
+export function decodeIdPart(encoded: string): string {
+  return encoded.replace(/%2F/g, '/').replace(/%25/g, '%');
+}
+
+/** A stream or document id made of encoded parts joined by `/`. */
+export const joinIdParts = (...parts: string[]) => parts.map(encodeIdPart).join('/');
+
+/** The parts of an id made by `joinIdParts`, or null when it does not have `count` of them. */
+export function splitIdParts(id: string, count: number): string[] | null {
+  const parts = id.split('/');
+  return parts.length === count ? parts.map(decodeIdPart) : null;
+}
+
+/**
+ * Read-model document id of something of one user (`<user>/<rest>`): the user part is encoded, so the first `/`
+ * ends it and no two (user, rest) pairs share an id; the rest (the last part) stays as it is, so ids stored
+ * before this encoding existed are unchanged for every user id the gateway accepts.
+ */
+export const userScopedId = (userId: string, rest: string) => `${encodeIdPart(userId)}/${rest}`;
+
+export const historyStreamId = (userId: string) => STREAM_CATEGORIES.history + joinIdParts(userId);
+export const playlistsStreamId = (userId: string) => STREAM_CATEGORIES.playlists + joinIdParts(userId);
+export const profileStreamId = (userId: string) => STREAM_CATEGORIES.profile + joinIdParts(userId);
+export const preferenceStreamId = (userId: string, key: string) => STREAM_CATEGORIES.preference + joinIdParts(userId, key);
+/** Prefix of every preference stream of one user and of no other (erasure and export find them by it). */
+export const preferenceStreamPrefixOf = (userId: string) => `${STREAM_CATEGORIES.preference}${encodeIdPart(userId)}/`;
+
+/** The user of a one-user stream (`history-`, `playlists-`, `profile-`), from its name. */
+export function userIdOfStream(category: string, streamId: string): string {
+  const parts = streamId.startsWith(category) ? splitIdParts(streamId.slice(category.length), 1) : null;
+  if (!parts) throw new Error(`${streamId} is not a ${category} stream`);
+  return parts[0];
+}
+
+/** User and key of a preference stream, from its name. */
+export function ownerOfPreferenceStream(streamId: string): { userId: string; key: string } {
+  const category = STREAM_CATEGORIES.preference;
+  const parts = streamId.startsWith(category) ? splitIdParts(streamId.slice(category.length), 2) : null;
+  if (!parts) throw new Error(`${streamId} is not a preference stream`);
+  return { userId: parts[0], key: parts[1] };
+}
+
+/** Who an event belongs to, e.g. `{ userId }` or `{ userId, key }`. */
+export type EventOwner = Readonly<Record<string, string>>;
+
+/** A stream with the owner its events must name. */
+export interface OwnedStream {
+  id: string;
+  owner: EventOwner;
+}
+
+export const ownedStream = (id: string, owner: EventOwner): OwnedStream => ({ id, owner });
+
+/** A stream held an event of another owner: the read is refused, never answered with that event. */
+export class ForeignEventError extends Error {
+  override readonly name = 'ForeignEventError';
+  constructor(
+    readonly streamId: string,
+    readonly revision: number,
+  ) {
+    super(`stream ${streamId} holds an event (revision ${revision}) that does not belong to its owner`);
+  }
+}
+
+function sameOwner(recorded: unknown, owner: EventOwner): boolean {
+  if (typeof recorded !== 'object' || recorded === null || Array.isArray(recorded)) return false;
+  const entries = Object.entries(recorded as Record<string, unknown>);
+  return entries.length === Object.keys(owner).length && entries.every(([k, v]) => owner[k] === v);
+}
+
+/**
+ * Throws unless the event belongs to `owner`. An event without `metadata.owner` was written before owners were
+ * recorded; it is accepted only in streams whose names were unambiguous then (history, playlists, profile: one
+ * user id after a fixed prefix). Preference streams of the former, ambiguous form are rewritten at start with owners.
+ */
+export function assertOwnedBy(event: Pick<RecordedEvent, 'streamId' | 'revision' | 'metadata'>, owner: EventOwner): void {
+  const recorded = event.metadata?.owner;
+  if (recorded !== undefined && !sameOwner(recorded, owner)) throw new ForeignEventError(event.streamId, event.revision);
+}

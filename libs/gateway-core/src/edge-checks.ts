@@ -1,0 +1,71 @@
+import type { NextFunction, Request, Response } from 'express';
+import { IDENTITY_HEADER } from '@udp/auth';
+import { TOKEN_TYPES } from '@udp/contracts';
+import { HttpError, badRequest } from '@udp/http-kit';
+
+const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
+
+interface DocumentedPath {
+  pattern: RegExp;
+  methods: string[];
+  /** How many `{parameters}` the template has: the fewer, the more concrete. */
+  parameters: number;
+}
+
+/**
+ * The documented paths of an OpenAPI document as patterns: `{name}` is one path segment, except `{path}`,
+ * which may hold slashes (the preference path `favorites/urn:a/date`).
+ */
+function documentedPaths(document: { paths?: Record<string, object> }): DocumentedPath[] {
+  return Object.entries(document.paths ?? {}).map(([template, operations]) => {
+    const source = template
+      .split(/(\{[^}]+\})/)
+      .map((part) => (part === '{path}' ? '.+' : part.startsWith('{') ? '[^/]+' : part.replace(/[.*+?^$()|[\]\\]/g, '\\$&')))
+      .join('');
+    const methods = METHODS.filter((m) => m in operations).map((m) => m.toUpperCase());
+    return { pattern: new RegExp(`^${source}$`), methods, parameters: (template.match(/\{/g) ?? []).length };
+  });
+}
+
+/**
+ * 405 with `Allow` for a method the document does not list on a path it documents (TRACE, PATCH...). As
+ * OpenAPI matches paths, a concrete path wins over a templated one: `/api/history/v2/batch` is the batch
+ * path (POST), not the item `batch` of `DELETE /api/history/v2/{itemId}`. HEAD goes with GET, as Express
+ * serves it. Paths the document does not know go on (to their 404).
+ */
+export function methodNotAllowed(document: { paths?: Record<string, object> }) {
+  const paths = documentedPaths(document);
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const matching = paths.filter((p) => p.pattern.test(req.path));
+    if (matching.length === 0) return next();
+    const fewest = Math.min(...matching.map((p) => p.parameters));
+    const allowed = new Set(matching.filter((p) => p.parameters === fewest).flatMap((p) => p.methods));
+    if (allowed.has('GET')) allowed.add('HEAD');
+    if (allowed.has(req.method)) return next();
+    const allow = [...allowed].sort().join(', ');
+    next(new HttpError(405, 'Method Not Allowed', `${req.method} is not allowed on ${req.path}; allowed: ${allow}`, undefined, { allow }));
+  };
+}
+
+/** The README's promise: the signed identity header is the gateway's alone; a client that sends it is refused. */
+export function refuseClientIdentity(req: Request, _res: Response, next: NextFunction) {
+  if (req.headers[IDENTITY_HEADER] === undefined) return next();
+  next(
+    badRequest(`${IDENTITY_HEADER} is set by the gateway only; do not send it`, [
+      { field: IDENTITY_HEADER, message: 'must not be sent by a client' },
+    ]),
+  );
+}
+
+/**
+ * `Token-Type` names the scheme of an `Authorization` value that carries none (a scheme in the Authorization
+ * value wins). A value other than Bearer or sessionToken (any letter case) is a 400 naming the header, never
+ * ignored.
+ */
+export function checkTokenType(req: Request, _res: Response, next: NextFunction) {
+  const tokenType = req.header('token-type');
+  if (tokenType === undefined || TOKEN_TYPES.some((t) => t.toLowerCase() === tokenType.toLowerCase())) return next();
+  next(
+    badRequest(`Token-Type must be ${TOKEN_TYPES.join(' or ')}`, [{ field: 'Token-Type', message: `must be ${TOKEN_TYPES.join(' or ')}` }]),
+  );
+}

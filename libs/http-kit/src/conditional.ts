@@ -1,0 +1,30 @@
+import { createHash } from 'node:crypto';
+import type { Request, Response } from 'express';
+
+/**
+ * Answers `body` as JSON with an ETag of its bytes; when the request's `If-None-Match` names it, 304 without a body.
+ * For lists a client polls (history, playlists): an unchanged list costs no transfer and no client parsing.
+ * The body is serialised once, here. Weak ETag (`W/`): the same JSON, whatever the compression on the way.
+ * `Cache-Control: private, no-cache`: a client keeps the answer but asks again each time (it changes with writes).
+ */
+export function sendJsonConditionally(req: Request, res: Response, body: unknown): void {
+  const json = JSON.stringify(body);
+  const etag = `W/"${createHash('sha1').update(json).digest('base64url')}"`;
+  res.setHeader('ETag', etag);
+  res.setHeader('Cache-Control', 'private, no-cache');
+  if (noneMatchNames(req.header('if-none-match'), etag)) {
+    res.status(304).end();
+    return;
+  }
+  res.type('application/json').send(json);
+}
+
+/** RFC 9110 §13.1.2: weak comparison; `*` matches any current representation. */
+function noneMatchNames(header: string | undefined, etag: string): boolean {
+  if (!header) return false;
+  const opaque = etag.slice(2);
+  return header.split(',').some((tag) => {
+    const t = tag.trim();
+    return t === '*' || t === etag || t === opaque || t === `W/${opaque}`;
+  });
+}

@@ -1,0 +1,5 @@
+export * from './components';
+export * from './config';
+export * from './router';
+export * from './secrets';
+export * from './selection';

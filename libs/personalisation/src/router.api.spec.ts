@@ -1,0 +1,229 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import express from 'express';
+import request from 'supertest';
+import { Authenticator, DEV_ISSUER, IDENTITY_HEADER, InternalIdentity, signDevToken } from '@udp/auth';
+import type { PersonalisationConfig } from '@udp/contracts';
+import { createGateway } from '@udp/gateway-core';
+import { closeServer, listen } from '@udp/runtime';
+import { createLogger } from '@udp/telemetry';
+import { personalisationRouter } from './router';
+
+/**
+ * The gateway's personalisation route through the real gateway, against a stand-in history service whose answers
+ * the test controls (a failure, a hang), and which records every request header it receives.
+ */
+const identity = new InternalIdentity(randomBytes(32).toString('base64url'));
+const jwtSecret = randomBytes(32).toString('base64url');
+const seen: Array<Record<string, unknown>> = [];
+let mode: 'ok' | 'fail' | 'hang' | 'trending-fails' = 'ok';
+let service: Server;
+let gateway: Server;
+let http: ReturnType<typeof request>;
+const u = '0b6f4d0c-8c77-4a3b-9a7e-2f1c0f6b6a10';
+const secret = 'zzebu-debug-secret-0123456789';
+
+const config: PersonalisationConfig = {
+  codops: {
+    zzebu: {
+      tracing: true,
+      endpoints: {
+        continue_watching: {
+          components: { 'continue-watching': 1, 'recently-watched': 1 },
+          fallback: 'trending',
+          budget_ms: 300,
+          default_size: 20,
+        },
+        trending: { components: { trending: 1 }, budget_ms: 300, default_size: 20 },
+        later: { components: { 'watch-later': 1 }, fallback: 'trending', budget_ms: 300, default_size: 20 },
+      },
+    },
+  },
+};
+
+beforeAll(async () => {
+  const fake = express();
+  fake.use((req, _res, next) => {
+    seen.push({ ...req.headers, path: req.path });
+    next();
+  });
+  fake.get('/internal/history/trending', (_req, res) => {
+    if (mode === 'trending-fails') return res.status(500).json({ title: 'boom' });
+    res.json({ items: [{ item_id: 'urn:popular', users: 7, date: 1 }] });
+  });
+  fake.get('/api/playlist/v3/watch_later', (req, res) => {
+    const user = identity.verify(req.header(IDENTITY_HEADER))?.userId;
+    if (user === 'new-user') return res.status(404).json({ title: 'no playlist' });
+    res.json({
+      id: 'p1',
+      businessId: 'watch_later',
+      name: 'later',
+      type: 'watch_later',
+      bookmarks: [
+        { id: 'b2', itemId: `urn:saved-by-${user}`, date: 5 },
+        { id: 'b1', itemId: 'urn:older', date: 4 },
+      ],
+    });
+  });
+  fake.get('/api/history/v2', (req, res) => {
+    if (mode === 'fail') return res.status(500).json({ title: 'boom' });
+    if (mode === 'hang') return; // never answers: the component's budget runs out
+    const user = identity.verify(req.header(IDENTITY_HEADER))?.userId;
+    res.json({
+      data: [{ item_id: `urn:of-${user}`, date: 2, deleted: false, id: 1, last_playback_position: 3 }],
+      last_update: 2,
+      total: 1,
+    });
+  });
+  ({ server: service } = await listen(fake, 0, '127.0.0.1'));
+  const address = service.address();
+  const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  const authenticator = new Authenticator({ jwtSecret, issuer: DEV_ISSUER });
+  const app = createGateway({
+    routes: [],
+    identity,
+    authenticator,
+    logger: createLogger('test', 'silent'),
+    routers: [
+      personalisationRouter({
+        config,
+        secrets: new Map([['zzebu', secret]]),
+        services: { history: url, playlist: url },
+        identity,
+        authenticator,
+      }),
+    ],
+  });
+  let port: number;
+  ({ server: gateway, port } = await listen(app, 0, '127.0.0.1'));
+  http = request(`http://127.0.0.1:${port}`);
+});
+afterAll(async () => {
+  await closeServer(gateway);
+  await closeServer(service);
+});
+beforeEach(() => {
+  mode = 'ok';
+  seen.length = 0;
+});
+
+const bearer = async (user: string) => `Bearer ${await signDevToken(jwtSecret, user)}`;
+
+it('answers with the chosen component and the items of the caller named by the token', async () => {
+  const res = await http
+    .get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`)
+    .set('authorization', await bearer('tess'));
+  expect(res.status).toBe(200);
+  expect(res.body).toEqual({
+    status: 'ok',
+    codops: 'zzebu',
+    endpoint: 'continue_watching',
+    result: {
+      component: 'continue-watching',
+      fallback_used: false,
+      items: [{ item_id: 'urn:of-tess', date: 2, last_playback_position: 3 }],
+    },
+  });
+});
+
+it("serves watch-later from the caller's playlist, bounded by size, empty before the first bookmark", async () => {
+  const res = await http.get(`/api/v1/zzebu/later?u=${u}&size=1`).set('authorization', await bearer('tess'));
+  expect(res.body.result).toEqual({ component: 'watch-later', fallback_used: false, items: [{ item_id: 'urn:saved-by-tess', date: 5 }] });
+  const fresh = await http.get(`/api/v1/zzebu/later?u=${u}`).set('authorization', await bearer('new-user'));
+  expect(fresh.body.result).toEqual({ component: 'watch-later', fallback_used: false, items: [] });
+});
+
+it('falls back to the fallback component when the chosen one fails', async () => {
+  mode = 'fail';
+  const res = await http
+    .get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`)
+    .set('authorization', await bearer('tess'))
+    .set('x-service-debug-secret', secret);
+  expect(res.status).toBe(200);
+  expect(res.body.result).toEqual({ component: 'trending', fallback_used: true, items: [{ item_id: 'urn:popular', users: 7, date: 1 }] });
+  expect(res.body.debug).toMatchObject({
+    chosen: 'recently-watched',
+    component: 'trending',
+    selection: 'override',
+    fallback: { used: true, reason: 'error' },
+  });
+});
+
+it('falls back when the chosen component exceeds its time budget', async () => {
+  mode = 'hang';
+  const started = Date.now();
+  const res = await http
+    .get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`)
+    .set('authorization', await bearer('tess'))
+    .set('x-service-debug-secret', secret);
+  expect(res.status).toBe(200);
+  expect(Date.now() - started).toBeLessThan(2000);
+  expect(res.body.result.component).toBe('trending');
+  expect(res.body.debug.fallback).toEqual({ used: true, reason: 'timeout', component: 'trending' });
+});
+
+it('answers 503 when an endpoint without a fallback fails', async () => {
+  mode = 'trending-fails';
+  const res = await http.get(`/api/v1/zzebu/trending?u=${u}`);
+  expect(res.status).toBe(503);
+  expect(res.headers['content-type']).toContain('application/problem+json');
+});
+
+it('falls back to trending for an anonymous caller of a personal component', async () => {
+  const res = await http.get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`).set('x-service-debug-secret', secret);
+  expect(res.body.result).toMatchObject({ component: 'trending', fallback_used: true });
+  expect(res.body.debug.fallback).toEqual({ used: true, reason: 'anonymous', component: 'trending' });
+  expect(seen.every((h) => h.path !== '/api/history/v2')).toBe(true);
+});
+
+it('refuses a bad u or size with 400 naming the field, and an unknown codops or endpoint with 404', async () => {
+  const bad = await http.get('/api/v1/zzebu/trending?u=not-a-uuid');
+  expect(bad.status).toBe(400);
+  expect(bad.body.errors[0].field).toBe('u');
+  expect((await http.get('/api/v1/zzebu/trending')).status).toBe(400);
+  for (const size of ['0', '101', 'x']) {
+    const res = await http.get(`/api/v1/zzebu/trending?u=${u}&size=${size}`);
+    expect(res.status).toBe(400);
+    expect(res.body.errors[0].field).toBe('size');
+  }
+  expect((await http.get(`/api/v1/zzebu/trending?u=${u}&component=nope`)).status).toBe(400);
+  expect((await http.get(`/api/v1/nope/trending?u=${u}`)).status).toBe(404);
+  expect((await http.get(`/api/v1/zzebu/nope?u=${u}`)).status).toBe(404);
+});
+
+it('never passes the debug secret (nor the client credentials) to a service', async () => {
+  await http
+    .get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`)
+    .set('authorization', await bearer('tess'))
+    .set('x-service-debug-secret', secret);
+  await http.get(`/api/v1/zzebu/trending?u=${u}`).set('x-service-debug-secret', 'wrong-secret');
+  expect(seen.length).toBeGreaterThanOrEqual(2);
+  for (const headers of seen) {
+    expect(headers).not.toHaveProperty('x-service-debug-secret');
+    expect(headers).not.toHaveProperty('authorization');
+    expect(headers[IDENTITY_HEADER]).toBeDefined();
+  }
+});
+
+it('uses the token alone for whose data is read: u changes nothing', async () => {
+  const other = '9e7c0d2e-1f7a-4c59-8c1f-5d9c3b7b2a11';
+  const a = await http.get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`).set('authorization', await bearer('tess'));
+  const b = await http
+    .get(`/api/v1/zzebu/continue_watching?u=${other}&component=recently-watched`)
+    .set('authorization', await bearer('tess'));
+  expect(a.body.result.items).toEqual(b.body.result.items);
+  expect(a.body.result.items[0].item_id).toBe('urn:of-tess');
+});
+
+it('answers a wrong secret without the block, then 429 after too many', async () => {
+  const wrong = await http.get(`/api/v1/zzebu/trending?u=${u}`).set('x-service-debug-secret', 'not-the-secret');
+  expect(wrong.status).toBe(200);
+  expect(wrong.body).not.toHaveProperty('debug');
+  expect(wrong.body).not.toHaveProperty('debug_spans');
+  let last = wrong;
+  for (let i = 0; i < 6; i++) last = await http.get(`/api/v1/zzebu/trending?u=${u}`).set('x-service-debug-secret', 'not-the-secret');
+  expect(last.status).toBe(429);
+  expect(last.headers['retry-after']).toBeDefined();
+  // Without the header the endpoint still answers.
+  expect((await http.get(`/api/v1/zzebu/trending?u=${u}`)).status).toBe(200);
+});

@@ -1,0 +1,93 @@
+import type { Express } from 'express';
+import type { InternalIdentity } from '@udp/auth';
+import type { Bus } from '@udp/bus';
+import { Projector, erasureParticipant, type ErasureParticipantOptions, type FoldedStates, type Projection } from '@udp/eventsourcing';
+import type { EventStore, SnapshotStore } from '@udp/eventstore';
+import type { ReadModelStore } from '@udp/readmodel';
+import type { Logger } from '@udp/telemetry';
+
+/** The adapters every event-sourced service is built on. */
+export interface ServiceAdapters {
+  store: EventStore;
+  readModels: ReadModelStore;
+  /** Where erasure requests come from and confirmations go (and where changes are published, if the service does). */
+  bus: Bus;
+  identity: InternalIdentity;
+  logger: Logger;
+}
+
+/** What every event-sourced service's factory takes: its adapters and the options all of them share. */
+export interface ServiceDeps extends ServiceAdapters {
+  now?: () => number;
+  readYourWritesTimeoutMs?: number;
+  maxBodyBytes?: number;
+}
+
+/** A built service: its HTTP app, and how to stop what it started. */
+export interface ServiceApp {
+  app: Express;
+  stop(): Promise<void>;
+}
+
+/** For services whose write side keeps snapshots of folded states. */
+export interface SnapshotDeps {
+  /** Where folded states are saved every `snapshotEvery` events and at stop (none: every write starts from the cache or the stream). */
+  snapshots?: SnapshotStore;
+  snapshotEvery?: number;
+}
+
+export interface ServiceProjectionsOptions {
+  /** The participant's name in erasure confirmations. */
+  service: string;
+  /** The read model the service answers from; its writes wait for it ("read your writes"). */
+  projection: Projection;
+  /** A second projection that publishes the service's changes on the bus, if it has one. */
+  publisher?: Projection;
+  /** What erasing a user removes in this service. */
+  erasure: Pick<ErasureParticipantOptions, 'streamsOfUser' | 'documentsOfUser'>;
+  /** The write side's folded states, if it keeps them: forgotten with an erased user, saved as snapshots at stop. */
+  states?: FoldedStates<unknown>;
+}
+
+export interface ServiceProjections {
+  /** The read-model projector (the write side waits for it). */
+  projector: Projector;
+  /** Every running projector, for the health check. */
+  projectors: Projector[];
+  /** Saves the folded states, stops the erasure participant (it uses the projectors), then the projectors. */
+  stop(): Promise<void>;
+}
+
+/** Starts a service's projector, its change publisher if any, and its erasure participant, with one stop() for all. */
+export async function startServiceProjections(
+  deps: Pick<ServiceDeps, 'store' | 'readModels' | 'bus' | 'logger'>,
+  options: ServiceProjectionsOptions,
+): Promise<ServiceProjections> {
+  const { store, readModels, bus, logger } = deps;
+  const checkpoints = readModels.checkpoints();
+  const projector = new Projector(store, checkpoints, options.projection, { logger });
+  const publisher = options.publisher && new Projector(store, checkpoints, options.publisher, { logger });
+  await projector.start();
+  await publisher?.start();
+  const erasure = await erasureParticipant({
+    service: options.service,
+    bus,
+    store,
+    readModels,
+    logger,
+    projectors: [projector],
+    ...options.erasure,
+    caches: options.states && [options.states.cache],
+    snapshots: options.states?.snapshots?.store,
+  });
+  return {
+    projector,
+    projectors: publisher ? [projector, publisher] : [projector],
+    async stop() {
+      await options.states?.flush();
+      await erasure.stop();
+      await publisher?.stop();
+      await projector.stop();
+    },
+  };
+}

@@ -1,0 +1,130 @@
+import { type Attributes, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import type { Bus, BusMessage, Consumer, MessageHandler } from '@udp/bus';
+import type { EventStore } from '@udp/eventstore';
+import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
+
+/**
+ * CLIENT spans for the embedded adapters, which no library instruments (SQLite event store, in-memory read models,
+ * in-process bus), named and attributed as the libraries' instrumentations name theirs in distributed mode
+ * (database spans `<operation> <collection>` as the MongoDB instrumentation does, `send <topic>` as the kafkajs one),
+ * so a trace has the same shape in both modes. Like those, they only join a trace in progress: background work
+ * (projectors catching up) makes no root spans.
+ */
+const tracer = () => trace.getTracer('udp-embedded-adapters');
+
+async function inSpan<T>(name: string, kind: SpanKind, attributes: Attributes, work: (span?: Span) => Promise<T>): Promise<T> {
+  // In a trace: a local span, or the context of the request that appended the event a projector is applying.
+  const parent = trace.getSpanContext(context.active());
+  if (!parent || !trace.isSpanContextValid(parent)) return work();
+  return tracer().startActiveSpan(name, { kind, attributes }, async (span) => {
+    try {
+      return await work(span);
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
+  });
+}
+
+export function tracedEventStore(store: EventStore, namespace: string): EventStore {
+  const db = (operation: string): Attributes => ({
+    'db.system.name': 'sqlite',
+    'db.namespace': namespace,
+    'db.operation.name': operation,
+    'db.collection.name': 'events',
+  });
+  return {
+    readStream: (streamId, options) => inSpan('SELECT events', SpanKind.CLIENT, db('SELECT'), () => store.readStream(streamId, options)),
+    appendToStream: (streamId, events, options) =>
+      inSpan('INSERT events', SpanKind.CLIENT, db('INSERT'), () => store.appendToStream(streamId, events, options)),
+    deleteStream: (streamId) => inSpan('DELETE events', SpanKind.CLIENT, db('DELETE'), () => store.deleteStream(streamId)),
+    listStreams: (prefix) => inSpan('SELECT streams', SpanKind.CLIENT, db('SELECT'), () => store.listStreams(prefix)),
+    subscribe: (options, handler) => store.subscribe(options, handler),
+    ping: () => store.ping(),
+    close: () => store.close(),
+  };
+}
+
+export function tracedReadModels(readModels: ReadModelStore, namespace: string): ReadModelStore {
+  const wrap = <T extends Document>(name: string, collection: Collection<T>): Collection<T> => {
+    const db = (operation: string): Attributes => ({
+      'db.system.name': 'memory',
+      'db.namespace': namespace,
+      'db.operation.name': operation,
+      'db.collection.name': name,
+    });
+    const op = <R>(operation: string, work: () => Promise<R>) => inSpan(`${operation} ${name}`, SpanKind.CLIENT, db(operation), work);
+    return {
+      get: (id) => op('find', () => collection.get(id)),
+      find: (filter, options) => op('find', () => collection.find(filter, options)),
+      count: (filter) => op('count', () => collection.count(filter)),
+      upsertIfNewer: (doc) => op('update', () => collection.upsertIfNewer(doc)),
+      updateMany: (filter, set) => op('update', () => collection.updateMany(filter, set)),
+      deleteMany: (filter) => op('delete', () => collection.deleteMany(filter)),
+    };
+  };
+  return {
+    collection: <T extends Document>(name: string) => wrap(name, readModels.collection<T>(name)),
+    ensureIndex: (collection, keys) => readModels.ensureIndex(collection, keys),
+    checkpoints: () => readModels.checkpoints(),
+    ping: () => readModels.ping(),
+    close: () => readModels.close(),
+  };
+}
+
+/** The in-process bus with a PRODUCER span per publish and W3C trace context in the message headers, as on Kafka. */
+export class TracedBus implements Bus {
+  constructor(readonly inner: Bus) {}
+
+  publish(topic: string, messages: BusMessage[]): Promise<void> {
+    const attributes = {
+      'messaging.system': 'in-process',
+      'messaging.destination.name': topic,
+      'messaging.operation.name': 'send',
+      'messaging.operation.type': 'send',
+    };
+    return inSpan(`send ${topic}`, SpanKind.PRODUCER, attributes, (span) => {
+      if (!span) return this.inner.publish(topic, messages);
+      const carried = messages.map((m) => {
+        const headers: Record<string, string> = { ...(m.headers ?? {}) };
+        propagation.inject(context.active(), headers);
+        return { ...m, headers };
+      });
+      return this.inner.publish(topic, carried);
+    });
+  }
+
+  subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
+    return this.inner.subscribe(topic, groupId, async (message) => {
+      if (!message.headers?.traceparent) return handler(message);
+      // The consumer's work continues the publisher's trace, as the kafkajs instrumentation does.
+      const parent = propagation.extract(context.active(), message.headers);
+      const attributes = {
+        'messaging.system': 'in-process',
+        'messaging.destination.name': topic,
+        'messaging.consumer.group.name': groupId,
+        'messaging.operation.name': 'process',
+        'messaging.operation.type': 'process',
+      };
+      const span = tracer().startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes }, parent);
+      try {
+        await context.with(trace.setSpan(parent, span), () => handler(message));
+      } catch (error) {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+        throw error;
+      } finally {
+        span.end();
+      }
+    });
+  }
+
+  ping(): Promise<boolean> {
+    return this.inner.ping();
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

@@ -1,0 +1,182 @@
+import { type Attributes, type Context, type SpanKind, SpanStatusCode, createTraceState, trace } from '@opentelemetry/api';
+import {
+  type ReadableSpan,
+  type Sampler,
+  SamplingDecision,
+  type SamplingResult,
+  type Span,
+  type SpanProcessor,
+} from '@opentelemetry/sdk-trace-base';
+
+/**
+ * Sampling per endpoint from its measured request rate (issue 11): quiet endpoints keep every trace, busy ones a
+ * fraction so that stored traces stay near `tracesPerEndpointPerS`; failed and slow calls are always kept.
+ *
+ * Two halves. The head (EndpointRateSampler) runs where a trace starts: it measures the endpoint's rate and writes
+ * the keep probability into the W3C tracestate (`udp=p:<p>`), which travels with the trace context to every process.
+ * Every span is still recorded, so the debug block sees all of them. The tail (TailSamplingProcessor) runs in each
+ * process in front of the exporter: when the process's local root span of a trace ends, it keeps the trace's spans
+ * if the trace id's random part falls under p (the same answer in every process, so kept traces are whole), or if a
+ * span failed, or if the local root was slow; otherwise it drops them.
+ */
+const STATE_KEY = 'udp';
+
+/** Requests per second per key over a sliding window of one-second buckets. */
+export class RateMeter {
+  private readonly buckets = new Map<string, { second: number; counts: number[]; since: number }>();
+  constructor(
+    private readonly windowS = 10,
+    private readonly now: () => number = Date.now,
+  ) {}
+
+  /** Counts one request and returns the key's rate (per second) including it. */
+  observe(key: string): number {
+    const nowMs = this.now();
+    const second = Math.floor(nowMs / 1000);
+    let b = this.buckets.get(key);
+    if (!b) {
+      if (this.buckets.size > 10_000) this.buckets.clear(); // a bound against unbounded keys
+      this.buckets.set(key, (b = { second, counts: new Array<number>(this.windowS).fill(0), since: nowMs }));
+    }
+    for (let s = b.second + 1; s <= second && s <= b.second + this.windowS; s++) b.counts[s % this.windowS] = 0;
+    b.second = Math.max(b.second, second);
+    b.counts[second % this.windowS]++;
+    const total = b.counts.reduce((a, c) => a + c, 0);
+    // Young keys: divide by the time actually observed (at least one second), not by the whole window.
+    const spanS = Math.min(this.windowS, Math.max(1, (nowMs - b.since) / 1000));
+    return total / spanS;
+  }
+}
+
+export interface EndpointSamplerOptions {
+  tracesPerEndpointPerS: number;
+  /** The endpoint a root span belongs to; default: method and path with ids cut (see endpointKeyOf). */
+  keyOf?: (name: string, attributes: Attributes) => string;
+  /** Traces of an opted-out key are not recorded at all (no export, empty debug block). */
+  optedOut?: (key: string) => boolean;
+  meter?: RateMeter;
+}
+
+/** `/api/v1/{codops}/{endpoint}` keeps its codops and endpoint; other paths their first three segments. */
+export function endpointKeyOf(name: string, attributes: Attributes): string {
+  const raw = attributes['url.path'] ?? attributes['http.target'] ?? attributes['http.route'];
+  if (typeof raw !== 'string') return name;
+  const path = raw.split('?')[0];
+  const segments = path.split('/').filter(Boolean);
+  const depth = segments[0] === 'api' && segments[1] === 'v1' ? 4 : 3;
+  return `/${segments.slice(0, depth).join('/')}`;
+}
+
+export class EndpointRateSampler implements Sampler {
+  private readonly meter: RateMeter;
+  constructor(private readonly options: EndpointSamplerOptions) {
+    this.meter = options.meter ?? new RateMeter();
+  }
+
+  shouldSample(context: Context, _traceId: string, name: string, _kind: SpanKind, attributes: Attributes): SamplingResult {
+    const parent = trace.getSpanContext(context);
+    if (parent && trace.isSpanContextValid(parent)) {
+      // A child follows its trace: recorded when the trace is (the tail decides what is exported).
+      return {
+        decision: parent.traceFlags & 1 ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD,
+        traceState: parent.traceState,
+      };
+    }
+    const key = (this.options.keyOf ?? endpointKeyOf)(name, attributes);
+    if (this.options.optedOut?.(key)) return { decision: SamplingDecision.NOT_RECORD };
+    const rate = this.meter.observe(key);
+    const p = Math.min(1, this.options.tracesPerEndpointPerS / rate);
+    return {
+      decision: SamplingDecision.RECORD_AND_SAMPLED,
+      traceState: createTraceState().set(STATE_KEY, `p:${p.toFixed(6)}`),
+      attributes: { 'sampling.endpoint': key, 'sampling.probability': Number(p.toFixed(6)) },
+    };
+  }
+
+  toString(): string {
+    return `EndpointRateSampler{${this.options.tracesPerEndpointPerS}/s}`;
+  }
+}
+
+/** The keep probability a trace carries (1 when none: a trace that did not start behind our head sampler). */
+export function keepProbabilityOf(span: ReadableSpan): number {
+  const value = span.spanContext().traceState?.get(STATE_KEY);
+  const match = value ? /^p:([0-9.]+)$/.exec(value) : null;
+  return match ? Number(match[1]) : 1;
+}
+
+/** The trace id's last 13 hex digits as a number in [0, 1): random in W3C trace ids, the same in every process. */
+export function traceRandomness(traceId: string): number {
+  return parseInt(traceId.slice(-13), 16) / 16 ** 13;
+}
+
+export interface TailSamplingOptions {
+  /** A local root span at least this long keeps its trace. */
+  slowMs: number;
+  /** Traces held while waiting for their local root; past it the oldest is decided at once. */
+  maxPendingTraces?: number;
+}
+
+export class TailSamplingProcessor implements SpanProcessor {
+  private readonly pending = new Map<string, ReadableSpan[]>();
+  private readonly decided = new Map<string, boolean>();
+  readonly stats = { kept: 0, dropped: 0 };
+
+  constructor(
+    private readonly next: SpanProcessor,
+    private readonly options: TailSamplingOptions,
+  ) {}
+
+  onStart(span: Span, context: Context): void {
+    this.next.onStart(span, context);
+  }
+
+  onEnd(span: ReadableSpan): void {
+    const traceId = span.spanContext().traceId;
+    const known = this.decided.get(traceId);
+    if (known !== undefined) {
+      if (known) this.next.onEnd(span);
+      return;
+    }
+    let spans = this.pending.get(traceId);
+    if (!spans) {
+      if (this.pending.size >= (this.options.maxPendingTraces ?? 5000)) {
+        const oldest = this.pending.keys().next().value as string;
+        this.decide(oldest, this.pending.get(oldest)!, undefined);
+      }
+      this.pending.set(traceId, (spans = []));
+    }
+    spans.push(span);
+    const localRoot = !span.parentSpanContext || span.parentSpanContext.isRemote === true;
+    if (localRoot) this.decide(traceId, spans, span);
+  }
+
+  private decide(traceId: string, spans: ReadableSpan[], root: ReadableSpan | undefined): void {
+    this.pending.delete(traceId);
+    const failed = spans.some(
+      (s) =>
+        s.status.code === SpanStatusCode.ERROR ||
+        Number(s.attributes['http.response.status_code'] ?? s.attributes['http.status_code'] ?? 0) >= 500,
+    );
+    const slow = root !== undefined && root.duration[0] * 1000 + root.duration[1] / 1e6 >= this.options.slowMs;
+    const keep = failed || slow || traceRandomness(traceId) < keepProbabilityOf(root ?? spans[0]);
+    if (this.decided.size >= 10_000) this.decided.delete(this.decided.keys().next().value as string);
+    this.decided.set(traceId, keep);
+    if (keep) {
+      this.stats.kept++;
+      for (const s of spans) this.next.onEnd(s);
+    } else {
+      this.stats.dropped++;
+    }
+  }
+
+  async forceFlush(): Promise<void> {
+    for (const [traceId, spans] of [...this.pending]) this.decide(traceId, spans, undefined);
+    await this.next.forceFlush();
+  }
+
+  async shutdown(): Promise<void> {
+    await this.forceFlush();
+    await this.next.shutdown();
+  }
+}

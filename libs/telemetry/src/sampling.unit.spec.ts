@@ -1,0 +1,108 @@
+import { createHash } from 'node:crypto';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, createTraceState } from '@opentelemetry/api';
+import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { EndpointRateSampler, RateMeter, TailSamplingProcessor, endpointKeyOf, keepProbabilityOf } from './sampling';
+import { redactAttributes } from './redaction';
+
+// Trace ids as random as the SDK's, but the same every run (the n-th id is fixed), so the counts are too.
+let sequence = 0;
+const traceId = () => createHash('sha256').update(`trace-${sequence++}`).digest('hex').slice(0, 32);
+
+function rootSpan(id: string, state: string, options: { ms?: number; error?: boolean } = {}): ReadableSpan {
+  const ms = options.ms ?? 5;
+  return {
+    name: 'GET',
+    kind: SpanKind.SERVER,
+    attributes: {},
+    links: [],
+    events: [],
+    spanContext: () => ({ traceId: id, spanId: '0123456789abcdef', traceFlags: 1, traceState: createTraceState(state) }),
+    parentSpanContext: undefined,
+    startTime: [0, 0],
+    endTime: [0, ms * 1e6],
+    duration: [Math.floor(ms / 1000), (ms % 1000) * 1e6],
+    status: { code: options.error ? SpanStatusCode.ERROR : SpanStatusCode.UNSET },
+    ended: true,
+  } as unknown as ReadableSpan;
+}
+
+function sink() {
+  const kept: ReadableSpan[] = [];
+  const processor: SpanProcessor = {
+    onStart: () => undefined,
+    onEnd: (s) => kept.push(s),
+    forceFlush: async () => undefined,
+    shutdown: async () => undefined,
+  };
+  return { kept, processor };
+}
+
+describe('sampling per endpoint from its measured rate', () => {
+  it('keeps every trace of a quiet endpoint and about target/rate of a busy one', () => {
+    let now = 0;
+    const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, meter: new RateMeter(10, () => now) });
+    const { kept, processor } = sink();
+    const tail = new TailSamplingProcessor(processor, { slowMs: 1000 });
+    const run = (path: string) => {
+      const result = sampler.shouldSample(ROOT_CONTEXT, '', 'GET', SpanKind.SERVER, { 'url.path': path });
+      tail.onEnd(rootSpan(traceId(), result.traceState!.serialize()));
+    };
+    // 20 s of synthetic load: /busy at 1000 requests/s, /quiet at 2 requests/s.
+    let busyKept = 0;
+    for (let ms = 0; ms < 20_000; ms++) {
+      now = ms;
+      const before = kept.length;
+      run('/api/v1/zzebu/busy');
+      busyKept += kept.length - before;
+      if (ms % 500 === 0) run('/api/v1/zzebu/quiet');
+    }
+    const quietKept = kept.length - busyKept;
+    process.stdout.write(
+      `sampler: busy endpoint (1000/s, 20 s, target 10/s) kept ${busyKept} of 20000; quiet endpoint kept ${quietKept} of 40\n`,
+    );
+    expect(quietKept).toBe(40);
+    // Aim: 10 per second over 20 s = 200 (the first seconds keep more while the rate is being measured).
+    expect(busyKept).toBeGreaterThan(150);
+    expect(busyKept).toBeLessThan(320);
+  });
+
+  it('always keeps failed and slow calls', () => {
+    const { kept, processor } = sink();
+    const tail = new TailSamplingProcessor(processor, { slowMs: 1000 });
+    for (let i = 0; i < 100; i++) tail.onEnd(rootSpan(traceId(), 'udp=p:0.000000', { error: true }));
+    for (let i = 0; i < 100; i++) tail.onEnd(rootSpan(traceId(), 'udp=p:0.000000', { ms: 1500 }));
+    for (let i = 0; i < 100; i++) tail.onEnd(rootSpan(traceId(), 'udp=p:0.000000'));
+    expect(kept).toHaveLength(200);
+    expect(tail.stats).toEqual({ kept: 200, dropped: 100 });
+  });
+
+  it('reads the keep probability from the tracestate, 1 without one', () => {
+    expect(keepProbabilityOf(rootSpan(traceId(), 'udp=p:0.250000'))).toBe(0.25);
+    expect(keepProbabilityOf(rootSpan(traceId(), ''))).toBe(1);
+  });
+
+  it('keys /api/v1 paths by codops and endpoint, others by three segments, never by query', () => {
+    expect(endpointKeyOf('GET', { 'url.path': '/api/v1/zzebu/trending' })).toBe('/api/v1/zzebu/trending');
+    expect(endpointKeyOf('GET', { 'http.target': '/api/history/v2/urn:a?x=1' })).toBe('/api/history/v2');
+  });
+
+  it('does not record opted-out endpoints', () => {
+    const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, optedOut: (key) => key.startsWith('/api/v1/zzoff/') });
+    expect(sampler.shouldSample(ROOT_CONTEXT, '', 'GET', SpanKind.SERVER, { 'url.path': '/api/v1/zzoff/trending' }).decision).toBe(0);
+  });
+});
+
+describe('redaction', () => {
+  it('removes query strings, statements and filters', () => {
+    const attributes = redactAttributes({
+      'url.full': 'http://h/api/history/v2?limit=5',
+      'url.query': 'limit=5',
+      'db.statement': '{"userId":"tess"}',
+      'db.query.text': 'SELECT * FROM events WHERE stream = ?',
+      'db.mongodb.filter': '{}',
+      'db.query.parameter.0': 'tess',
+      'url.path': '/api/history/v2',
+    });
+    expect(attributes).toEqual({ 'url.full': 'http://h/api/history/v2', 'url.path': '/api/history/v2' });
+  });
+});

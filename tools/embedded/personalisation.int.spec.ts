@@ -1,0 +1,163 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type StartedProcess, startProcess } from '@udp/testing';
+
+/**
+ * `/api/v1/{codops}/{endpoint}` and its debug block through the real entry point: the embedded bundle as
+ * `npm start` runs it (tracing on, no collector), the demo codops `zzebu`, its secret from `codops-secret`.
+ */
+const root = join(__dirname, '..', '..');
+const dataDir = mkdtempSync(join(tmpdir(), 'udp-personalisation-'));
+const distDir = join(root, 'tmp', `personalisation-${process.pid}`);
+const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...embeddedEnv } = process.env;
+let system: StartedProcess | undefined;
+let base = '';
+let secret = '';
+const u = '0b6f4d0c-8c77-4a3b-9a7e-2f1c0f6b6a10';
+interface Span {
+  name: string;
+  trace_id: string;
+  span_id: string;
+  parent_id: string | null;
+  kind: string;
+  start_ms: number;
+  duration_ms: number;
+  attributes: Record<string, unknown>;
+}
+interface Answer {
+  result: { component: string; fallback_used: boolean; items: Array<Record<string, unknown>> };
+  debug: { chosen: string; component: string; selection: string; fallback: Record<string, unknown> };
+  debug_spans: { trace_id: string; spans: Span[] };
+}
+const json = async (res: Response) => (await res.json()) as Answer;
+const token = (user: string) =>
+  execFileSync(process.execPath, [join(distDir, 'apps', 'gateway', 'token.js'), user], { env: { ...process.env, DATA_DIR: dataDir } })
+    .toString()
+    .trim();
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir, 'embedded', 'gateway'], { stdio: 'inherit' });
+  system = await startProcess(
+    join(distDir, 'embedded', 'main.js'),
+    { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', TRENDING_MIN_USERS: '2' },
+    { stream: 'stderr', pattern: /gateway on http:\/\/localhost:(\d+)/ },
+  );
+  base = `http://127.0.0.1:${system.ready[1]}`;
+  secret = execFileSync(process.execPath, [join(distDir, 'apps', 'gateway', 'codops-secret.js'), 'zzebu'], {
+    env: { ...process.env, DATA_DIR: dataDir },
+  })
+    .toString()
+    .trim();
+}, 90_000);
+afterAll(async () => {
+  await system?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(distDir, { recursive: true, force: true });
+});
+
+const watch = (user: string, item: string, position?: number) =>
+  fetch(`${base}/api/history/v2`, {
+    method: 'POST',
+    headers: { authorization: `Bearer ${token(user)}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ item_id: item, ...(position !== undefined && { last_playback_position: position }) }),
+  }).then((r) => expect(r.status).toBe(200));
+
+it("serves continue-watching from the caller's own history, and trending only past TRENDING_MIN_USERS users", async () => {
+  await watch('tess', 'urn:one', 42);
+  await watch('tess', 'urn:two');
+  const cw = await fetch(`${base}/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching&size=10`, {
+    headers: { authorization: `Bearer ${token('tess')}` },
+  });
+  expect(cw.status).toBe(200);
+  expect(await cw.json()).toEqual({
+    status: 'ok',
+    codops: 'zzebu',
+    endpoint: 'continue_watching',
+    result: {
+      component: 'continue-watching',
+      fallback_used: false,
+      items: [expect.objectContaining({ item_id: 'urn:one', last_playback_position: 42 })],
+    },
+  });
+  // Another user sees nothing of tess's.
+  const other = await json(
+    await fetch(`${base}/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`, {
+      headers: { authorization: `Bearer ${token('max')}` },
+    }),
+  );
+  expect(other.result.items).toEqual([]);
+
+  const trending = async () => (await json(await fetch(`${base}/api/v1/zzebu/trending?u=${u}`))).result.items;
+  expect(await trending()).toEqual([]); // one user only: below the threshold
+  await watch('max', 'urn:one');
+  expect(await trending()).toEqual([expect.objectContaining({ item_id: 'urn:one', users: 2 })]);
+}, 60_000);
+
+it('returns the whole span tree of a debug call, ordered by end, the gateway span last, redacted', async () => {
+  const res = await fetch(`${base}/api/v1/zzebu/continue_watching?u=${u}&size=7`, {
+    headers: { authorization: `Bearer ${token('tess')}`, 'x-service-debug-secret': secret, 'x-request-id': 'debug-call-1' },
+  });
+  expect(res.status).toBe(200);
+  expect(res.headers.get('x-udp-debug-spans')).toBeNull();
+  const body = await json(res);
+  expect(body.debug).toMatchObject({ request_id: 'debug-call-1', selection: 'ab', fallback: { used: false } });
+  const { trace_id: traceId, spans } = body.debug_spans;
+  expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+  const ids = new Set(spans.map((s) => s.span_id));
+  const roots = spans.filter((s) => s.parent_id === null);
+  expect(roots).toHaveLength(1); // one root
+  for (const span of spans) {
+    expect(span.trace_id).toBe(traceId);
+    if (span.parent_id !== null) expect(ids.has(span.parent_id)).toBe(true); // no orphan
+    expect(span.kind).toMatch(/^SpanKind\.(INTERNAL|SERVER|CLIENT|PRODUCER|CONSUMER)$/);
+  }
+  const ends = spans.map((s) => s.start_ms + s.duration_ms);
+  expect([...ends].sort((a, b) => a - b)).toEqual(ends);
+  const gateway = spans[spans.length - 1];
+  expect(gateway).toMatchObject({ name: 'continue_watching', parent_id: null, kind: 'SpanKind.SERVER' });
+  expect(gateway.attributes).toMatchObject({
+    'service.codops': 'zzebu',
+    'service.endpoint': 'continue_watching',
+    'service.component': body.result.component,
+    'service.component.chosen': body.debug.chosen,
+    'service.component.selection': 'ab',
+    'service.fallback.used': false,
+    'service.request_id': 'debug-call-1',
+  });
+  const component = spans.find((s) => s.name === `continue_watching/${body.result.component}`)!;
+  expect(component.parent_id).toBe(gateway.span_id);
+  // The service's own server span, handed back, under the gateway's HTTP client span.
+  const server = spans.find((s) => s.kind === 'SpanKind.SERVER' && s.name.startsWith('GET /api/history'))!;
+  expect(server).toBeDefined();
+  const client = spans.find((s) => s.span_id === server.parent_id)!;
+  expect(client.kind).toBe('SpanKind.CLIENT');
+  const text = JSON.stringify(spans);
+  expect(text).not.toMatch(/size=7|limit=|\?/);
+  expect(text).not.toContain(secret);
+}, 30_000);
+
+it('answers stream=true as NDJSON without a block, and a wrong secret without one', async () => {
+  const streamed = await fetch(`${base}/api/v1/zzebu/trending?u=${u}&stream=true`, { headers: { 'x-service-debug-secret': secret } });
+  expect(streamed.headers.get('content-type')).toContain('application/x-ndjson');
+  const lines = (await streamed.text())
+    .trim()
+    .split('\n')
+    .map((l) => JSON.parse(l));
+  expect(lines[0]).toMatchObject({ status: 'ok', codops: 'zzebu', endpoint: 'trending', component: 'trending' });
+  expect(JSON.stringify(lines)).not.toContain('debug');
+  const wrong = await json(await fetch(`${base}/api/v1/zzebu/trending?u=${u}`, { headers: { 'x-service-debug-secret': 'wrong' } }));
+  expect(Object.keys(wrong).sort()).toEqual(['codops', 'endpoint', 'result', 'status']);
+}, 30_000);
+
+it('gives an opted-out codops an empty span list', async () => {
+  const offSecret = execFileSync(process.execPath, [join(distDir, 'apps', 'gateway', 'codops-secret.js'), 'zzoff'], {
+    env: { ...process.env, DATA_DIR: dataDir },
+  })
+    .toString()
+    .trim();
+  const body = await json(await fetch(`${base}/api/v1/zzoff/trending?u=${u}`, { headers: { 'x-service-debug-secret': offSecret } }));
+  expect(body.result.component).toBe('trending');
+  expect(body.debug_spans.spans).toEqual([]);
+}, 30_000);

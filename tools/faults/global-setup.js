@@ -1,0 +1,10 @@
+// Builds history-svc once for all fault suites (they run it as processes), only when they will run.
+const { execFileSync } = require('node:child_process');
+const { join } = require('node:path');
+const { distDir } = require('./paths');
+
+module.exports = () => {
+  if (!process.env.MONGO_URL || !process.env.KAFKA_BROKERS) return;
+  const root = join(__dirname, '..', '..');
+  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir, 'history-svc'], { stdio: 'inherit' });
+};

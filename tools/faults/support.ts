@@ -1,0 +1,203 @@
+import { execFile } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import { InternalIdentity } from '@udp/auth';
+import { KafkaBus } from '@udp/bus';
+import { type StartedProcess, startProcess, waitUntil } from '@udp/testing';
+
+/** The real servers of tools/servers/with-servers.sh, and its scripts that stop and start them. */
+export const servers = {
+  mongoUrl: process.env.MONGO_URL,
+  brokers: process.env.KAFKA_BROKERS,
+  kafkaScript: process.env.KAFKA_RESTART_SCRIPT,
+  ferretdbScript: process.env.FERRETDB_RESTART_SCRIPT,
+};
+
+/** Why the fault suites cannot run here, or null. */
+export function serversMissing(): string | null {
+  const missing = Object.entries({
+    MONGO_URL: servers.mongoUrl,
+    KAFKA_BROKERS: servers.brokers,
+    KAFKA_RESTART_SCRIPT: servers.kafkaScript,
+    FERRETDB_RESTART_SCRIPT: servers.ferretdbScript,
+  })
+    .filter(([, value]) => !value)
+    .map(([name]) => name);
+  return missing.length ? `${missing.join(', ')} unset (run under bash tools/servers/with-servers.sh)` : null;
+}
+
+/** `bash <script> stop|start`: returns once the server is down, or answers again. */
+export async function control(script: string, action: 'stop' | 'start'): Promise<void> {
+  await promisify(execFile)('bash', [script, action], { timeout: 90_000 });
+}
+
+/** Built once by global-setup.js (the same directory as paths.js). */
+const bundle = join(__dirname, '..', '..', 'tmp', 'faults-dist', 'apps', 'history-svc', 'main.js');
+
+/** One deployment's settings: instances given the same ones share the event store, read models and topics. */
+export function deployment(dataDir: string) {
+  return {
+    DATA_DIR: dataDir,
+    MONGO_URL: servers.mongoUrl,
+    MONGO_DB_PREFIX: `faults_${randomUUID().slice(0, 8)}`,
+    KAFKA_BROKERS: servers.brokers,
+    INTERNAL_AUTH_SECRET: randomBytes(32).toString('base64url'),
+  };
+}
+
+export interface Instance {
+  process: StartedProcess;
+  url: string;
+}
+
+/** history-svc as its own process (the real entry point, the distributed wiring). */
+export async function startHistory(settings: ReturnType<typeof deployment>): Promise<Instance> {
+  const started = await startProcess(
+    bundle,
+    { ...process.env, ...settings, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    {
+      stream: 'stdout',
+      pattern: /"port":(\d+).*history-svc listening/,
+    },
+    60_000,
+  );
+  return { process: started, url: `http://127.0.0.1:${started.ready[1]}` };
+}
+
+export interface Health {
+  status: number;
+  checks: Record<string, string>;
+}
+
+export async function health(instance: Instance): Promise<Health> {
+  const res = await fetch(`${instance.url}/health/`, { signal: AbortSignal.timeout(10_000) });
+  const text = await res.text();
+  return { status: res.status, checks: res.status === 200 ? {} : ((JSON.parse(text) as { checks?: Record<string, string> }).checks ?? {}) };
+}
+
+/** Polls /health/ until it says what `expected` says (a status, and parts that must be DOWN). */
+export async function awaitHealth(instance: Instance, expected: { status: number; down?: string }, timeoutMs = 60_000): Promise<Health> {
+  let last: Health | null = null;
+  await waitUntil(
+    async () => {
+      last = await health(instance).catch(() => null);
+      return last !== null && last.status === expected.status && (!expected.down || last.checks[expected.down] === 'DOWN');
+    },
+    timeoutMs,
+    `health ${JSON.stringify(expected)}`,
+  );
+  return last!;
+}
+
+/**
+ * Clients writing history entries without pause, each to its own user, round robin over the instances.
+ * A 200 is an acknowledged write; 429 and 503 say nothing was stored (the client retries the same item);
+ * anything else is recorded as unexpected.
+ */
+export class Writers {
+  readonly acknowledged = new Map<string, string[]>();
+  readonly statuses = new Map<number | string, number>();
+  private running = true;
+  private readonly loops: Array<Promise<void>>;
+  private readonly identity: InternalIdentity;
+
+  constructor(
+    private readonly instances: Instance[],
+    secret: string,
+    readonly users: string[],
+    writersPerUser = 1,
+  ) {
+    this.identity = new InternalIdentity(secret);
+    this.loops = users.flatMap((user) => Array.from({ length: writersPerUser }, (_, w) => this.loop(user, w)));
+  }
+
+  get total(): number {
+    return [...this.acknowledged.values()].reduce((n, items) => n + items.length, 0);
+  }
+
+  count(status: number | string): number {
+    return this.statuses.get(status) ?? 0;
+  }
+
+  private async loop(user: string, writer: number): Promise<void> {
+    for (let i = 0, n = 0; this.running; n++) {
+      const instance = this.instances[n % this.instances.length];
+      const itemId = `urn:w${writer}:${i}`;
+      let status: number | string;
+      try {
+        const res = await fetch(`${instance.url}/api/history/v2`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-udp-identity': this.identity.sign({ userId: user }) },
+          body: JSON.stringify({ item_id: itemId, last_playback_position: i }),
+          signal: AbortSignal.timeout(30_000),
+        });
+        await res.arrayBuffer();
+        status = res.status;
+      } catch (error) {
+        status = (error as Error).name;
+      }
+      this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+      if (status === 200) {
+        this.acknowledged.set(user, [...(this.acknowledged.get(user) ?? []), itemId]);
+        i++;
+      } else {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    await Promise.all(this.loops);
+  }
+}
+
+/** Every item of a user's history as an instance answers it (deleted ones included). */
+export async function historyOf(instance: Instance, secret: string, user: string): Promise<Array<{ item_id: string; id: number }>> {
+  const res = await fetch(`${instance.url}/api/history/v2?limit=1000&with_deleted=true`, {
+    headers: { 'x-udp-identity': new InternalIdentity(secret).sign({ userId: user }) },
+    signal: AbortSignal.timeout(10_000),
+  });
+  if (res.status !== 200) throw new Error(`history of ${user}: ${res.status}`);
+  return ((await res.json()) as { data: Array<{ item_id: string; id: number }> }).data;
+}
+
+/** The history topic, read by a consumer group of its own from the start (the topic name is the contract). */
+export const HISTORY_TOPIC = 'user-data.history.v1';
+
+export interface Delivered {
+  user: string;
+  revision: number;
+  eventId: string;
+}
+
+export async function collectHistoryMessages(users: string[]): Promise<{ messages: Delivered[]; stop(): Promise<void> }> {
+  const bus = new KafkaBus(servers.brokers!.split(','), `faults-${randomUUID().slice(0, 8)}`);
+  const messages: Delivered[] = [];
+  await bus.subscribe(HISTORY_TOPIC, `faults-${randomUUID()}`, async (m) => {
+    if (users.includes(m.key)) messages.push({ user: m.key, revision: Number(m.value.revision), eventId: m.headers?.['event-id'] ?? '' });
+  });
+  return { messages, stop: () => bus.close() };
+}
+
+/**
+ * What a consumer that applies each event id once ends up with: per user, the revisions in first-delivery
+ * order, and how many deliveries were repeats of an event id already seen (at-least-once redelivery).
+ */
+export function applyOnce(messages: Delivered[]): { revisions: Map<string, number[]>; repeats: number } {
+  const seen = new Set<string>();
+  const revisions = new Map<string, number[]>();
+  let repeats = 0;
+  for (const m of messages) {
+    if (seen.has(m.eventId)) {
+      repeats++;
+      continue;
+    }
+    seen.add(m.eventId);
+    revisions.set(m.user, [...(revisions.get(m.user) ?? []), m.revision]);
+  }
+  return { revisions, repeats };
+}
+
+export const range = (n: number) => Array.from({ length: n }, (_, i) => i);
