@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs the pinned schemathesis into a cached venv under .cache/ (reused while the pin is unchanged).
+# Prints the venv's bin directory.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/../.."
+SCHEMATHESIS_VERSION=4.32.5
+venv=".cache/fuzz/venv-schemathesis-$SCHEMATHESIS_VERSION"
+# A venv is not relocatable: its scripts name the interpreter by absolute path, and .cache may be a per-machine
+# cache first filled from another checkout or another Python. Reuse it only when it actually runs here.
+if ! "$venv/bin/schemathesis" --version >/dev/null 2>&1; then
+  [ -e "$venv" ] && echo "fuzz: the cached venv $venv does not run here; building it again" >&2
+  rm -rf "$venv"
+  python3 -m venv "$venv" >&2
+  "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >&2
+  "$venv/bin/schemathesis" --version >/dev/null || { echo "fuzz: schemathesis $SCHEMATHESIS_VERSION does not run after install" >&2; exit 1; }
+fi
+echo "$PWD/$venv/bin"
