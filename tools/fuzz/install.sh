@@ -4,7 +4,9 @@
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/../.."
 SCHEMATHESIS_VERSION=4.32.5
-venv=".cache/fuzz/venv-schemathesis-$SCHEMATHESIS_VERSION"
+mkdir -p .cache/fuzz
+# The real path, not one through the .cache link, so another clone sharing the cache can use the venv.
+venv="$(readlink -f .cache/fuzz)/venv-schemathesis-$SCHEMATHESIS_VERSION"
 # A venv is not relocatable: its scripts name the interpreter by absolute path, and .cache may be a per-machine
 # cache first filled from another checkout or another Python. Reuse it only when it actually runs here.
 if ! "$venv/bin/schemathesis" --version >/dev/null 2>&1; then
@@ -14,4 +16,4 @@ if ! "$venv/bin/schemathesis" --version >/dev/null 2>&1; then
   "$venv/bin/pip" install --quiet --disable-pip-version-check "schemathesis==$SCHEMATHESIS_VERSION" >&2
   "$venv/bin/schemathesis" --version >/dev/null || { echo "fuzz: schemathesis $SCHEMATHESIS_VERSION does not run after install" >&2; exit 1; }
 fi
-echo "$PWD/$venv/bin"
+echo "$venv/bin"
