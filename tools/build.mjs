@@ -22,8 +22,8 @@ runAsProcess('${app}', () => start());
 export const ENTRIES = {
   gateway: [
     ['apps/gateway/main.js', { stdin: processEntry('gateway', 'apps/gateway/src/main') }],
-    ['apps/gateway/token.js', { source: 'apps/gateway/src/token.ts' }],
-    ['apps/gateway/codops-secret.js', { source: 'apps/gateway/src/codops-secret.ts' }],
+    ['apps/gateway/token.js', { source: 'apps/gateway/src/cli/token.ts' }],
+    ['apps/gateway/codops-secret.js', { source: 'apps/gateway/src/cli/codops-secret.ts' }],
   ],
   'history-svc': [['apps/history-svc/main.js', { stdin: processEntry('history-svc', 'apps/history-svc/src/main') }]],
   'playlist-svc': [['apps/playlist-svc/main.js', { stdin: processEntry('playlist-svc', 'apps/playlist-svc/src/main') }]],

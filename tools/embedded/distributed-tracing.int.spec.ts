@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type StartedProcess, startProcess, waitUntil } from '@udp/testing';
+import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
 
 /**
  * One trace across processes (distributed mode: the gateway and history-svc as separate processes, HTTP between

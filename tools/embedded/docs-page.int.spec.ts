@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { fileSecret, signDevToken } from '@udp/auth';
-import { reportSkipped } from '@udp/testing';
+import { reportSkipped } from '@udp/test-kit';
 import { start } from './host';
 
 /**

@@ -2,7 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type StartedProcess, startProcess } from '@udp/testing';
+import { type StartedProcess, startProcess } from '@udp/test-kit';
 
 /**
  * The quick start as a user runs it: the embedded bundle as a process, a token from `npm run token`,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { reportSkipped } from '@udp/testing';
+import { reportSkipped } from '@udp/test-kit';
 import { exportFlow } from './export-flow';
 
 /**

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileSecret, signDevToken } from '@udp/auth';
-import { unzip, waitUntil } from '@udp/testing';
+import { unzip, waitUntil } from '@udp/test-kit';
 import { start } from './host';
 
 /**

@@ -3,7 +3,7 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type StartedProcess, startProcess, waitUntil } from '@udp/testing';
+import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
 
 /**
  * Tracing through the real entry point: the embedded bundle with OTEL_EXPORTER_OTLP_ENDPOINT pointing at a

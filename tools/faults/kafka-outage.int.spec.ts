@@ -1,4 +1,4 @@
-import { waitUntil } from '@udp/testing';
+import { waitUntil } from '@udp/test-kit';
 import { describeOutage, expectNothingLost } from './outage';
 import { awaitHealth, control, servers, Writers } from './support';
 

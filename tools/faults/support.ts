@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { InternalIdentity } from '@udp/auth';
 import { KafkaBus } from '@udp/bus';
-import { type StartedProcess, startProcess, waitUntil } from '@udp/testing';
+import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
 
 /** The real servers of tools/servers/with-servers.sh, and its scripts that stop and start them. */
 export const servers = {

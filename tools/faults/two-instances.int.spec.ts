@@ -2,7 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
-import { reportSkipped, waitUntil } from '@udp/testing';
+import { reportSkipped, waitUntil } from '@udp/test-kit';
 import {
   applyOnce,
   collectHistoryMessages,

@@ -1,6 +1,6 @@
 import { historyStreamId, playlistsStreamId, preferenceStreamId, profileStreamId } from '@udp/eventsourcing';
 import type { TestSystem } from '@udp/test-system';
-import { waitUntil } from '@udp/testing';
+import { waitUntil } from '@udp/test-kit';
 import { exportStreamId, startWholeSystem } from './whole-system';
 
 /**

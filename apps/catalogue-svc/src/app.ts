@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import type { QcItemDefinition } from '@udp/contracts';
 import { Projector } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish, healthRoute, serviceHealthChecks } from '@udp/http-kit';
+import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, serviceHealthChecks } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import catalogueData from '../data/items.json';
@@ -64,7 +64,7 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
   app.use(compression());
   app.get('/health/', healthRoute(serviceHealthChecks({ store, readModels, projectors: [projector] })));
   app.use(catalogueRoutes({ view }));
-  finish(app);
+  useNotFoundAndErrorHandlers(app);
 
   return { app, imported, stop: () => projector.stop() };
 }

@@ -4,7 +4,7 @@ import type { Bus, Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
 import { DomainError, Projector, handleCommand, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, finish, healthRoute, requireIdentity } from '@udp/http-kit';
+import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, requireIdentity } from '@udp/http-kit';
 import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { exportRoutes, publicExportRoutes, removeFiles } from './api/routes';
@@ -205,7 +205,7 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   app.use(publicExportRoutes(routeDeps));
   app.use(requireIdentity(identity));
   app.use(exportRoutes(routeDeps));
-  finish(app);
+  useNotFoundAndErrorHandlers(app);
 
   return {
     app,

@@ -2,7 +2,7 @@ import { join, resolve } from 'node:path';
 import { fileSecret } from '@udp/auth';
 import { serviceProcess } from '@udp/runtime';
 import { createExportWorker } from './app';
-import { fileCheckpoints } from './checkpoints';
+import { fileCheckpoints } from './projections/checkpoints';
 import { exportConfigSchema } from './config';
 import { FileExportStorage, GridFsExportStorage, type ExportStorage } from './worker/storage';
 

@@ -3,7 +3,7 @@ import { writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
 import { preferenceRoutes } from './api/routes';
-import { migrateLegacyPreferenceStreams } from './legacy-streams';
+import { migrateLegacyPreferenceStreams } from './migrations/legacy-streams';
 import type { DocumentLimits } from './domain/json-document';
 import {
   PREFERENCE_KEYS,

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { waitUntil } from '@udp/testing';
+import { waitUntil } from '@udp/test-kit';
 import type { Bus, ReceivedMessage } from './port';
 
 /** The behaviour every bus adapter must have (in-process and Kafka). `patienceMs` covers group joins. */

@@ -2,7 +2,7 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { containersUnavailable, reportSkipped, waitUntil } from '@udp/testing';
+import { containersUnavailable, reportSkipped, waitUntil } from '@udp/test-kit';
 import { busContract } from './bus.contract';
 import { KafkaBus } from './kafka';
 import type { Bus, ReceivedMessage } from './port';

@@ -2,7 +2,7 @@ import { erasureEvents } from '@udp/contracts';
 import { InProcessBus, type ReceivedMessage } from '@udp/bus';
 import { MemoryEventStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { waitUntil } from '@udp/testing';
+import { waitUntil } from '@udp/test-kit';
 import { handleCommand } from './command-handler';
 import { type Command, type Decider, type DomainEvent, foldByEvolve } from './decider';
 import { StreamStateCache } from './state-cache';

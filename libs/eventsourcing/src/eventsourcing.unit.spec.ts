@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { waitUntil } from '@udp/testing';
+import { waitUntil } from '@udp/test-kit';
 import { MemoryEventStore, MemorySnapshotStore, StoreUnavailableError, type EventStore, type SnapshotStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { InProcessBus, type ReceivedMessage } from '@udp/bus';

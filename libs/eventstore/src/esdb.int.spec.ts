@@ -1,4 +1,4 @@
-import { containersUnavailable, reportSkipped } from '@udp/testing';
+import { containersUnavailable, reportSkipped } from '@udp/test-kit';
 import { eventStoreContract } from './eventstore.contract';
 import { EsdbEventStore } from './esdb';
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { waitUntil } from '@udp/testing';
+import { waitUntil } from '@udp/test-kit';
 import { type EventStore, type RecordedEvent, WrongExpectedRevisionError } from './port';
 
 /**

@@ -4,7 +4,7 @@ import request from 'supertest';
 import { Authenticator, DEV_ISSUER, IDENTITY_HEADER, InternalIdentity, signDevToken } from '@udp/auth';
 import { closeServer, listen } from '@udp/runtime';
 import { createLogger } from '@udp/telemetry';
-import { createServiceApp, finish, requireIdentity, userIdOf } from '@udp/http-kit';
+import { createServiceApp, useNotFoundAndErrorHandlers, requireIdentity, userIdOf } from '@udp/http-kit';
 import { createGateway } from './gateway';
 
 const secret = 'g'.repeat(40);
@@ -89,7 +89,7 @@ describe('gateway', () => {
     const service = createServiceApp({ logger, maxBodyBytes: 1024 });
     service.use(requireIdentity(identity));
     service.get('/api/me', (_req, res) => res.json({ userId: userIdOf(res) }));
-    finish(service);
+    useNotFoundAndErrorHandlers(service);
     const inProcess = createGateway({
       logger,
       identity,
@@ -223,7 +223,7 @@ describe('access log', () => {
     const serviceLog = capturing('demo-svc');
     const service = createServiceApp({ logger: serviceLog.logger, maxBodyBytes: 1024 });
     service.get('/api/things/:id', (_req, res) => res.json({ ok: true }));
-    finish(service);
+    useNotFoundAndErrorHandlers(service);
     const app = createGateway({
       logger: gatewayLog.logger,
       identity,

@@ -4,7 +4,7 @@ import { InternalIdentity, IDENTITY_HEADER } from '@udp/auth';
 import { ConcurrencyConflictError, notFound } from '@udp/eventsourcing';
 import { createLogger } from '@udp/telemetry';
 import { HttpError } from './problem';
-import { createServiceApp, finish, loggablePath, requireIdentity, userIdOf } from './service-app';
+import { createServiceApp, useNotFoundAndErrorHandlers, loggablePath, requireIdentity, userIdOf } from './service-app';
 import { parseInput } from './validation';
 
 const identity = new InternalIdentity('k'.repeat(32));
@@ -27,7 +27,7 @@ function app() {
   });
   a.get('/me', requireIdentity(identity), (_req, res) => res.json({ userId: userIdOf(res) }));
   a.get('/things/:id', (req, res) => res.json({ id: req.params.id }));
-  return finish(a);
+  return useNotFoundAndErrorHandlers(a);
 }
 
 describe('http kit', () => {

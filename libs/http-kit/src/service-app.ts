@@ -182,7 +182,8 @@ export interface ServiceAppOptions {
   maxBodyBytes: number;
 }
 
-/** An Express app with the common edge: request id, JSON-only bodies, size limits. Add routes, then `finish`. */
+/** An Express app with the common edge: request id, JSON-only bodies, size limits. Add routes, then
+ * `useNotFoundAndErrorHandlers`. */
 export function createServiceApp(options: ServiceAppOptions): Express {
   const app = express();
   app.disable('x-powered-by');
@@ -195,7 +196,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   return app;
 }
 
-export function finish(app: Express): Express {
+/** Ends the app: a problem+json 404 for any path no route took, then the one error handler (after the routes). */
+export function useNotFoundAndErrorHandlers(app: Express): Express {
   app.use(notFoundHandler);
   app.use(errorHandler);
   return app;
@@ -279,5 +281,5 @@ export function serviceHttpApp(options: ServiceHttpAppOptions): Express {
   app.get('/health/', healthRoute(serviceHealthChecks(options.health)));
   app.use(requireIdentity(options.identity));
   for (const routes of options.routes) app.use(routes);
-  return finish(app);
+  return useNotFoundAndErrorHandlers(app);
 }

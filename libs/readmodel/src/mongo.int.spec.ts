@@ -1,4 +1,4 @@
-import { containersUnavailable, reportSkipped } from '@udp/testing';
+import { containersUnavailable, reportSkipped } from '@udp/test-kit';
 import { MongoReadModelStore } from './mongo';
 import { readModelContract } from './readmodel.contract';
 

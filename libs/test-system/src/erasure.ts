@@ -6,7 +6,7 @@ import { KafkaBus, type Bus, type ReceivedMessage } from '@udp/bus';
 import { erasureEvents } from '@udp/contracts';
 import { SqliteEventStore } from '@udp/eventstore';
 import { MongoReadModelStore, type ReadModelStore } from '@udp/readmodel';
-import { waitUntil } from '@udp/testing';
+import { waitUntil } from '@udp/test-kit';
 import { startTestSystem, type ServiceUnderTest, type TestSystem } from './system';
 
 /**

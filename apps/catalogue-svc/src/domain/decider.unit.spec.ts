@@ -1,6 +1,6 @@
 import type { QcItemDefinition } from '@udp/contracts';
 import { DomainError } from '@udp/eventsourcing';
-import { DeciderSpecification } from '@udp/testing';
+import { DeciderSpecification } from '@udp/test-kit';
 import { type ItemCommand, itemDecider } from './decider';
 import type { ItemEvent } from './events';
 import { compareVersions, fingerprint } from './rules';

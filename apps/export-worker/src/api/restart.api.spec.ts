@@ -5,7 +5,7 @@ import { InProcessBus } from '@udp/bus';
 import { type EventStore, MemoryEventStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
-import { waitUntil } from '@udp/testing';
+import { waitUntil } from '@udp/test-kit';
 import { createExportWorker } from '../app';
 import { FileExportStorage } from '../worker/storage';
 import type { ExportArea } from '../worker/zip';

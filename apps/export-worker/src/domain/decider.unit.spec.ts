@@ -1,5 +1,5 @@
 import { DomainError } from '@udp/eventsourcing';
-import { DeciderSpecification } from '@udp/testing';
+import { DeciderSpecification } from '@udp/test-kit';
 import { type ExportCommand, exportsDecider } from './decider';
 import type { ExportEvent } from './events';
 import { sanitiseFileName } from './file-name';

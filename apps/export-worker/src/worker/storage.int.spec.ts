@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { MongoClient } from 'mongodb';
-import { reportSkipped } from '@udp/testing';
+import { reportSkipped } from '@udp/test-kit';
 import { storageContract } from './storage.contract';
 import { GridFsExportStorage } from './storage';
 

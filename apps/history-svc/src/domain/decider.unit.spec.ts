@@ -1,5 +1,5 @@
 import { DomainError } from '@udp/eventsourcing';
-import { DeciderSpecification } from '@udp/testing';
+import { DeciderSpecification } from '@udp/test-kit';
 import { type HistoryCommand, fold, historyDecider, evolve, initialState } from './decider';
 import { historySnapshot } from './snapshot';
 import type { HistoryEvent } from './events';

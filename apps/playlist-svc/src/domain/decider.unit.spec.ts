@@ -1,5 +1,5 @@
 import { DomainError } from '@udp/eventsourcing';
-import { DeciderSpecification } from '@udp/testing';
+import { DeciderSpecification } from '@udp/test-kit';
 import { type PlaylistCommand, bookmarkDate, evolve, fold, initialState, playlistsDecider } from './decider';
 import { playlistsSnapshot } from './snapshot';
 import type { PlaylistEvent } from './events';

@@ -1,5 +1,5 @@
 import { DomainError } from '@udp/eventsourcing';
-import { DeciderSpecification } from '@udp/testing';
+import { DeciderSpecification } from '@udp/test-kit';
 import { type PreferenceCommand, preferenceDecider } from './decider';
 import type { PreferenceEvent } from './events';
 

@@ -18,7 +18,7 @@ export const preferenceStream = (userId: string, key: string) => ownedStream(pre
 
 /**
  * The former names, `preference-<userId>-<base64url(key)>`, were ambiguous: user `u` with key `ab>settings` and
- * user `u-YWI` with key `settings` shared a stream. Read only to migrate them (see legacy-streams.ts).
+ * user `u-YWI` with key `settings` shared a stream. Read only to migrate them (see migrations/legacy-streams.ts).
  */
 export const LEGACY_PREFERENCE_STREAM_PREFIX = STREAM_CATEGORIES.legacyPreference;
 export const legacyPreferenceStreamId = (userId: string, key: string) =>

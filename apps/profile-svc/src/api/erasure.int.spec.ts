@@ -1,5 +1,5 @@
 import { mongoKafkaBackends } from '@udp/test-system';
-import { reportSkipped } from '@udp/testing';
+import { reportSkipped } from '@udp/test-kit';
 import { profileErasureSuite } from './erasure.scenario';
 
 /** The erasure scenario on MongoDB read models (FerretDB in CI) and Kafka: where MONGO_URL and KAFKA_BROKERS are set. */

@@ -1,4 +1,4 @@
-import { DeciderSpecification } from '@udp/testing';
+import { DeciderSpecification } from '@udp/test-kit';
 import { type ProfileCommand, profileDecider } from './decider';
 import type { ProfileEvent, ProfileState } from './events';
 import { publicView } from './public-view';

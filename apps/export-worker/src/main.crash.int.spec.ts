@@ -9,7 +9,7 @@ import type { MongoClient } from 'mongodb';
 import { IDENTITY_HEADER, InternalIdentity } from '@udp/auth';
 import { KafkaBus, type ReceivedMessage } from '@udp/bus';
 import { exportEvents } from '@udp/contracts';
-import { type StartedProcess, reportSkipped, startProcess, waitUntil } from '@udp/testing';
+import { type StartedProcess, reportSkipped, startProcess, waitUntil } from '@udp/test-kit';
 
 /**
  * Exactly-once effects on at-least-once delivery, with the export-worker bundle as real processes on Kafka,

@@ -1,6 +1,6 @@
 import { resolve } from 'node:path';
 import { fileSecret, signDevToken } from '@udp/auth';
-import { maxTokenLifetime } from './config';
+import { maxTokenLifetime } from '../config';
 
 /**
  * `npm run token -- <userId>`: prints (only) a token that the embedded gateway started on the same DATA_DIR

@@ -6,7 +6,7 @@ import { KafkaBus, type ReceivedMessage } from '@udp/bus';
 import { SqliteEventStore } from '@udp/eventstore';
 import { MongoReadModelStore } from '@udp/readmodel';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
-import { reportSkipped, waitUntil } from '@udp/testing';
+import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { createHistoryService } from './app';
 import { HISTORY_TOPIC } from './projections/history-changes';
 

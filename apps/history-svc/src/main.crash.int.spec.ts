@@ -3,7 +3,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InternalIdentity, fileSecret } from '@udp/auth';
-import { type StartedProcess, startProcess } from '@udp/testing';
+import { type StartedProcess, startProcess } from '@udp/test-kit';
 
 /**
  * Durability through the real entry point: history-svc runs as its own process on a SQLite store, is killed

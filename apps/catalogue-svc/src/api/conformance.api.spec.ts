@@ -2,7 +2,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ConformanceReport, renderHtml, renderJson, renderText, runConformance } from '@udp/qc-conformance';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
-import { createCatalogueService } from './app';
+import { createCatalogueService } from '../app';
 
 let system: TestSystem;
 

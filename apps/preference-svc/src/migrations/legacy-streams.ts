@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type EventStore, WrongExpectedRevisionError } from '@udp/eventstore';
 import type { Logger } from '@udp/telemetry';
-import { LEGACY_PREFERENCE_STREAM_PREFIX, legacyOwnerOf, preferenceStreamId } from './domain/events';
+import { LEGACY_PREFERENCE_STREAM_PREFIX, legacyOwnerOf, preferenceStreamId } from '../domain/events';
 
 export interface LegacyMigrationReport {
   /** Former streams found. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryEventStore } from '@udp/eventstore';
 import { createLogger } from '@udp/telemetry';
-import { legacyPreferenceStreamId, preferenceStreamId } from './domain/events';
+import { legacyPreferenceStreamId, preferenceStreamId } from '../domain/events';
 import { migrateLegacyPreferenceStreams } from './legacy-streams';
 
 const logger = createLogger('test', 'silent');

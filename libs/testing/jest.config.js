@@ -1,1 +1,0 @@
-module.exports = { ...require('../../jest.preset.js'), displayName: 'testing', rootDir: __dirname };

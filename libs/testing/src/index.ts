@@ -1,4 +1,0 @@
-export * from './specification';
-export * from './environment';
-export * from './process';
-export * from './unzip';
