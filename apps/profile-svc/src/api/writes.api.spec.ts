@@ -1,32 +1,16 @@
 import { apiSpecification } from '@udp/test-system';
 import { createProfileService } from '../app';
-import { type ProfileEvent, type ProfileState, profileStream } from '../domain/events';
+import { type ProfileEvent, profileStream } from '../domain/events';
+import { T0 as NOW, UUID_V4 as UUID_V4_PATTERN, created, profile } from '../testing/profiles';
 
 /** The write endpoints of profile-svc (PUT, and the first GET that creates the profile): given events, when, then. */
-const NOW = 1_700_000_000_000;
 const spec = apiSpecification<ProfileEvent>({
   prefixes: ['/api/profile'],
   create: (deps) => createProfileService({ ...deps, now: () => NOW }),
 });
 
 const alice = profileStream('alice');
-const PUBLIC_ID = '0b6f3a52-2a4e-4c1f-9a53-1d6f0f0c1a11';
-const UUID_V4 = expect.stringMatching(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
-const profile = (fields: Partial<ProfileState> = {}): ProfileState => ({
-  publicUserId: PUBLIC_ID,
-  displayName: null,
-  firstName: null,
-  lastName: null,
-  language: null,
-  avatarUrl: null,
-  public: false,
-  publicFields: [],
-  createdAt: NOW - 100,
-  updatedAt: NOW - 100,
-  ...fields,
-});
-const created = (state: ProfileState): ProfileEvent => ({ type: 'ProfileCreated', data: { profile: state } });
-
+const UUID_V4 = expect.stringMatching(UUID_V4_PATTERN);
 describe('PUT /api/profile/v3: update the own profile', () => {
   it('records the changed fields only, with the whole resulting profile', () =>
     spec

@@ -16,7 +16,7 @@ export type State = { profile: ProfileState | null };
 
 const EDITABLE = ['displayName', 'firstName', 'lastName', 'language', 'avatarUrl', 'public', 'publicFields'] as const;
 
-function newProfile(publicUserId: string, now: number): ProfileState {
+export function newProfile(publicUserId: string, now: number): ProfileState {
   return {
     publicUserId,
     displayName: null,

@@ -2,30 +2,11 @@ import { ForeignEventError } from '@udp/eventsourcing';
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { recordedEvents } from '@udp/test-system';
-import { type ProfileEvent, type ProfileState, profileStream } from '../domain/events';
+import { profileStream } from '../domain/events';
+import { PUBLIC_ID, T0, created, profile, updated } from '../testing/profiles';
 import { profileProjection, profileRows, publicProfileRows } from './profiles';
 
 /** profiles and public_profiles: given events, the rows; a replayed event changes nothing; nothing private is public. */
-const PUBLIC_ID = '0b6f3a52-2a4e-4c1f-9a53-1d6f0f0c1a11';
-const profile = (fields: Partial<ProfileState> = {}): ProfileState => ({
-  publicUserId: PUBLIC_ID,
-  displayName: null,
-  firstName: null,
-  lastName: null,
-  language: null,
-  avatarUrl: null,
-  public: false,
-  publicFields: [],
-  createdAt: 1,
-  updatedAt: 1,
-  ...fields,
-});
-const created = (state: ProfileState): ProfileEvent => ({ type: 'ProfileCreated', data: { profile: state } });
-const updated = (state: ProfileState, changedFields: string[]): ProfileEvent => ({
-  type: 'ProfileUpdated',
-  data: { profile: state, changedFields },
-});
-
 async function project(events: RecordedEvent[]) {
   const readModels = new MemoryReadModelStore();
   const projection = profileProjection(readModels);
@@ -37,8 +18,8 @@ async function project(events: RecordedEvent[]) {
 
 const events: ProfileEvent[] = [
   created(profile()),
-  updated(profile({ displayName: 'Alice', lastName: 'Liddell', updatedAt: 2 }), ['displayName', 'lastName']),
-  updated(profile({ displayName: 'Alice', lastName: 'Liddell', public: true, publicFields: ['displayName'], updatedAt: 3 }), [
+  updated(profile({ displayName: 'Alice', lastName: 'Liddell', updatedAt: T0 + 2 }), ['displayName', 'lastName']),
+  updated(profile({ displayName: 'Alice', lastName: 'Liddell', public: true, publicFields: ['displayName'], updatedAt: T0 + 3 }), [
     'public',
     'publicFields',
   ]),
@@ -48,7 +29,7 @@ describe('profiles projection', () => {
   it('keeps the whole profile for its owner, and for others only the public fields once it is public', async () => {
     const { rows } = await project(recordedEvents(profileStream('alice'), events.slice(0, 2)));
     expect(await rows()).toEqual({
-      owner: { ...profile({ displayName: 'Alice', lastName: 'Liddell', updatedAt: 2 }), _id: 'alice', revision: 1 },
+      owner: { ...profile({ displayName: 'Alice', lastName: 'Liddell', updatedAt: T0 + 2 }), _id: 'alice', revision: 1 },
       public: { _id: PUBLIC_ID, view: null, revision: 1 },
     });
     const { rows: afterPublic } = await project(recordedEvents(profileStream('alice'), events));
