@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DebugSpan } from '@udp/telemetry';
 import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
 
 /**
@@ -21,17 +22,6 @@ const kafka = process.env.KAFKA_BROKERS;
 const started: StartedProcess[] = [];
 let gateway = '';
 const u = '0b6f4d0c-8c77-4a3b-9a7e-2f1c0f6b6a10';
-
-interface Span {
-  name: string;
-  trace_id: string;
-  span_id: string;
-  parent_id: string | null;
-  kind: string;
-  start_ms: number;
-  duration_ms: number;
-  attributes: Record<string, unknown>;
-}
 
 const env = (extra: Record<string, string>) => ({
   ...baseEnv,
@@ -102,7 +92,7 @@ it('traces one call across the gateway and history-svc processes, complete in th
     headers: { ...auth, 'x-service-debug-secret': tool('codops-secret', 'zzebu'), 'x-request-id': 'distributed-1' },
   });
   expect(res.status).toBe(200);
-  const body = (await res.json()) as { result: { items: unknown[] }; debug_spans: { trace_id: string; spans: Span[] } };
+  const body = (await res.json()) as { result: { items: unknown[] }; debug_spans: { trace_id: string; spans: DebugSpan[] } };
   expect(body.result.items).toEqual([expect.objectContaining({ item_id: 'urn:one' })]);
   const { trace_id: traceId, spans } = body.debug_spans;
   const ids = new Set(spans.map((s) => s.span_id));

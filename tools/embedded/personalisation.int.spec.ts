@@ -2,6 +2,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { DebugSpan } from '@udp/telemetry';
 import { type StartedProcess, startProcess } from '@udp/test-kit';
 
 /**
@@ -16,20 +17,10 @@ let system: StartedProcess | undefined;
 let base = '';
 let secret = '';
 const u = '0b6f4d0c-8c77-4a3b-9a7e-2f1c0f6b6a10';
-interface Span {
-  name: string;
-  trace_id: string;
-  span_id: string;
-  parent_id: string | null;
-  kind: string;
-  start_ms: number;
-  duration_ms: number;
-  attributes: Record<string, unknown>;
-}
 interface Answer {
   result: { component: string; fallback_used: boolean; items: Array<Record<string, unknown>> };
   debug: { chosen: string; component: string; selection: string; fallback: Record<string, unknown> };
-  debug_spans: { trace_id: string; spans: Span[] };
+  debug_spans: { trace_id: string; spans: DebugSpan[] };
 }
 const json = async (res: Response) => (await res.json()) as Answer;
 const token = (user: string) =>
