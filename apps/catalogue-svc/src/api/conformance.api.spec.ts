@@ -1,19 +1,13 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { type ConformanceReport, renderHtml, renderJson, renderText, runConformance } from '@udp/qc-conformance';
-import { startTestSystem, type TestSystem } from '@udp/test-system';
-import { createCatalogueService } from '../app';
+import type { TestSystem } from '@udp/test-system';
+import { startCatalogueSystem } from '../testing/catalogue';
 
 let system: TestSystem;
 
 beforeAll(async () => {
-  system = await startTestSystem([
-    {
-      prefixes: ['/api/v2/items', '/api/v2/icons'],
-      public: true,
-      create: (deps) => createCatalogueService({ ...deps, now: () => 1_700_000_000_000 }),
-    },
-  ]);
+  system = await startCatalogueSystem();
 });
 afterAll(() => system.stop());
 

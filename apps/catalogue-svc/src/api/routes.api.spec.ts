@@ -1,7 +1,7 @@
 import { QcItemJson, QcItemsJson, type QcItemDefinition } from '@udp/contracts';
 import { validateAgainstCatalogueSchema } from '@udp/qc-schema';
-import { startTestSystem, type TestSystem } from '@udp/test-system';
-import { createCatalogueService } from '../app';
+import type { TestSystem } from '@udp/test-system';
+import { startCatalogueSystem } from '../testing/catalogue';
 import catalogueData from '../../data/items.json';
 
 const DATA = catalogueData as QcItemDefinition[];
@@ -9,13 +9,7 @@ const IDS = [...new Set(DATA.map((i) => i.ID))].sort();
 let system: TestSystem;
 
 beforeAll(async () => {
-  system = await startTestSystem([
-    {
-      prefixes: ['/api/v2/items', '/api/v2/icons'],
-      public: true,
-      create: (deps) => createCatalogueService({ ...deps, now: () => 1_700_000_000_000 }),
-    },
-  ]);
+  system = await startCatalogueSystem();
 });
 afterAll(() => system.stop());
 

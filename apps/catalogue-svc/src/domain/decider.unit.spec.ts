@@ -4,37 +4,9 @@ import { DeciderSpecification } from '@udp/test-kit';
 import { type ItemCommand, itemDecider } from './decider';
 import type { ItemEvent } from './events';
 import { compareVersions, fingerprint } from './rules';
+import { T0 as now, checkResult, qcItem as item } from '../testing/catalogue';
 
 const spec = DeciderSpecification(itemDecider);
-const now = 1_700_000_000_000;
-const checkResult = {
-  Name: 'CheckResult',
-  Description: 'pass or fail',
-  HasLocator: false,
-  InReports: 'not applicable',
-  InChecks: 'required',
-  Type: 'boolean',
-} as const;
-const item = (overrides: Partial<QcItemDefinition> = {}): QcItemDefinition => ({
-  ID: '0042W',
-  Name: 'Video Frame Rate',
-  Version: '4.0',
-  Status: 'published',
-  UsableAs: ['check', 'report'],
-  Definition: 'Reads the frame rate.',
-  Layer: 'wrapper',
-  Category: 'absolute',
-  EssenceType: 'format',
-  Aliases: [],
-  Tags: ['video MXF'],
-  References: [],
-  TextExamples: [],
-  InputParameters: [],
-  OutputParameters: [checkResult],
-  Source: 'https://ebu.io/qc/items/0042W',
-  Completed: ['Layer'],
-  ...overrides,
-});
 const publish = (i: QcItemDefinition): ItemCommand => ({ type: 'PublishItemVersion', data: { item: i }, metadata: { now } });
 const published = (i: QcItemDefinition, at = now): ItemEvent => ({ type: 'ItemVersionPublished', data: { item: i, publishedAt: at } });
 const kind = (k: DomainError['kind'], text: RegExp) => (e: unknown) => e instanceof DomainError && e.kind === k && text.test(e.message);

@@ -1,41 +1,14 @@
-import type { QcItemDefinition } from '@udp/contracts';
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { recordedEvents } from '@udp/test-system';
 import { type ItemEvent, itemStreamId } from '../domain/events';
+import { qcItem } from '../testing/catalogue';
 import { catalogueProjection, itemVersions } from './catalogue';
 
 /** qc_item_versions: given published versions, one document per version with the versions before it; replays change nothing. */
-const checkResult = {
-  Name: 'CheckResult',
-  Description: 'pass or fail',
-  HasLocator: false,
-  InReports: 'not applicable',
-  InChecks: 'required',
-  Type: 'boolean',
-} as const;
-const item = (Version: string): QcItemDefinition => ({
-  ID: '0042W',
-  Name: 'Video Frame Rate',
-  Version,
-  Status: 'published',
-  UsableAs: ['check'],
-  Definition: 'Reads the frame rate.',
-  Layer: 'wrapper',
-  Category: 'absolute',
-  EssenceType: 'format',
-  Aliases: [],
-  Tags: [],
-  References: [],
-  TextExamples: [],
-  InputParameters: [],
-  OutputParameters: [checkResult],
-  Source: 'https://ebu.io/qc/items/0042W',
-  Completed: [],
-});
 const published = (version: string, at: number): ItemEvent => ({
   type: 'ItemVersionPublished',
-  data: { item: item(version), publishedAt: at },
+  data: { item: qcItem({ Version: version }), publishedAt: at },
 });
 
 async function project(events: RecordedEvent[]) {
@@ -65,7 +38,7 @@ describe('catalogue projection', () => {
       { _id: '0042W@2.0', version: '2.0', publishedAt: 20, versionsAtPublication: ['1.0', '2.0'], revision: 1 },
       { _id: '0042W@2.1', version: '2.1', publishedAt: 30, versionsAtPublication: ['1.0', '2.0', '2.1'], revision: 2 },
     ]);
-    expect((await all())[1].item).toEqual(item('2.0'));
+    expect((await all())[1].item).toEqual(qcItem({ Version: '2.0' }));
     expect(changes()).toBe(3);
   });
 
