@@ -1,6 +1,7 @@
 import { apiSpecification } from '@udp/test-system';
 import { createHistoryService } from '../app';
 import { type HistoryEvent, historyStream } from '../domain/events';
+import { cleared, deleted, recorded } from '../testing/history-events';
 
 /** Every write endpoint of history-svc: given the user's events, when a request, then the answer and the new events. */
 const NOW = 1_700_000_000_000;
@@ -9,15 +10,6 @@ const spec = apiSpecification<HistoryEvent>({
   create: (deps) => createHistoryService({ ...deps, now: () => NOW }),
 });
 
-const recorded = (
-  itemId: string,
-  id: number,
-  date: number,
-  extra: { deviceId?: string; lastPlaybackPosition?: number; deleted?: boolean } = {},
-): HistoryEvent => ({
-  type: 'HistoryItemRecorded',
-  data: { itemId, id, date, deleted: extra.deleted ?? false, ...extra },
-});
 const alice = historyStream('alice');
 const bob = historyStream('bob');
 
@@ -91,11 +83,11 @@ describe('DELETE /api/history/v2/{itemId}: delete one item', () => {
     spec
       .given(alice, [recorded('urn:a', 1, NOW - 10), recorded('urn:b', 2, NOW - 10)])
       .when({ as: 'alice', method: 'delete', path: '/api/history/v2/urn:b' })
-      .then({ status: 204, events: [{ type: 'HistoryItemDeleted', data: { itemId: 'urn:b', id: 2, date: NOW } }] }));
+      .then({ status: 204, events: [deleted('urn:b', 2, NOW)] }));
 
   it('writes nothing for an item deleted already', () =>
     spec
-      .given(alice, [recorded('urn:a', 1, NOW - 10), { type: 'HistoryItemDeleted', data: { itemId: 'urn:a', id: 1, date: NOW - 5 } }])
+      .given(alice, [recorded('urn:a', 1, NOW - 10), deleted('urn:a', 1, NOW - 5)])
       .when({ as: 'alice', method: 'delete', path: '/api/history/v2/urn:a' })
       .then({ status: 204, events: [] }));
 
@@ -112,7 +104,7 @@ describe('DELETE /api/history/{id} (deprecated): delete one item by technical id
     spec
       .given(alice, [recorded('urn:a', 1, NOW - 10), recorded('urn:b', 2, NOW - 10)])
       .when({ as: 'alice', method: 'delete', path: '/api/history/1' })
-      .then({ status: 204, events: [{ type: 'HistoryItemDeleted', data: { itemId: 'urn:a', id: 1, date: NOW } }] }));
+      .then({ status: 204, events: [deleted('urn:a', 1, NOW)] }));
 
   it('answers 404 for an id only another user has', () =>
     spec
@@ -128,12 +120,12 @@ describe('DELETE /api/history(/v2): delete all', () => {
       .given(alice, [
         recorded('urn:a', 1, NOW - 10),
         recorded('urn:b', 2, NOW - 10),
-        { type: 'HistoryItemDeleted', data: { itemId: 'urn:a', id: 1, date: NOW - 5 } },
+        deleted('urn:a', 1, NOW - 5),
         recorded('urn:c', 3, NOW - 4),
       ])
       .and(bob, [recorded('urn:a', 1, NOW - 10)])
       .when({ as: 'alice', method: 'delete', path })
-      .then({ status: 204, events: [{ type: 'HistoryCleared', data: { date: NOW, itemIds: ['urn:b', 'urn:c'] } }] }),
+      .then({ status: 204, events: [cleared(NOW, ['urn:b', 'urn:c'])] }),
   );
 
   it('writes nothing when nothing is live', () =>

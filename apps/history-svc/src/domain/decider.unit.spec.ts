@@ -3,19 +3,11 @@ import { DeciderSpecification } from '@udp/test-kit';
 import { type HistoryCommand, fold, historyDecider, evolve, initialState } from './decider';
 import { historySnapshot } from './snapshot';
 import type { HistoryEvent } from './events';
+import { cleared, deleted, recorded } from '../testing/history-events';
 
 const spec = DeciderSpecification(historyDecider);
 const now = 1_700_000_100_000;
 const at = (command: Omit<HistoryCommand, 'metadata'>) => ({ ...command, metadata: { now } }) as HistoryCommand;
-const recorded = (
-  itemId: string,
-  id: number,
-  date: number,
-  extra: Partial<Extract<HistoryEvent, { type: 'HistoryItemRecorded' }>['data']> = {},
-): HistoryEvent => ({
-  type: 'HistoryItemRecorded',
-  data: { itemId, id, date, deleted: false, ...extra },
-});
 const notFound = (error: unknown) => error instanceof DomainError && error.kind === 'NotFound';
 
 describe('history decider', () => {
@@ -94,23 +86,23 @@ describe('history decider', () => {
       spec
         .given(past)
         .when(at({ type: 'DeleteItem', data: { itemId: 'a' } }))
-        .then([{ type: 'HistoryItemDeleted', data: { itemId: 'a', id: 1, date: now } }]));
+        .then([deleted('a', 1, now)]));
 
     it('deletes it by technical id', () =>
       spec
         .given(past)
         .when(at({ type: 'DeleteItemById', data: { id: 2 } }))
-        .then([{ type: 'HistoryItemDeleted', data: { itemId: 'b', id: 2, date: now } }]));
+        .then([deleted('b', 2, now)]));
 
     it('clears every live entry at once', () =>
       spec
         .given(past)
         .when(at({ type: 'ClearHistory', data: {} }))
-        .then([{ type: 'HistoryCleared', data: { date: now, itemIds: ['a', 'b'] } }]));
+        .then([cleared(now, ['a', 'b'])]));
   });
 
   describe('when the item is deleted', () => {
-    const past: HistoryEvent[] = [recorded('a', 1, 100), { type: 'HistoryItemDeleted', data: { itemId: 'a', id: 1, date: 500 } }];
+    const past: HistoryEvent[] = [recorded('a', 1, 100), deleted('a', 1, 500)];
 
     it('deleting it again changes nothing', () =>
       spec
@@ -134,7 +126,7 @@ describe('history decider', () => {
       spec
         .given([...past, recorded('b', 2, 50)])
         .when(at({ type: 'ClearHistory', data: {} }))
-        .then([{ type: 'HistoryCleared', data: { date: now, itemIds: ['b'] } }]));
+        .then([cleared(now, ['b'])]));
   });
 
   it('fold agrees with evolve', () => {

@@ -3,21 +3,10 @@ import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { recordedEvents } from '@udp/test-system';
 import { type HistoryEvent, historyStream } from '../domain/events';
+import { cleared, deleted, recorded } from '../testing/history-events';
 import { type HistoryEntryDocument, historyEntries, historyProjection } from './history';
 
 /** history_entries: given events, the read-model documents; a replayed event changes nothing. */
-const recorded = (
-  itemId: string,
-  id: number,
-  date: number,
-  extra: { deviceId?: string; lastPlaybackPosition?: number; deleted?: boolean } = {},
-): HistoryEvent => ({
-  type: 'HistoryItemRecorded',
-  data: { itemId, id, date, deleted: extra.deleted ?? false, ...extra },
-});
-const deleted = (itemId: string, id: number, date: number): HistoryEvent => ({ type: 'HistoryItemDeleted', data: { itemId, id, date } });
-const cleared = (date: number, itemIds: string[]): HistoryEvent => ({ type: 'HistoryCleared', data: { date, itemIds } });
-
 async function project(events: RecordedEvent[]) {
   const readModels = new MemoryReadModelStore();
   const projection = historyProjection(readModels);
