@@ -17,6 +17,12 @@ const ADAPTERS = [
   '@kurrent/*',
 ];
 
+// The two test libraries (libs/test-kit, libs/test-system): never in the code a service runs.
+const TEST_ONLY = {
+  group: ['@udp/test-kit', '@udp/test-system'],
+  message: 'test helpers are for tests: import them from *.spec.ts, *.scenario.ts, *.contract.ts or src/testing/',
+};
+
 export default [
   { ignores: ['**/node_modules/**', '**/dist/**', '.cache/**', '.nx/**', 'tools/servers/**', '**/*.js', '**/*.mjs', '**/*.cjs'] },
   ...tseslint.configs.recommended,
@@ -53,12 +59,18 @@ export default [
     rules: { '@nx/enforce-module-boundaries': 'off' },
   },
   {
+    // Test helpers are for tests: specs, shared scenarios and contract suites, and a service's src/testing/ fixtures.
+    files: ['apps/**/*.ts', 'libs/**/*.ts'],
+    ignores: ['**/*.spec.ts', '**/*.scenario.ts', '**/*.contract.ts', 'apps/*/src/testing/**', 'libs/test-kit/**', 'libs/test-system/**'],
+    rules: { 'no-restricted-imports': ['error', { patterns: [TEST_ONLY] }] },
+  },
+  {
     files: ['apps/*/src/domain/**/*.ts'],
     ignores: ['**/*.spec.ts'],
     rules: {
       'no-restricted-imports': [
         'error',
-        { patterns: [{ group: ADAPTERS, message: 'domain code is pure: no adapters, no I/O, no frameworks' }] },
+        { patterns: [{ group: ADAPTERS, message: 'domain code is pure: no adapters, no I/O, no frameworks' }, TEST_ONLY] },
       ],
     },
   },
