@@ -55,17 +55,18 @@ describe('GET /api/playlist/v3: metadata of all playlists', () => {
 });
 
 describe('POST /api/playlist/v3/{playlistBusinessId}: create or rename', () => {
+  /** The summary of the playlist these tests create: the business id chosen, the technical id given. */
+  const favourites = (fields: { name: string; bookmarksCount: number; lastUpdate: number }) => ({
+    id: 't1',
+    businessId: 'favourites',
+    type: 'standard',
+    ...fields,
+  });
+
   it('creates an empty playlist (201) under the business id, with a technical id of its own', async () => {
     const res = await alice.post(`${V3}/favourites`, { name: 'Favourites' });
     expect(res.status).toBe(201);
-    expect(res.body).toEqual({
-      id: 't1',
-      businessId: 'favourites',
-      name: 'Favourites',
-      type: 'standard',
-      bookmarksCount: 0,
-      lastUpdate: T0,
-    });
+    expect(res.body).toEqual(favourites({ name: 'Favourites', bookmarksCount: 0, lastUpdate: T0 }));
     expect((await alice.get(`${V3}/favourites`)).body).toEqual({
       bookmarks: [],
       businessId: 'favourites',
@@ -81,14 +82,7 @@ describe('POST /api/playlist/v3/{playlistBusinessId}: create or rename', () => {
     s.clock.now = T0 + 10;
     const renamed = await alice.post(`${V3}/favourites`, { name: 'Best of' });
     expect(renamed.status).toBe(200);
-    expect(renamed.body).toEqual({
-      id: 't1',
-      businessId: 'favourites',
-      name: 'Best of',
-      type: 'standard',
-      bookmarksCount: 1,
-      lastUpdate: T0 + 10,
-    });
+    expect(renamed.body).toEqual(favourites({ name: 'Best of', bookmarksCount: 1, lastUpdate: T0 + 10 }));
     s.clock.now = T0 + 20;
     const same = await alice.post(`${V3}/favourites`, { name: 'Best of' });
     expect(same.status).toBe(200);
