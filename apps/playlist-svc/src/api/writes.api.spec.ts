@@ -1,4 +1,4 @@
-import { apiSpecification } from '@udp/test-system';
+import { type SpecRequest, apiSpecification } from '@udp/test-system';
 import { createPlaylistService } from '../app';
 import { type PlaylistEvent, playlistsStream } from '../domain/events';
 
@@ -43,9 +43,8 @@ const aliceHas = [
   added('j1', 2, 'urn:b', NOW - 80, NOW - 80),
   added('watch_later', 3, 'urn:w', NOW - 70, NOW - 70),
 ];
-/** Given what alice has, when she sends a DELETE. */
-const aliceDeletes = (path: string, query?: Record<string, string>) =>
-  spec.given(alice, aliceHas).when({ as: 'alice', method: 'delete', path, ...(query && { query }) });
+/** Given what alice has, when she sends a request. */
+const aliceSends = (request: Omit<SpecRequest, 'as'>) => spec.given(alice, aliceHas).when({ as: 'alice', ...request });
 /** A refused request: the problem's status, and nothing written. */
 const refused = (status: number) => ({ status, body: expect.objectContaining({ status }), events: [] });
 
@@ -80,24 +79,23 @@ describe('v2 writes', () => {
       .then({ status: 204, events: [deleted('j1'), deleted('r1')] }));
 
   it('POST /v2/new/bookmarks creates a playlist with its first bookmark, the next id of the user', () =>
-    spec
-      .given(alice, aliceHas)
-      .when({ as: 'alice', method: 'post', path: `${V2}/new/bookmarks`, body: { name: 'Rock', media_id: 'urn:r' } })
-      .then({
-        status: 201,
-        body: { playlist_id: 'p1', bookmark_id: 4 },
-        events: [created('p1', 'p1', 'Rock', NOW), added('p1', 4, 'urn:r')],
-      }));
+    aliceSends({ method: 'post', path: `${V2}/new/bookmarks`, body: { name: 'Rock', media_id: 'urn:r' } }).then({
+      status: 201,
+      body: { playlist_id: 'p1', bookmark_id: 4 },
+      events: [created('p1', 'p1', 'Rock', NOW), added('p1', 4, 'urn:r')],
+    }));
 
   it('POST /v2/{id}/bookmarks adds a bookmark (201, the client date when earlier) and adds nothing for one already there (200)', async () => {
-    await spec
-      .given(alice, aliceHas)
-      .when({ as: 'alice', method: 'post', path: `${V2}/j1/bookmarks`, body: { media_id: 'urn:c', date: NOW - 1 } })
-      .then({ status: 201, body: { id: 4, media_id: 'urn:c', date: NOW - 1 }, events: [added('j1', 4, 'urn:c', NOW - 1)] });
-    await spec
-      .given(alice, aliceHas)
-      .when({ as: 'alice', method: 'post', path: `${V2}/j1/bookmarks`, body: { media_id: 'urn:a' } })
-      .then({ status: 200, body: { id: 1, media_id: 'urn:a', date: NOW - 90 }, events: [] });
+    await aliceSends({ method: 'post', path: `${V2}/j1/bookmarks`, body: { media_id: 'urn:c', date: NOW - 1 } }).then({
+      status: 201,
+      body: { id: 4, media_id: 'urn:c', date: NOW - 1 },
+      events: [added('j1', 4, 'urn:c', NOW - 1)],
+    });
+    await aliceSends({ method: 'post', path: `${V2}/j1/bookmarks`, body: { media_id: 'urn:a' } }).then({
+      status: 200,
+      body: { id: 1, media_id: 'urn:a', date: NOW - 90 },
+      events: [],
+    });
   });
 
   it('POST /v2/{id}/bookmarks past the bookmark limit is refused and writes nothing', () =>
@@ -107,15 +105,15 @@ describe('v2 writes', () => {
       .then({ status: 400, body: expect.objectContaining({ status: 400, title: 'Limit Exceeded' }), events: [] }));
 
   it('DELETE /v2/{id}/bookmarks empties the playlist', () =>
-    aliceDeletes(`${V2}/j1/bookmarks`).then({ status: 204, events: [removed('j1', [1, 2])] }));
+    aliceSends({ method: 'delete', path: `${V2}/j1/bookmarks` }).then({ status: 204, events: [removed('j1', [1, 2])] }));
 
   it('DELETE /v2/{id}/bookmarks/{bookmarkId} removes one bookmark; an unknown one is 404', async () => {
-    await aliceDeletes(`${V2}/j1/bookmarks/2`).then({ status: 204, events: [removed('j1', [2])] });
-    await aliceDeletes(`${V2}/j1/bookmarks/3`).then(refused(404));
+    await aliceSends({ method: 'delete', path: `${V2}/j1/bookmarks/2` }).then({ status: 204, events: [removed('j1', [2])] });
+    await aliceSends({ method: 'delete', path: `${V2}/j1/bookmarks/3` }).then(refused(404));
   });
 
   it("DELETE /v2/{id} deletes the playlist; another user's playlist is 404 and stays", async () => {
-    await aliceDeletes(`${V2}/j1`).then({ status: 204, events: [deleted('j1')] });
+    await aliceSends({ method: 'delete', path: `${V2}/j1` }).then({ status: 204, events: [deleted('j1')] });
     await spec
       .given(alice, [watchLaterCreated()])
       .and(bob, [watchLaterCreated(), created('b1', 'secret', 'Secret')])
@@ -126,26 +124,21 @@ describe('v2 writes', () => {
 
 describe('v3 writes', () => {
   it('POST /v3/{businessId} creates an empty playlist (201), renames an existing one (200), and writes nothing for the same name', async () => {
-    await spec
-      .given(alice, aliceHas)
-      .when({ as: 'alice', method: 'post', path: `${V3}/rock`, body: { name: 'Rock' } })
-      .then({
-        status: 201,
-        body: { id: 'p1', businessId: 'rock', name: 'Rock', type: 'standard', bookmarksCount: 0, lastUpdate: NOW },
-        events: [created('p1', 'rock', 'Rock', NOW)],
-      });
-    await spec
-      .given(alice, aliceHas)
-      .when({ as: 'alice', method: 'post', path: `${V3}/jazz`, body: { name: 'Jazz!' } })
-      .then({
-        status: 200,
-        body: { id: 'j1', businessId: 'jazz', name: 'Jazz!', type: 'standard', bookmarksCount: 2, lastUpdate: NOW },
-        events: [{ type: 'PlaylistRenamed', data: { playlistId: 'j1', name: 'Jazz!', date: NOW } }],
-      });
-    await spec
-      .given(alice, aliceHas)
-      .when({ as: 'alice', method: 'post', path: `${V3}/jazz`, body: { name: 'Jazz' } })
-      .then({ status: 200, body: expect.objectContaining({ id: 'j1', name: 'Jazz' }), events: [] });
+    await aliceSends({ method: 'post', path: `${V3}/rock`, body: { name: 'Rock' } }).then({
+      status: 201,
+      body: { id: 'p1', businessId: 'rock', name: 'Rock', type: 'standard', bookmarksCount: 0, lastUpdate: NOW },
+      events: [created('p1', 'rock', 'Rock', NOW)],
+    });
+    await aliceSends({ method: 'post', path: `${V3}/jazz`, body: { name: 'Jazz!' } }).then({
+      status: 200,
+      body: { id: 'j1', businessId: 'jazz', name: 'Jazz!', type: 'standard', bookmarksCount: 2, lastUpdate: NOW },
+      events: [{ type: 'PlaylistRenamed', data: { playlistId: 'j1', name: 'Jazz!', date: NOW } }],
+    });
+    await aliceSends({ method: 'post', path: `${V3}/jazz`, body: { name: 'Jazz' } }).then({
+      status: 200,
+      body: expect.objectContaining({ id: 'j1', name: 'Jazz' }),
+      events: [],
+    });
   });
 
   it('POST /v3/{businessId} past the playlist limit is refused and writes nothing', () =>
@@ -170,22 +163,24 @@ describe('v3 writes', () => {
         body: { id: 1, itemId: 'urn:r', date: NOW },
         events: [watchLaterCreated(), created('p1', 'rock', 'Rock', NOW), added('p1', 1, 'urn:r')],
       });
-    await spec
-      .given(alice, aliceHas)
-      .when({ as: 'alice', method: 'post', path: `${V3}/new/bookmarks`, body: { businessId: 'jazz', name: 'Jazz', itemId: 'urn:c' } })
-      .then({ status: 201, body: { id: 4, itemId: 'urn:c', date: NOW }, events: [added('j1', 4, 'urn:c')] });
+    await aliceSends({ method: 'post', path: `${V3}/new/bookmarks`, body: { businessId: 'jazz', name: 'Jazz', itemId: 'urn:c' } }).then({
+      status: 201,
+      body: { id: 4, itemId: 'urn:c', date: NOW },
+      events: [added('j1', 4, 'urn:c')],
+    });
   });
 
   it('DELETE /v3/{businessId} deletes the playlist; watch later cannot be deleted (409)', async () => {
-    await aliceDeletes(`${V3}/jazz`).then({ status: 204, events: [deleted('j1')] });
-    await aliceDeletes(`${V3}/watch_later`).then(refused(409));
+    await aliceSends({ method: 'delete', path: `${V3}/jazz` }).then({ status: 204, events: [deleted('j1')] });
+    await aliceSends({ method: 'delete', path: `${V3}/watch_later` }).then(refused(409));
   });
 
   it('POST /v3/{businessId}/bookmarks adds one bookmark, to watch later too', () =>
-    spec
-      .given(alice, aliceHas)
-      .when({ as: 'alice', method: 'post', path: `${V3}/watch_later/bookmarks`, body: { itemId: 'urn:c', date: NOW + 50 } })
-      .then({ status: 201, body: { id: 4, itemId: 'urn:c', date: NOW }, events: [added('watch_later', 4, 'urn:c')] }));
+    aliceSends({ method: 'post', path: `${V3}/watch_later/bookmarks`, body: { itemId: 'urn:c', date: NOW + 50 } }).then({
+      status: 201,
+      body: { id: 4, itemId: 'urn:c', date: NOW },
+      events: [added('watch_later', 4, 'urn:c')],
+    }));
 
   it('PUT /v3/{businessId}/bookmarks adds the new items in one append and answers every entry in the order sent', () =>
     spec
@@ -218,14 +213,14 @@ describe('v3 writes', () => {
       .then({ status: 400, body: expect.objectContaining({ status: 400, title: 'Limit Exceeded' }), events: [] }));
 
   it('DELETE /v3/{businessId}/bookmarks removes all, or those matching ids or mediaIds', async () => {
-    await aliceDeletes(`${V3}/jazz/bookmarks`).then({ status: 204, events: [removed('j1', [1, 2])] });
-    await aliceDeletes(`${V3}/jazz/bookmarks`, { ids: '2', mediaIds: 'urn:a,urn:zzz' }).then({
+    await aliceSends({ method: 'delete', path: `${V3}/jazz/bookmarks` }).then({ status: 204, events: [removed('j1', [1, 2])] });
+    await aliceSends({ method: 'delete', path: `${V3}/jazz/bookmarks`, query: { ids: '2', mediaIds: 'urn:a,urn:zzz' } }).then({
       status: 204,
       events: [removed('j1', [1, 2])],
     });
-    await aliceDeletes(`${V3}/jazz/bookmarks`, { mediaIds: 'urn:zzz' }).then({ status: 204, events: [] });
+    await aliceSends({ method: 'delete', path: `${V3}/jazz/bookmarks`, query: { mediaIds: 'urn:zzz' } }).then({ status: 204, events: [] });
   });
 
   it('DELETE /v3/{businessId}/bookmarks/{bookmarkId} removes one bookmark', () =>
-    aliceDeletes(`${V3}/watch_later/bookmarks/3`).then({ status: 204, events: [removed('watch_later', [3])] }));
+    aliceSends({ method: 'delete', path: `${V3}/watch_later/bookmarks/3` }).then({ status: 204, events: [removed('watch_later', [3])] }));
 });
