@@ -16,39 +16,59 @@ import {
   type Writers,
 } from './support';
 
-/** What an outage suite works on: one history-svc on the real servers, its users, and what Kafka delivered for them. */
-export interface Outage {
+/** What a suite on the real servers works on: history-svc instances on one deployment, its users, and what Kafka delivered for them. */
+export interface OnServers {
   settings: ReturnType<typeof deployment>;
   users: string[];
+  /** Every instance of history-svc, started on the same stores; `service` is the first. */
+  instances: Instance[];
   service: Instance;
   topic: Awaited<ReturnType<typeof collectHistoryMessages>>;
 }
 
 /**
- * The frame of a suite that stops one server: skipped (and said so) without the servers; otherwise history-svc with
- * three users of its own (`name` in their ids and the data folder) and a collector of its topic, and the server's
- * `script` run with 'start' after the suite, whatever happened, so the next suite finds it up.
+ * The frame of a suite on the real servers: skipped (and said so) without them; otherwise `instances` history-svc
+ * processes on one deployment, three users of the suite's own (`name` in their ids and the data folder) and a
+ * collector of the topic; after the suite, `cleanUp` (whatever happened), then every process stopped.
  */
-export function describeOutage(title: string, name: string, script: () => string, suite: (outage: Outage) => void): void {
+export function describeOnServers(
+  title: string,
+  name: string,
+  options: { instances: number; cleanUp?: () => Promise<void> },
+  suite: (servers: OnServers) => void,
+): void {
   jest.setTimeout(180_000);
   const missing = serversMissing();
   if (missing) return reportSkipped(`faults: ${title}`, missing);
   const dir = mkdtempSync(join(tmpdir(), `udp-faults-${name}-`));
-  const outage = {
+  const servers = {
     settings: deployment(join(dir, 'data')),
     users: range(3).map((i) => `${name}-${i}-${randomUUID().slice(0, 8)}`),
-  } as Outage;
+    instances: [],
+  } as unknown as OnServers;
   beforeAll(async () => {
-    outage.service = await startHistory(outage.settings);
-    outage.topic = await collectHistoryMessages(outage.users);
+    for (let i = 0; i < options.instances; i++) servers.instances.push(await startHistory(servers.settings));
+    servers.service = servers.instances[0];
+    servers.topic = await collectHistoryMessages(servers.users);
   });
   afterAll(async () => {
-    await control(script(), 'start');
-    await outage.service?.process.stop();
-    await outage.topic?.stop();
+    await options.cleanUp?.();
+    for (const instance of servers.instances) await instance.process.stop();
+    await servers.topic?.stop();
     rmSync(dir, { recursive: true, force: true });
   });
-  suite(outage);
+  suite(servers);
+}
+
+/** What an outage suite works on: one history-svc on the real servers. */
+export type Outage = OnServers;
+
+/**
+ * The frame of a suite that stops one server: one history-svc on the servers, and the server's `script` run with
+ * 'start' after the suite, whatever happened, so the next suite finds it up.
+ */
+export function describeOutage(title: string, name: string, script: () => string, suite: (outage: Outage) => void): void {
+  describeOnServers(title, name, { instances: 1, cleanUp: () => control(script(), 'start') }, suite);
 }
 
 /**

@@ -1,51 +1,20 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { randomUUID } from 'node:crypto';
-import { reportSkipped, waitUntil } from '@udp/test-kit';
-import {
-  applyOnce,
-  collectHistoryMessages,
-  deployment,
-  historyOf,
-  type Instance,
-  range,
-  serversMissing,
-  startHistory,
-  Writers,
-} from './support';
+import { waitUntil } from '@udp/test-kit';
+import { describeOnServers } from './outage';
+import { applyOnce, historyOf, range, Writers } from './support';
 
 /**
  * Two history-svc processes on the same stores (one event store file, one MongoDB database, one Kafka topic)
  * under concurrent writes to the same users through both: no acknowledged write is lost, the technical ids stay
  * unique, both instances answer the same history, and the topic holds every change.
  */
-const missing = serversMissing();
-jest.setTimeout(180_000);
-
-if (missing) {
-  reportSkipped('faults: two instances of history-svc on the same stores', missing);
-} else {
-  const dir = mkdtempSync(join(tmpdir(), 'udp-faults-two-'));
-  const settings = deployment(join(dir, 'data'));
-  const users = range(3).map((i) => `two-${i}-${randomUUID().slice(0, 8)}`);
-  let a: Instance;
-  let b: Instance;
-  let topic: Awaited<ReturnType<typeof collectHistoryMessages>>;
-
-  beforeAll(async () => {
-    a = await startHistory(settings);
-    b = await startHistory(settings);
-    topic = await collectHistoryMessages(users);
-  });
-  afterAll(async () => {
-    await a?.process.stop();
-    await b?.process.stop();
-    await topic?.stop();
-    rmSync(dir, { recursive: true, force: true });
-  });
-
+describeOnServers('two instances of history-svc on the same stores', 'two', { instances: 2 }, (servers) => {
   it('loses no acknowledged write and converges on one history per user', async () => {
+    const {
+      settings,
+      users,
+      instances: [a, b],
+      topic,
+    } = servers;
     // Two writers per user, each alternating between the instances: writes to one history race across processes.
     const writers = new Writers([a, b], settings.INTERNAL_AUTH_SECRET, users, 2);
     await waitUntil(() => writers.total >= 200, 90_000, '200 acknowledged writes');
@@ -73,4 +42,4 @@ if (missing) {
         `${topic.messages.length} Kafka deliveries, ${repeats} repeated deliveries (same event id), 0 lost`,
     );
   });
-}
+});
