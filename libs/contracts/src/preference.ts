@@ -36,7 +36,6 @@ export type PartialUpdate = z.infer<typeof PartialUpdate>;
 export const PreferenceKeys = z.array(z.string()).openapi('PreferenceKeys', { description: 'the keys of the user, in ascending order' });
 export type PreferenceKeys = z.infer<typeof PreferenceKeys>;
 
-
 /**
  * The JSONPath expressions the API evaluates, as one regular expression (so the OpenAPI document states it):
  * `$` then segments: `.name`, `.*`, `..name`, `..*`, `..[...]`, and brackets holding an index, `*`, a quoted
