@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
-import { type StreamStateCache, foldedStates, writeSide } from '@udp/eventsourcing';
+import { type StreamStateCache, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
-import { startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import { serviceFoldedStates, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { playlistRoutes } from './api/routes';
 import { type PlaylistLimits, type PlaylistsState, playlistsDecider } from './domain/decider';
 import { playlistsSnapshot } from './domain/snapshot';
@@ -29,13 +29,7 @@ export interface PlaylistService extends ServiceApp {
 export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<PlaylistService> {
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(PLAYLISTS_COLLECTION, { userId: 1, businessId: 1 });
-  const folded = foldedStates({
-    cached: deps.cachedStates ?? 1000,
-    store: deps.snapshots,
-    codec: playlistsSnapshot,
-    every: deps.snapshotEvery ?? 1000,
-    logger,
-  });
+  const folded = serviceFoldedStates(deps, { codec: playlistsSnapshot, cached: deps.cachedStates });
   const { cache: states, snapshots } = folded;
   const projections = await startServiceProjections(deps, {
     service: 'playlist-svc',
