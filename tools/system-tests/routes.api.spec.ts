@@ -6,7 +6,6 @@ import { PUBLIC_ROUTES } from '@udp/contracts';
 import { createGateway } from '@udp/gateway-core';
 import { personalisationRouter } from '@udp/personalisation';
 import { closeServer, listen } from '@udp/runtime';
-import { createLogger } from '@udp/telemetry';
 import type { TestSystem } from '@udp/test-system';
 import { startWholeSystem } from './whole-system';
 
