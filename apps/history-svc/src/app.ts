@@ -1,6 +1,6 @@
-import { type StreamStateCache, foldedStates, writeSide } from '@udp/eventsourcing';
+import { type StreamStateCache, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
-import { startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import { serviceFoldedStates, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { internalRoutes } from './api/internal-routes';
 import { historyRoutes } from './api/routes';
 import type { HistoryState } from './domain/decider';
@@ -26,13 +26,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, revision: 1, item_id: 1 });
-  const folded = foldedStates({
-    cached: deps.cachedHistories ?? 1000,
-    store: deps.snapshots,
-    codec: historySnapshot,
-    every: deps.snapshotEvery ?? 1000,
-    logger,
-  });
+  const folded = serviceFoldedStates(deps, { codec: historySnapshot, cached: deps.cachedHistories });
   const { cache: states, snapshots } = folded;
   const projections = await startServiceProjections(deps, {
     service: 'history-svc',

@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
-import { type StreamStateCache, foldedStates, writeSide } from '@udp/eventsourcing';
+import { type StreamStateCache, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
-import { startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
-import { playlistWrites } from './api/commands';
-import { playlistV2Routes } from './api/v2';
-import { playlistV3Routes } from './api/v3';
+import { serviceFoldedStates, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import { playlistRoutes } from './api/routes';
 import { type PlaylistLimits, type PlaylistsState, playlistsDecider } from './domain/decider';
 import { playlistsSnapshot } from './domain/snapshot';
 import { playlistChangesPublisher } from './projections/playlist-changes';
@@ -31,13 +29,7 @@ export interface PlaylistService extends ServiceApp {
 export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<PlaylistService> {
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(PLAYLISTS_COLLECTION, { userId: 1, businessId: 1 });
-  const folded = foldedStates({
-    cached: deps.cachedStates ?? 1000,
-    store: deps.snapshots,
-    codec: playlistsSnapshot,
-    every: deps.snapshotEvery ?? 1000,
-    logger,
-  });
+  const folded = serviceFoldedStates(deps, { codec: playlistsSnapshot, cached: deps.cachedStates });
   const { cache: states, snapshots } = folded;
   const projections = await startServiceProjections(deps, {
     service: 'playlist-svc',
@@ -51,22 +43,24 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
     maxPlaylists: deps.limits?.maxPlaylists ?? PLAYLIST_LIMITS.maxPlaylists,
     maxBookmarks: deps.limits?.maxBookmarks ?? PLAYLIST_LIMITS.maxBookmarks,
   });
-  const execute = playlistWrites({
-    write: writeSide(store, projections.projector, deps.readYourWritesTimeoutMs, logger, readModels),
-    decider,
-    now: deps.now ?? Date.now,
-    conflictRetries: deps.conflictRetries ?? 10,
-    states,
-    snapshots,
-  });
-  const routeDeps = { execute, documents: playlistDocuments(readModels), newId: deps.newId ?? randomUUID };
 
   const app = serviceHttpApp({
     logger,
     maxBodyBytes: deps.maxBodyBytes ?? 4 * 1024 * 1024,
     health: { store, readModels, bus, projectors: projections.projectors },
     identity,
-    routes: [playlistV2Routes(routeDeps), playlistV3Routes(routeDeps)],
+    routes: [
+      playlistRoutes({
+        write: writeSide(store, projections.projector, deps.readYourWritesTimeoutMs, logger, readModels),
+        decider,
+        now: deps.now ?? Date.now,
+        conflictRetries: deps.conflictRetries ?? 10,
+        states,
+        snapshots,
+        documents: playlistDocuments(readModels),
+        newId: deps.newId ?? randomUUID,
+      }),
+    ],
   });
   return { app, states, stop: projections.stop };
 }

@@ -1,5 +1,5 @@
 import { HistoryQuery, NewItem, PositionsQuery } from './history';
-import { buildOpenApiDocument } from './openapi';
+import { PUBLIC_ROUTES, buildOpenApiDocument } from './openapi';
 
 describe('history contracts', () => {
   it('parse query strings into typed values', () => {
@@ -51,5 +51,14 @@ describe('OpenAPI document', () => {
     expect(paths['/api/data/export/public/{key}']?.get?.security).toEqual([]);
     expect(paths['/api/data/erasure/{erasureId}']?.get).toBeDefined();
     expect(Object.keys(doc.components?.schemas ?? {})).toEqual(expect.arrayContaining(['ExportRequest', 'ExportStatus', 'ErasureStatus']));
+  });
+
+  it('documents every route of the route tables, once each, and nothing else', () => {
+    const documented = Object.entries(doc.paths ?? {}).flatMap(([path, operations]) =>
+      Object.keys(operations ?? {}).map((method) => `${method.toUpperCase()} ${path}`),
+    );
+    const declared = PUBLIC_ROUTES.map((route) => `${route.method.toUpperCase()} ${route.path}`);
+    expect(new Set(declared).size).toBe(declared.length);
+    expect(declared.sort()).toEqual(documented.sort());
   });
 });

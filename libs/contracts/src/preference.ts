@@ -36,8 +36,6 @@ export type PartialUpdate = z.infer<typeof PartialUpdate>;
 export const PreferenceKeys = z.array(z.string()).openapi('PreferenceKeys', { description: 'the keys of the user, in ascending order' });
 export type PreferenceKeys = z.infer<typeof PreferenceKeys>;
 
-export const PreferenceKeyParam = z.object({ key: z.string().min(1, 'key must not be empty') });
-
 /**
  * The JSONPath expressions the API evaluates, as one regular expression (so the OpenAPI document states it):
  * `$` then segments: `.name`, `.*`, `..name`, `..*`, `..[...]`, and brackets holding an index, `*`, a quoted

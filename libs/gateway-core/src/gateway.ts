@@ -1,7 +1,16 @@
 import express, { type Express, type Request, type RequestHandler, type Response, type NextFunction } from 'express';
 import { AuthenticationError, IDENTITY_HEADER, type Authenticator, type Identity, type InternalIdentity } from '@udp/auth';
-import { buildAsyncApiDocument, buildOpenApiDocument } from '@udp/contracts';
-import { errorHandler, HttpError, notFoundHandler, rejectUndecodablePath, requestContext, sendProblem, unauthorized } from '@udp/http-kit';
+import { buildAsyncApiDocument, buildOpenApiDocument, healthApi } from '@udp/contracts';
+import {
+  errorHandler,
+  HttpError,
+  mountRoute,
+  notFoundHandler,
+  rejectUndecodablePath,
+  requestContext,
+  sendProblem,
+  unauthorized,
+} from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
 import { docsPage } from './docs-page';
 import { checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
@@ -53,7 +62,7 @@ export function createGateway(options: GatewayOptions): Express {
   app.use(methodNotAllowed(document));
 
   // 200 `UP` when every service is up; else 503 problem+json naming each service and the parts it reported.
-  app.get('/health/', async (_req, res) => {
+  mountRoute(app, healthApi.health, async (_input, _req, res) => {
     const answers = await Promise.all(routes.map(async (r) => [r.name ?? r.prefixes[0], await serviceHealth(r.url)] as const));
     const down = answers.filter(([, health]) => health.status === 'DOWN');
     if (down.length === 0) return void res.status(200).type('text/plain').send('UP');

@@ -3,3 +3,4 @@ export * from './validation';
 export * from './service-app';
 export * from './debug-handback';
 export * from './conditional';
+export * from './mount-route';

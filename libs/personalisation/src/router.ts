@@ -2,15 +2,14 @@ import { Router, type Request, type Response } from 'express';
 import { type Span, SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
 import { AuthenticationError, IDENTITY_HEADER, type Authenticator, type InternalIdentity } from '@udp/auth';
 import {
-  CodopsParam,
   type EndpointAnswer,
   type EndpointConfig,
   type EndpointDebug,
-  EndpointQuery,
   type EndpointItem,
   type PersonalisationConfig,
+  personalisationApi,
 } from '@udp/contracts';
-import { HttpError, badRequest, parseInput, unauthorized } from '@udp/http-kit';
+import { HttpError, badRequest, mountRoute, unauthorized } from '@udp/http-kit';
 import { type DebugSpan, debugSpanCapture, orderByEnd } from '@udp/telemetry';
 import { BUILT_IN_COMPONENTS, type ServiceUrls } from './components';
 import { bucketOf, componentFor } from './selection';
@@ -55,14 +54,13 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
     next();
   });
 
-  router.get('/api/v1/:codops/:endpoint', async (req: Request, res: Response) => {
+  // A malformed codops or endpoint is a 404 like an unknown one (the table says so).
+  mountRoute(router, personalisationApi.endpoint, async ({ params, query }, req: Request, res: Response) => {
     const started = performance.now();
-    const params = CodopsParam.safeParse(req.params);
-    const codops = params.success ? config.codops[params.data.codops] : undefined;
-    const endpoint = params.success && codops ? codops.endpoints[params.data.endpoint] : undefined;
-    if (!params.success || !codops || !endpoint) throw new HttpError(404, 'Not Found', 'unknown codops or endpoint');
-    const { codops: codopsName, endpoint: endpointName } = params.data;
-    const query = parseInput(EndpointQuery, req.query, 'query');
+    const { codops: codopsName, endpoint: endpointName } = params;
+    const codops = Object.hasOwn(config.codops, codopsName) ? config.codops[codopsName] : undefined;
+    const endpoint = codops && Object.hasOwn(codops.endpoints, endpointName) ? codops.endpoints[endpointName] : undefined;
+    if (!codops || !endpoint) throw new HttpError(404, 'Not Found', 'unknown codops or endpoint');
     if (query.component && !(query.component in endpoint.components)) {
       throw badRequest(`component must be one of ${Object.keys(endpoint.components).join(', ')}`, [
         { field: 'component', message: 'not a component of this endpoint' },

@@ -1,7 +1,15 @@
 import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import type { Bus } from '@udp/bus';
-import { Projector, erasureParticipant, type ErasureParticipantOptions, type FoldedStates, type Projection } from '@udp/eventsourcing';
+import {
+  Projector,
+  erasureParticipant,
+  foldedStates,
+  type ErasureParticipantOptions,
+  type FoldedStates,
+  type Projection,
+  type SnapshotCodec,
+} from '@udp/eventsourcing';
 import type { EventStore, SnapshotStore } from '@udp/eventstore';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
@@ -34,6 +42,23 @@ export interface SnapshotDeps {
   /** Where folded states are saved every `snapshotEvery` events and at stop (none: every write starts from the cache or the stream). */
   snapshots?: SnapshotStore;
   snapshotEvery?: number;
+}
+
+/**
+ * A write side's folded states from the service's deps: the last `cached` users' states in memory, saved every
+ * `snapshotEvery` events (default 1000) when the deps give a snapshot store.
+ */
+export function serviceFoldedStates<S>(
+  deps: SnapshotDeps & Pick<ServiceDeps, 'logger'>,
+  options: { codec: SnapshotCodec<S>; cached?: number },
+): FoldedStates<S> {
+  return foldedStates({
+    cached: options.cached ?? 1000,
+    store: deps.snapshots,
+    codec: options.codec,
+    every: deps.snapshotEvery ?? 1000,
+    logger: deps.logger,
+  });
 }
 
 export interface ServiceProjectionsOptions {

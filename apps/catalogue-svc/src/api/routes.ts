@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
-import { QC_ITEM_ID, QC_URL_VERSION } from '@udp/contracts';
-import { HttpError, notFoundError } from '@udp/http-kit';
+import { QC_ITEM_ID, QC_URL_VERSION, catalogueApi } from '@udp/contracts';
+import { HttpError, mountRoute, notFoundError } from '@udp/http-kit';
 import type { CatalogueView, ContentCoding, Rendition, Renditions } from '../projections/catalogue-view';
 import { ICON_NAMES, layerIcon } from './icons';
 
@@ -48,8 +48,8 @@ function send(req: Request, res: Response, renditions: Renditions, cacheControl:
   res.status(200).end(body);
 }
 
-function itemIdOf(req: Request): string {
-  const id = String(req.params.id);
+/** A malformed item id names no item: 404 (the table's schema documents the id; this checks its shape). */
+function checkedItemId(id: string): string {
   if (!QC_ITEM_ID.test(id)) throw notFoundError(`no item "${id}": item ids are four digits followed by layer letters, e.g. 0001W`);
   return id;
 }
@@ -62,20 +62,20 @@ export interface CatalogueRouteDeps {
 export function catalogueRoutes({ view }: CatalogueRouteDeps): Router {
   const router = Router();
 
-  router.get('/api/v2/items', async (req, res) => {
+  mountRoute(router, catalogueApi.list, async (_input, req, res) => {
     send(req, res, (await view.snapshot()).list, CACHE_LATEST);
   });
 
-  router.get('/api/v2/items/:id', async (req, res) => {
-    const id = itemIdOf(req);
+  mountRoute(router, catalogueApi.item, async ({ params }, req, res) => {
+    const id = checkedItemId(params.id);
     const found = (await view.snapshot()).latest.get(id);
     if (!found) throw notFoundError(`no published item ${id}`);
     send(req, res, found, CACHE_LATEST);
   });
 
-  router.get('/api/v2/items/:id/versions/:version', async (req, res) => {
-    const id = itemIdOf(req);
-    const written = String(req.params.version);
+  mountRoute(router, catalogueApi.itemVersion, async ({ params }, req, res) => {
+    const id = checkedItemId(params.id);
+    const written = params.version;
     if (!QC_URL_VERSION.test(written)) throw notFoundError(`no version "${written}" of item ${id}: write versions with dashes, e.g. 5-0`);
     const snapshot = await view.snapshot();
     const versions = snapshot.versionsOf.get(id);
@@ -86,6 +86,7 @@ export function catalogueRoutes({ view }: CatalogueRouteDeps): Router {
     send(req, res, found, CACHE_IMMUTABLE);
   });
 
+  // Not in the API document: the layer icons the item cards point to.
   router.get('/api/v2/icons/:file', (req, res) => {
     const layer = /^([a-z]+)\.svg$/.exec(String(req.params.file))?.[1];
     const svg = layer ? layerIcon(layer) : null;

@@ -1,7 +1,10 @@
 import type { CatalogueEvent } from '@udp/contracts';
 import { STREAM_CATEGORIES, joinIdParts } from '@udp/eventsourcing';
 
-/** The events of one QC item; schemas live in the contracts library. */
+/**
+ * The events of one QC item. Their schemas are in libs/contracts/src/catalogue.ts, with every event schema
+ * (docs/architecture.md, "Event sourcing rules").
+ */
 export type ItemEvent = CatalogueEvent;
 export type ItemVersionPublished = Extract<ItemEvent, { type: 'ItemVersionPublished' }>;
 

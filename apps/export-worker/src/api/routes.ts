@@ -1,9 +1,9 @@
 import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Router, type Response } from 'express';
-import { ErasureIdParam, ExportKeyParam, ExportRequest } from '@udp/contracts';
+import { exportApi } from '@udp/contracts';
 import { handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
-import { badRequest, notFoundError, parseInput, userIdOf } from '@udp/http-kit';
+import { badRequest, mountRoute, notFoundError, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { type ExportCommand, type ExportsState, exportsDecider } from '../domain/decider';
 import { exportStreamId } from '../domain/events';
@@ -52,9 +52,8 @@ async function sendZip(deps: ExportRouteDeps, doc: ExportDocument | null, res: R
 /** `GET /api/data/export/public/{key}`: no credentials; the key is the capability. */
 export function publicExportRoutes(deps: ExportRouteDeps): Router {
   const router = Router();
-  router.get('/api/data/export/public/:key', async (req, res) => {
-    const parsed = ExportKeyParam.safeParse(req.params);
-    await sendZip(deps, parsed.success ? await deps.docs.get(parsed.data.key) : null, res);
+  mountRoute(router, exportApi.downloadPublic, async ({ params }, _req, res) => {
+    await sendZip(deps, await deps.docs.get(params.key), res);
   });
   return router;
 }
@@ -70,14 +69,12 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
       { ...command, metadata: { now: deps.now() } } as ExportCommand,
       { retries: 10 },
     );
-  const ownDoc = async (userId: string, params: unknown) => {
-    const parsed = ExportKeyParam.safeParse(params);
-    const doc = parsed.success ? await deps.docs.get(parsed.data.key) : null;
+  const ownDoc = async (userId: string, key: string) => {
+    const doc = await deps.docs.get(key);
     return doc && doc.userId === userId && doc.status !== 'deleted' ? doc : null;
   };
 
-  router.post('/api/data/export', async (req, res) => {
-    const body = parseInput(ExportRequest, req.body, 'body');
+  mountRoute(router, exportApi.start, async ({ body }, _req, res) => {
     const userId = userIdOf(res);
     const now = deps.now();
     const fileName = body.fileName === undefined ? defaultFileName(now) : sanitiseFileName(body.fileName);
@@ -108,13 +105,13 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     res.status(201).location(deps.addresses.url(key)).json(toStatus(status, deps.addresses));
   });
 
-  router.get('/api/data/export', async (_req, res) => {
+  mountRoute(router, exportApi.list, async (_input, _req, res) => {
     const now = deps.now();
     const docs = await deps.docs.find({ userId: userIdOf(res) }, { sort: { createdOn: -1 } });
     res.json(docs.filter((d) => d.status !== 'deleted' && d.expiresAt > now).map((d) => toStatus(d, deps.addresses)));
   });
 
-  router.delete('/api/data/export', async (_req, res) => {
+  mountRoute(router, exportApi.deleteAll, async (_input, _req, res) => {
     const result = await execute(userIdOf(res), { type: 'DeleteAllExports', data: {} });
     await removeFiles(
       deps.storage,
@@ -124,20 +121,20 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     res.status(204).end();
   });
 
-  router.get('/api/data/export/:key', async (req, res) => {
-    await sendZip(deps, await ownDoc(userIdOf(res), req.params), res);
+  mountRoute(router, exportApi.download, async ({ params }, _req, res) => {
+    await sendZip(deps, await ownDoc(userIdOf(res), params.key), res);
   });
 
-  router.delete('/api/data/export/:key', async (req, res) => {
+  mountRoute(router, exportApi.delete, async ({ params }, _req, res) => {
     const userId = userIdOf(res);
-    const doc = await ownDoc(userId, req.params);
+    const doc = await ownDoc(userId, params.key);
     if (!doc) throw notFoundError('no such export');
     const result = await execute(userId, { type: 'DeleteExport', data: { key: doc._id, reason: 'deleted' } });
     await removeFiles(deps.storage, result.stateBefore, [doc._id]);
     res.status(204).end();
   });
 
-  router.delete('/api/data', async (_req, res) => {
+  mountRoute(router, exportApi.erase, async (_input, _req, res) => {
     const { erasureId, completed } = await deps.erase(userIdOf(res));
     if (completed) return void res.status(204).end();
     const doc = await deps.erasures.get(erasureId);
@@ -145,8 +142,7 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     res.json(doc ? toErasureStatus(doc) : { erasureId, status: 'pending' });
   });
 
-  router.get('/api/data/erasure/:erasureId', async (req, res) => {
-    const { erasureId } = parseInput(ErasureIdParam, req.params, 'path');
+  mountRoute(router, exportApi.erasure, async ({ params: { erasureId } }, _req, res) => {
     const doc = await deps.erasures.get(erasureId);
     if (!doc || doc.userHash !== userHash(erasureId, userIdOf(res))) throw notFoundError('no such erasure');
     res.json(toErasureStatus(doc));

@@ -1,6 +1,9 @@
 import type { exportStreamEvents } from '@udp/contracts';
 
-/** The events of one user's exports, and of one erasure; schemas live in the contracts library. */
+/**
+ * The events of one user's exports, and of one erasure. Their schemas are in libs/contracts/src/events/export-stream.ts,
+ * with every event schema and the export and erasure messages of the bus (docs/architecture.md, "Event sourcing rules").
+ */
 export type ExportEvent = exportStreamEvents.ExportStreamEvent;
 export type ErasureEvent = exportStreamEvents.ErasureStreamEvent;
 

@@ -1,7 +1,10 @@
 import type { historyEvents } from '@udp/contracts';
 import { STREAM_CATEGORIES, historyStreamId, ownedStream, userIdOfStream } from '@udp/eventsourcing';
 
-/** The events of one user's history; schemas live in the contracts library. */
+/**
+ * The events of one user's history. Their schemas are in libs/contracts/src/events/history.ts, beside the bus
+ * message that names these types for other consumers (docs/architecture.md, "Event sourcing rules").
+ */
 export type HistoryEvent = historyEvents.HistoryEvent;
 export type HistoryItemRecorded = Extract<HistoryEvent, { type: 'HistoryItemRecorded' }>;
 export type HistoryItemDeleted = Extract<HistoryEvent, { type: 'HistoryItemDeleted' }>;

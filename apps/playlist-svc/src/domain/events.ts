@@ -1,7 +1,10 @@
 import type { playlistEvents } from '@udp/contracts';
 import { STREAM_CATEGORIES, ownedStream, playlistsStreamId, userIdOfStream } from '@udp/eventsourcing';
 
-/** The events of all the playlists of one user; schemas live in the contracts library. */
+/**
+ * The events of all the playlists of one user. Their schemas are in libs/contracts/src/events/playlists.ts, beside
+ * the bus message that names these types for other consumers (docs/architecture.md, "Event sourcing rules").
+ */
 export type PlaylistEvent = playlistEvents.PlaylistEvent;
 export type PlaylistCreated = Extract<PlaylistEvent, { type: 'PlaylistCreated' }>;
 export type PlaylistRenamed = Extract<PlaylistEvent, { type: 'PlaylistRenamed' }>;

@@ -1,6 +1,35 @@
-import { WATCH_LATER, WATCH_LATER_DEFAULT_NAME } from '@udp/contracts';
+import { WATCH_LATER, WATCH_LATER_DEFAULT_NAME, type PlaylistType } from '@udp/contracts';
 import type { Collection } from '@udp/readmodel';
-import { type PlaylistDocument, playlistDocumentId } from './playlists';
+import type { Playlist } from '../domain/decider';
+import { type BookmarkEntry, type PlaylistDocument, playlistDocumentId } from './playlists';
+
+/**
+ * One data set, two API versions. What both show of a playlist, whether it comes from the read model (a
+ * `PlaylistDocument` is one) or from the write side's state after a command (`viewOf`, for answers to writes).
+ * v2 `media_id` is v3 `itemId`; v2 `system` is v3 `type: watch_later`.
+ */
+export interface PlaylistView {
+  playlistId: string;
+  businessId: string;
+  name: string;
+  playlistType: PlaylistType;
+  lastUpdate: number;
+  bookmarks: BookmarkEntry[];
+}
+
+export function viewOf(playlist: Playlist): PlaylistView {
+  return {
+    playlistId: playlist.id,
+    businessId: playlist.businessId,
+    name: playlist.name,
+    playlistType: playlist.type,
+    lastUpdate: playlist.lastUpdate,
+    bookmarks: [...playlist.bookmarks.values()],
+  };
+}
+
+/** Bookmarks newest first; the later bookmark (higher id) first among equal dates. */
+export const newestFirst = (bookmarks: BookmarkEntry[]) => [...bookmarks].sort((a, b) => b.date - a.date || b.id - a.id);
 
 /**
  * Watch later exists for every user: until the user's first write creates it, the queries answer it empty,

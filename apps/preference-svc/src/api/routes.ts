@@ -1,7 +1,7 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
-import { PartialUpdate, PreferenceDocument, PreferenceKeyParam, PreferenceQuery } from '@udp/contracts';
+import { preferenceApi } from '@udp/contracts';
 import { DomainError, handleCommandVisibly, invalid, notFound, type WriteSide, type Unstamped } from '@udp/eventsourcing';
-import { HttpError, badRequest, parseInput, userIdOf } from '@udp/http-kit';
+import { HttpError, badRequest, mountRoute, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { type PreferenceCommand, type PreferenceState, evolve, preferenceDecider } from '../domain/decider';
 import { preferenceStream } from '../domain/events';
@@ -47,15 +47,15 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
     }
   };
 
-  const keyOf = (req: Request) => {
-    const { key } = parseInput(PreferenceKeyParam, req.params, 'path');
+  const checkedKey = (key: string) => {
     checkKey(key, limits);
     return key;
   };
+  // Express gives the segments of `{path}` one by one (decoded), so a field name may hold an encoded slash.
   const pathOf = (req: Request) => parsePath(req.params.path as unknown as string[], limits);
-  const jsonBody = (req: Request) => {
-    if (req.body === undefined) throw badRequest('a JSON body is required', [{ field: 'body', message: 'required' }]);
-    return req.body as unknown;
+  const jsonBody = (body: unknown) => {
+    if (body === undefined) throw badRequest('a JSON body is required', [{ field: 'body', message: 'required' }]);
+    return body;
   };
 
   /** `/api/preference/` and `/api/preference//x` name an empty key: say so instead of a bare 404. */
@@ -64,28 +64,25 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
     next(emptyKey ? invalid('key must not be empty', 'key') : undefined);
   });
 
-  router.get(BASE, async (_req, res) => {
+  mountRoute(router, preferenceApi.listKeys, async (_input, _req, res) => {
     res.json(await listKeys(keys, userIdOf(res)));
   });
 
-  router.get(`${BASE}/:key`, async (req, res) => {
-    const key = keyOf(req);
-    const { jsonpath } = parseInput(PreferenceQuery, req.query, 'query');
+  mountRoute(router, preferenceApi.read, async ({ params, query: { jsonpath } }, _req, res) => {
+    const key = checkedKey(params.key);
     const document = await readDocument(documents, userIdOf(res), key);
     if (!document) throw notFound(`no preference ${key}`);
     res.json(jsonpath === undefined ? document : queryJsonPath(document, jsonpath));
   });
 
-  router.put(`${BASE}/:key`, async (req, res) => {
-    const key = keyOf(req);
-    const document = parseInput(PreferenceDocument, req.body, 'body');
+  mountRoute(router, preferenceApi.replace, async ({ params, body: document }, _req, res) => {
+    const key = checkedKey(params.key);
     const result = await execute(userIdOf(res), { type: 'ReplaceDocument', data: { key, document } });
     res.status(result.created ? 201 : 200).json(result.document);
   });
 
-  router.delete(`${BASE}/:key`, async (req, res) => {
-    const key = keyOf(req);
-    const { jsonpath } = parseInput(PreferenceQuery, req.query, 'query');
+  mountRoute(router, preferenceApi.delete, async ({ params, query: { jsonpath } }, _req, res) => {
+    const key = checkedKey(params.key);
     await execute(
       userIdOf(res),
       jsonpath === undefined ? { type: 'DeleteDocument', data: { key } } : { type: 'DeleteMatching', data: { key, jsonpath } },
@@ -94,8 +91,8 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
   });
 
   // With a {path}, the jsonpath query parameter is ignored (spec).
-  router.get(`${BASE}/:key/*path`, async (req, res) => {
-    const key = keyOf(req);
+  mountRoute(router, preferenceApi.readAtPath, async ({ params }, req, res) => {
+    const key = checkedKey(params.key);
     const path = pathOf(req);
     const document = await readDocument(documents, userIdOf(res), key);
     const found = document ? getAt(document, path) : { found: false as const };
@@ -103,19 +100,21 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
     res.json(found.value);
   });
 
-  const writeAtPath = (type: 'PutAtPath' | 'MergeAtPath') => async (req: Request, res: Response) => {
-    const key = keyOf(req);
+  const writeAtPath = async (type: 'PutAtPath' | 'MergeAtPath', key: string, value: unknown, req: Request, res: Response) => {
     const path = pathOf(req);
-    const value = type === 'MergeAtPath' ? parseInput(PartialUpdate, jsonBody(req), 'body').payload : jsonBody(req);
     const result = await execute(userIdOf(res), { type, data: { key, path, value } });
     const stored = result.document ? getAt(result.document, path) : { found: false as const };
     res.status(result.created ? 201 : 200).json(stored.found ? stored.value : null);
   };
-  router.put(`${BASE}/:key/*path`, writeAtPath('PutAtPath'));
-  router.post(`${BASE}/:key/*path`, writeAtPath('MergeAtPath'));
+  mountRoute(router, preferenceApi.replaceAtPath, async ({ params, body }, req, res) => {
+    await writeAtPath('PutAtPath', checkedKey(params.key), jsonBody(body), req, res);
+  });
+  mountRoute(router, preferenceApi.mergeAtPath, async ({ params, body }, req, res) => {
+    await writeAtPath('MergeAtPath', checkedKey(params.key), body.payload, req, res);
+  });
 
-  router.delete(`${BASE}/:key/*path`, async (req, res) => {
-    const key = keyOf(req);
+  mountRoute(router, preferenceApi.deleteAtPath, async ({ params }, req, res) => {
+    const key = checkedKey(params.key);
     await execute(userIdOf(res), { type: 'DeleteAtPath', data: { key, path: pathOf(req) } });
     res.status(204).end();
   });

@@ -1,7 +1,10 @@
 import type { preferenceEvents } from '@udp/contracts';
 import { STREAM_CATEGORIES, ownedStream, preferenceStreamId } from '@udp/eventsourcing';
 
-/** The events of one preference document; schemas live in the contracts library. */
+/**
+ * The events of one preference document. Their schemas are in libs/contracts/src/events/preference.ts, with every event schema
+ * (docs/architecture.md, "Event sourcing rules").
+ */
 export type PreferenceEvent = preferenceEvents.PreferenceEvent;
 export type PreferenceWritten = Extract<PreferenceEvent, { type: 'PreferenceWritten' }>;
 export type PreferenceDeleted = Extract<PreferenceEvent, { type: 'PreferenceDeleted' }>;

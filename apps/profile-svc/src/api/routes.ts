@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type Response } from 'express';
-import { type Profile, PublicUserIdParam, UpdateProfileData } from '@udp/contracts';
+import { type Profile, profileApi } from '@udp/contracts';
 import { handleCommandVisibly, notFound, type WriteSide, type Unstamped } from '@udp/eventsourcing';
-import { HttpError, parseInput, userIdOf } from '@udp/http-kit';
+import { HttpError, mountRoute, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { type ProfileCommand, evolve, profileDecider } from '../domain/decider';
 import { profileStream } from '../domain/events';
@@ -39,7 +39,7 @@ export function profileRoutes({ write, profiles, publicProfiles, publicProfilesE
     return ownerView(profile!);
   };
 
-  router.get('/api/profile/v3', async (_req, res) => {
+  mountRoute(router, profileApi.read, async (_input, _req, res) => {
     const stored = await profiles.get(userIdOf(res));
     if (stored) {
       const { _id: _userId, revision: _revision, ...profile } = stored;
@@ -49,14 +49,12 @@ export function profileRoutes({ write, profiles, publicProfiles, publicProfilesE
     res.json(await execute(res, { type: 'EnsureProfile', data: { publicUserId: randomUUID() } }));
   });
 
-  router.put('/api/profile/v3', async (req, res) => {
-    const changes = parseInput(UpdateProfileData, req.body, 'body');
+  mountRoute(router, profileApi.update, async ({ body: changes }, _req, res) => {
     res.json(await execute(res, { type: 'UpdateProfile', data: { publicUserId: randomUUID(), changes } }));
   });
 
-  router.get('/api/profile/v3/public/:publicUserId', async (req, res) => {
+  mountRoute(router, profileApi.readPublic, async ({ params: { publicUserId } }, _req, res) => {
     if (!publicProfilesEnabled) throw new HttpError(409, 'Conflict', 'public profiles are switched off on this service');
-    const { publicUserId } = parseInput(PublicUserIdParam, req.params, 'path');
     const row = await publicProfiles.get(publicUserId);
     // Unknown, or not public: the same answer, so a private profile's existence is not revealed.
     if (!row?.view) throw notFound(`no public profile ${publicUserId}`);

@@ -1,7 +1,10 @@
 import type { profileEvents } from '@udp/contracts';
 import { STREAM_CATEGORIES, ownedStream, profileStreamId, userIdOfStream } from '@udp/eventsourcing';
 
-/** The events of one user's profile; schemas live in the contracts library. */
+/**
+ * The events of one user's profile. Their schemas are in libs/contracts/src/events/profile.ts, with every event schema
+ * (docs/architecture.md, "Event sourcing rules").
+ */
 export type ProfileEvent = profileEvents.ProfileEvent;
 export type ProfileState = profileEvents.ProfileState;
 

@@ -1,43 +1,31 @@
 import { Router } from 'express';
 import {
-  BookmarkIdParamV2,
-  NewMediaForPlaylistV2,
-  NewPlaylist,
-  NewPlaylistWithContent,
-  PlaylistIdParam,
-  PlaylistIdParamOfDelete,
-  PlaylistsV2Query,
   WATCH_LATER,
+  playlistApi,
+  type Bookmark,
   type BookmarksIds,
+  type FullPlaylist,
+  type PlaylistMetaData,
   type RetrievedPlaylists,
 } from '@udp/contracts';
-import { notFoundError, parseInput, userIdOf, sendJsonConditionally } from '@udp/http-kit';
-import type { Collection } from '@udp/readmodel';
-import { listPlaylists, playlistById } from '../projections/playlist-queries';
-import type { PlaylistDocument } from '../projections/playlists';
-import type { ExecutePlaylistCommand } from './commands';
-import { bookmarkV2, fullPlaylistV2, metaDataV2, viewOf } from './views';
+import { mountRoute, notFoundError, userIdOf, sendJsonConditionally } from '@udp/http-kit';
+import { type PlaylistView, listPlaylists, newestFirst, playlistById, viewOf } from '../projections/playlist-queries';
+import type { BookmarkEntry } from '../projections/playlists';
+import type { PlaylistVersionDeps } from './routes';
 
-export interface PlaylistRouteDeps {
-  execute: ExecutePlaylistCommand;
-  documents: Collection<PlaylistDocument>;
-  newId: () => string;
-}
+const api = playlistApi.v2;
 
 /** `/api/playlist/v2`: playlists by technical id, media by `media_id`; the watch-later playlist is `system`. */
-export function playlistV2Routes({ execute, documents, newId }: PlaylistRouteDeps): Router {
+export function playlistV2Routes({ execute, documents, newId }: PlaylistVersionDeps): Router {
   const router = Router();
-  const base = '/api/playlist/v2';
 
-  router.get(base, async (req, res) => {
-    const { withSystemDefaultPlaylistName } = parseInput(PlaylistsV2Query, req.query, 'query');
+  mountRoute(router, api.list, async ({ query }, req, res) => {
     const playlists = await listPlaylists(documents, userIdOf(res));
-    const answer: RetrievedPlaylists = { playlists: playlists.map((p) => metaDataV2(p, withSystemDefaultPlaylistName)) };
+    const answer: RetrievedPlaylists = { playlists: playlists.map((p) => metaDataV2(p, query.withSystemDefaultPlaylistName)) };
     sendJsonConditionally(req, res, answer);
   });
 
-  router.post(base, async (req, res) => {
-    const body = parseInput(NewPlaylist, req.body, 'body');
+  mountRoute(router, api.create, async ({ body }, _req, res) => {
     if (body.system) {
       // The system playlist exists for every user: asking for it answers it as it is.
       const outcome = await execute(userIdOf(res), { type: 'EnsureWatchLater', data: {} });
@@ -52,13 +40,12 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistRouteDep
     res.status(201).json(metaDataV2(viewOf(outcome.playlist({ id }))));
   });
 
-  router.delete(base, async (_req, res) => {
+  mountRoute(router, api.deleteAll, async (_input, _req, res) => {
     await execute(userIdOf(res), { type: 'DeleteAllPlaylists', data: {} });
     res.status(204).end();
   });
 
-  router.post(`${base}/new/bookmarks`, async (req, res) => {
-    const body = parseInput(NewPlaylistWithContent, req.body, 'body');
+  mountRoute(router, api.createWithBookmark, async ({ body }, _req, res) => {
     const id = newId();
     const outcome = await execute(userIdOf(res), {
       type: 'SavePlaylist',
@@ -68,16 +55,13 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistRouteDep
     res.status(201).json(answer);
   });
 
-  router.get(`${base}/:playlistId/bookmarks`, async (req, res) => {
-    const { playlistId } = parseInput(PlaylistIdParam, req.params, 'path');
+  mountRoute(router, api.read, async ({ params: { playlistId } }, _req, res) => {
     const playlist = await playlistById(documents, userIdOf(res), playlistId);
     if (!playlist) throw notFoundError(`no playlist with id ${playlistId}`);
     res.json(fullPlaylistV2(playlist));
   });
 
-  router.post(`${base}/:playlistId/bookmarks`, async (req, res) => {
-    const { playlistId } = parseInput(PlaylistIdParam, req.params, 'path');
-    const body = parseInput(NewMediaForPlaylistV2, req.body, 'body');
+  mountRoute(router, api.addBookmark, async ({ params: { playlistId }, body }, _req, res) => {
     const outcome = await execute(userIdOf(res), {
       type: 'AddBookmarks',
       data: { playlist: { id: playlistId }, items: [{ itemId: body.media_id, date: body.date }] },
@@ -86,24 +70,40 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistRouteDep
     res.status(outcome.addedItem(playlistId, body.media_id) ? 201 : 200).json(bookmarkV2(bookmark));
   });
 
-  router.delete(`${base}/:playlistId/bookmarks`, async (req, res) => {
-    const { playlistId } = parseInput(PlaylistIdParam, req.params, 'path');
+  mountRoute(router, api.deleteBookmarks, async ({ params: { playlistId } }, _req, res) => {
     await execute(userIdOf(res), { type: 'RemoveBookmarks', data: { playlist: { id: playlistId } } });
     res.status(204).end();
   });
 
-  router.delete(`${base}/:playlistId/bookmarks/:bookmarks_id`, async (req, res) => {
-    const { playlistId } = parseInput(PlaylistIdParam, req.params, 'path');
-    const { bookmarks_id } = parseInput(BookmarkIdParamV2, req.params, 'path');
+  mountRoute(router, api.deleteBookmark, async ({ params: { playlistId, bookmarks_id } }, _req, res) => {
     await execute(userIdOf(res), { type: 'RemoveBookmark', data: { playlist: { id: playlistId }, bookmarkId: bookmarks_id } });
     res.status(204).end();
   });
 
-  router.delete(`${base}/:playlist_id`, async (req, res) => {
-    const { playlist_id } = parseInput(PlaylistIdParamOfDelete, req.params, 'path');
+  mountRoute(router, api.delete, async ({ params: { playlist_id } }, _req, res) => {
     await execute(userIdOf(res), { type: 'DeletePlaylist', data: { playlist: { id: playlist_id } } });
     res.status(204).end();
   });
 
   return router;
 }
+
+// v2 shapes: `media_id`, and the watch-later playlist as `system`.
+
+const bookmarkV2 = (b: BookmarkEntry): Bookmark => ({ date: b.date, id: b.id, media_id: b.itemId });
+
+const fullPlaylistV2 = (p: PlaylistView): FullPlaylist => ({
+  bookmarks: newestFirst(p.bookmarks).map(bookmarkV2),
+  id: p.playlistId,
+  name: p.name,
+  system: p.playlistType === 'watch_later',
+});
+
+/** `systemName` (v2 `withSystemDefaultPlaylistName`) is the name the system playlist is listed under. */
+const metaDataV2 = (p: PlaylistView, systemName?: string): PlaylistMetaData => ({
+  id: p.playlistId,
+  name: p.playlistType === 'watch_later' && systemName !== undefined ? systemName : p.name,
+  system: p.playlistType === 'watch_later',
+  bookmarks_count: p.bookmarks.length,
+  last_update: p.lastUpdate,
+});

@@ -1,12 +1,14 @@
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { CodopsParam, EndpointAnswer, EndpointQuery } from '../personalisation';
 import { z } from '../zod';
+import { defineRoute } from './define-route';
 import { json, problem } from './helpers';
 
-export function registerPersonalisation(registry: OpenAPIRegistry): void {
-  registry.registerPath({
+/** The gateway's personalisation endpoints (libs/personalisation). A malformed codops or endpoint is unknown: 404. */
+export const personalisationApi = {
+  endpoint: defineRoute({
     method: 'get',
     path: '/api/v1/{codops}/{endpoint}',
+    malformedPathIsNotFound: true,
     tags: ['personalisation'],
     summary: 'A personalisation endpoint of a codops, served by one of its components (A/B split on u, or override)',
     description: 'Personal components read the data of the caller named by the token only; without a token they fall back to `trending`.',
@@ -31,5 +33,5 @@ export function registerPersonalisation(registry: OpenAPIRegistry): void {
       404: problem('unknown codops or endpoint'),
       429: problem('too many wrong debug secrets'),
     },
-  });
-}
+  }),
+};

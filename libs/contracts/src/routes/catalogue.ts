@@ -1,6 +1,6 @@
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { QcItemJson, QcItemsJson } from '../catalogue';
 import { z } from '../zod';
+import { defineRoute } from './define-route';
 import { problem } from './helpers';
 
 const xml = (description: string) => ({
@@ -16,19 +16,19 @@ const errors = {
   406: problem('the Accept header asks for a type other than XML or JSON'),
 };
 const itemId = z.string().openapi({ example: '0001W', description: 'four digits followed by the layer letters (F, W, X, B, BI)' });
+const tags = ['qc catalogue'];
 
-/** The public, read-only QC item catalogue (no credentials). */
-export function registerCatalogue(registry: OpenAPIRegistry): void {
-  const tags = ['qc catalogue'];
-  registry.registerPath({
+/** catalogue-svc: the public, read-only QC item catalogue (no credentials). */
+export const catalogueApi = {
+  list: defineRoute({
     method: 'get',
     path: '/api/v2/items',
     tags,
     security: [],
     summary: 'Every item, latest published version (qcc:Items)',
     responses: { 200: both(QcItemsJson, 'the catalogue'), 304: { description: 'not modified' }, 406: errors[406] },
-  });
-  registry.registerPath({
+  }),
+  item: defineRoute({
     method: 'get',
     path: '/api/v2/items/{id}',
     tags,
@@ -36,8 +36,8 @@ export function registerCatalogue(registry: OpenAPIRegistry): void {
     summary: 'One item, latest published version (qcc:ItemInfo)',
     request: { params: z.object({ id: itemId }) },
     responses: { 200: both(QcItemJson, 'the item'), 304: { description: 'not modified' }, ...errors },
-  });
-  registry.registerPath({
+  }),
+  itemVersion: defineRoute({
     method: 'get',
     path: '/api/v2/items/{id}/versions/{version}',
     tags,
@@ -54,5 +54,5 @@ export function registerCatalogue(registry: OpenAPIRegistry): void {
       304: { description: 'not modified' },
       ...errors,
     },
-  });
-}
+  }),
+};

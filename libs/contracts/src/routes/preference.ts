@@ -1,27 +1,35 @@
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { JsonNode, PartialUpdate, PreferenceDocument, PreferenceKeys, PreferenceQuery } from '../preference';
 import { z } from '../zod';
+import { defineRoute } from './define-route';
 import { commonErrors, empty, json, problem, writeErrors } from './helpers';
 
-export function registerPreference(registry: OpenAPIRegistry): void {
-  const tags = ['preference'];
-  const key = z.object({ key: z.string().openapi({ description: 'preference key (URL-encoded; any characters)' }) });
-  const keyAndPath = key.extend({
-    path: z.string().openapi({ description: 'field names and array indexes separated by slashes, e.g. favorites/urn:show:1/date' }),
-  });
-  const notFound = { 404: problem('no such preference, or nothing at that path') };
-  const conflict = { 429: problem('the document kept changing under concurrent writes; see Retry-After') };
-  const tooLarge = { 413: problem('body, or the resulting document, too large') };
-  const body = <T extends z.ZodType>(schema: T) => ({ body: { required: true, content: { 'application/json': { schema } } } });
+const tags = ['preference'];
+const key = z.object({ key: z.string().openapi({ description: 'preference key (URL-encoded; any characters)' }) });
+const keyAndPath = key.extend({
+  path: z.string().openapi({ description: 'field names and array indexes separated by slashes, e.g. favorites/urn:show:1/date' }),
+});
+const notFound = { 404: problem('no such preference, or nothing at that path') };
+const conflict = { 429: problem('the document kept changing under concurrent writes; see Retry-After') };
+const tooLarge = { 413: problem('body, or the resulting document, too large') };
+/** What a write under a path answers: the value now there. */
+const writtenAtPath = {
+  200: json(JsonNode, 'the value now at the path'),
+  201: json(JsonNode, 'the document was created: the value now at the path'),
+  ...writeErrors,
+  ...tooLarge,
+  ...conflict,
+};
 
-  registry.registerPath({
+/** preference-svc: `/api/preference`, a JSON document per key; `{path}` runs to the end of the URL. */
+export const preferenceApi = {
+  listKeys: defineRoute({
     method: 'get',
     path: '/api/preference',
     tags,
     summary: 'List the keys of the user',
     responses: { 200: json(PreferenceKeys, 'the keys, ascending'), ...commonErrors },
-  });
-  registry.registerPath({
+  }),
+  read: defineRoute({
     method: 'get',
     path: '/api/preference/{key}',
     tags,
@@ -30,13 +38,13 @@ export function registerPreference(registry: OpenAPIRegistry): void {
       'A definite expression (plain names and indexes) answers the value (404 when absent); any other answers the array of matches.',
     request: { params: key, query: PreferenceQuery },
     responses: { 200: json(JsonNode, 'the document, or the JSONPath result'), ...commonErrors, ...notFound },
-  });
-  registry.registerPath({
+  }),
+  replace: defineRoute({
     method: 'put',
     path: '/api/preference/{key}',
     tags,
     summary: 'Create or replace a preference (a JSON object)',
-    request: { params: key, ...body(PreferenceDocument) },
+    request: { params: key, body: PreferenceDocument },
     responses: {
       200: json(PreferenceDocument, 'replaced: the stored document'),
       201: json(PreferenceDocument, 'created: the stored document'),
@@ -44,60 +52,52 @@ export function registerPreference(registry: OpenAPIRegistry): void {
       ...tooLarge,
       ...conflict,
     },
-  });
-  registry.registerPath({
+  }),
+  delete: defineRoute({
     method: 'delete',
     path: '/api/preference/{key}',
     tags,
     summary: 'Delete a preference, or with `jsonpath` the matching parts of it',
     request: { params: key, query: PreferenceQuery },
     responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
-  });
-  registry.registerPath({
+  }),
+  readAtPath: defineRoute({
     method: 'get',
     path: '/api/preference/{key}/{path}',
+    restParam: 'path',
     tags,
     summary: 'Read the part under a path',
     request: { params: keyAndPath },
     responses: { 200: json(JsonNode, 'the value at the path'), ...commonErrors, ...notFound },
-  });
-  registry.registerPath({
+  }),
+  mergeAtPath: defineRoute({
     method: 'post',
     path: '/api/preference/{key}/{path}',
+    restParam: 'path',
     tags,
     summary: 'Update the part under a path (objects are merged)',
     description:
       'Creates the document and missing parents. When both the stored value and the payload are objects, the payload is merged into it recursively; otherwise it replaces it.',
-    request: { params: keyAndPath, ...body(PartialUpdate) },
-    responses: {
-      200: json(JsonNode, 'the value now at the path'),
-      201: json(JsonNode, 'the document was created: the value now at the path'),
-      ...writeErrors,
-      ...tooLarge,
-      ...conflict,
-    },
-  });
-  registry.registerPath({
+    request: { params: keyAndPath, body: PartialUpdate },
+    responses: writtenAtPath,
+  }),
+  replaceAtPath: defineRoute({
     method: 'put',
     path: '/api/preference/{key}/{path}',
+    restParam: 'path',
     tags,
     summary: 'Replace the part under a path',
     description: 'Creates the document and missing parents (as objects).',
-    request: { params: keyAndPath, ...body(JsonNode) },
-    responses: {
-      200: json(JsonNode, 'the value now at the path'),
-      201: json(JsonNode, 'the document was created: the value now at the path'),
-      ...writeErrors,
-      ...tooLarge,
-      ...conflict,
-    },
-  });
-  registry.registerPath({
+    request: { params: keyAndPath, body: JsonNode },
+    responses: writtenAtPath,
+  }),
+  deleteAtPath: defineRoute({
     method: 'delete',
     path: '/api/preference/{key}/{path}',
+    restParam: 'path',
     tags,
     summary: 'Delete the part under a path',
     request: { params: keyAndPath },
     responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
-  });
-}
+  }),
+};

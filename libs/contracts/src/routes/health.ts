@@ -1,6 +1,6 @@
-import type { OpenAPIRegistry } from '@asteasolutions/zod-to-openapi';
 import { ProblemDetails } from '../common';
 import { z } from '../zod';
+import { defineRoute } from './define-route';
 
 const PartStatus = z.enum(['UP', 'DOWN']);
 /** A 503 from /health/ names what is down: the gateway lists each service, a service lists its parts. */
@@ -12,8 +12,9 @@ const HealthProblem = ProblemDetails.extend({
   checks: z.record(z.string(), PartStatus).optional().describe('a service: event_store, read_models, bus, projections'),
 }).openapi('HealthProblem');
 
-export function registerHealth(registry: OpenAPIRegistry): void {
-  registry.registerPath({
+/** `/health/`: the gateway's, for the whole platform (each service answers its own, not published). */
+export const healthApi = {
+  health: defineRoute({
     method: 'get',
     path: '/health/',
     tags: ['health'],
@@ -26,5 +27,5 @@ export function registerHealth(registry: OpenAPIRegistry): void {
         content: { 'application/problem+json': { schema: HealthProblem } },
       },
     },
-  });
-}
+  }),
+};

@@ -1,0 +1,93 @@
+import {
+  History,
+  HistoryItemBatch,
+  HistoryItemIdParam,
+  HistoryQuery,
+  HistoryTechnicalIdParam,
+  Item,
+  NewItem,
+  Positions,
+  PositionsQuery,
+} from '../history';
+import { defineRoute } from './define-route';
+import { commonErrors, empty, json, problem, writeErrors } from './helpers';
+
+const tags = ['history'];
+const conflict = { 429: problem('another request is updating this history; see Retry-After') };
+
+/** The operations served the same at `/api/history` and `/api/history/v2`. */
+const historyAt = (base: '/api/history' | '/api/history/v2') => ({
+  list: defineRoute({
+    method: 'get',
+    path: base,
+    tags,
+    summary: 'List the history, newest first',
+    request: { query: HistoryQuery },
+    responses: { 200: json(History, 'the selected part of the history'), ...commonErrors },
+  }),
+  add: defineRoute({
+    method: 'post',
+    path: base,
+    tags,
+    summary: 'Add or update an item (newest date wins)',
+    request: { body: NewItem },
+    responses: { 200: json(Item, 'the stored item'), ...writeErrors, ...conflict },
+  }),
+  clear: defineRoute({
+    method: 'delete',
+    path: base,
+    tags,
+    summary: 'Delete the whole history (tombstones)',
+    responses: { 204: empty('deleted'), ...commonErrors, ...conflict },
+  }),
+  addBatch: defineRoute({
+    method: 'post',
+    path: `${base}/batch`,
+    tags,
+    summary: 'Add or update several items atomically',
+    request: { body: HistoryItemBatch },
+    responses: { 204: empty('stored'), ...writeErrors, ...conflict },
+  }),
+  positions: defineRoute({
+    method: 'get',
+    path: `${base}/positions`,
+    tags,
+    summary: 'Last playback positions by item id',
+    request: { query: PositionsQuery },
+    responses: {
+      200: {
+        ...json(Positions, 'item id -> position (s)'),
+        headers: {
+          'Sync-Token': {
+            description: 'the sync_token of this answer (it cannot travel in the map): pass it as since= later',
+            schema: { type: 'string' },
+          },
+        },
+      },
+      ...commonErrors,
+    },
+  }),
+});
+
+/** history-svc: `/api/history` (the first API) and `/api/history/v2`. */
+export const historyApi = {
+  unversioned: historyAt('/api/history'),
+  v2: historyAt('/api/history/v2'),
+  deleteByItemId: defineRoute({
+    method: 'delete',
+    path: '/api/history/v2/{itemId}',
+    tags,
+    summary: 'Delete one item by its business id',
+    request: { params: HistoryItemIdParam },
+    responses: { 204: empty('deleted'), 404: problem('no such item'), ...commonErrors, ...conflict },
+  }),
+  deleteById: defineRoute({
+    method: 'delete',
+    path: '/api/history/{id}',
+    tags,
+    summary: 'Delete one item by technical id',
+    deprecated: true,
+    request: { params: HistoryTechnicalIdParam },
+    responses: { 204: empty('deleted'), 404: problem('no such item'), ...commonErrors, ...conflict },
+  }),
+};

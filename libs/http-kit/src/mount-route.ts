@@ -1,0 +1,57 @@
+import type { IRouter, Request, Response } from 'express';
+import type { Route } from '@udp/contracts';
+import type { z } from 'zod';
+import { notFoundError } from './problem';
+import { parseInput } from './validation';
+
+/** What a route handler receives: the request's parts, validated and typed by the route's own schemas. */
+export interface RouteInput<Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType> {
+  params: z.infer<Params>;
+  query: z.infer<Query>;
+  body: z.infer<Body>;
+}
+
+export type RouteHandler<Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType> = (
+  input: RouteInput<Params, Query, Body>,
+  req: Request,
+  res: Response,
+) => Promise<void> | void;
+
+/**
+ * The Express path of a route: `{name}` becomes `:name`, and the route's rest parameter `*name` (Express then
+ * gives it as the list of its segments).
+ */
+export function expressPath(route: Pick<Route, 'path' | 'restParam'>): string {
+  return route.path.replace(/\{([^}]+)\}/g, (_, name: string) => (name === route.restParam ? `*${name}` : `:${name}`));
+}
+
+/**
+ * Mounts one route of a contracts table (libs/contracts/src/routes): the path and method come from the table,
+ * path parameters, query and body are validated with its schemas (a failure is the usual 400 problem, or 404 for a
+ * route whose malformed path names no resource), then the handler gets them typed. Headers are not validated here.
+ */
+export function mountRoute<Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType>(
+  router: IRouter,
+  route: Route<Params, Query, Body>,
+  handler: RouteHandler<Params, Query, Body>,
+): void {
+  const { params, query, body } = route.request ?? {};
+  router[route.method](expressPath(route), async (req: Request, res: Response) => {
+    const input = {
+      params: params && parseParams(route, params, req),
+      query: query && parseInput(query, req.query, 'query'),
+      body: body && parseInput(body, req.body, 'body'),
+    } as RouteInput<Params, Query, Body>;
+    await handler(input, req, res);
+  });
+}
+
+function parseParams<Params extends z.ZodType>(route: Route<Params>, schema: Params, req: Request): z.infer<Params> {
+  // The schema sees a rest parameter as the text it documents; the handler can still read its segments in req.params.
+  const rest = route.restParam;
+  const value = rest ? { ...req.params, [rest]: ([] as string[]).concat(req.params[rest] ?? []).join('/') } : req.params;
+  if (!route.malformedPathIsNotFound) return parseInput(schema, value, 'path');
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) throw notFoundError(`nothing at this path: ${parsed.error.issues.map((i) => i.message).join('; ')}`);
+  return parsed.data;
+}

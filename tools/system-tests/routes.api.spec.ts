@@ -1,0 +1,66 @@
+import { randomBytes } from 'node:crypto';
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { Authenticator, DEV_ISSUER } from '@udp/auth';
+import { PUBLIC_ROUTES } from '@udp/contracts';
+import { createGateway } from '@udp/gateway-core';
+import { personalisationRouter } from '@udp/personalisation';
+import { closeServer, listen } from '@udp/runtime';
+import type { TestSystem } from '@udp/test-system';
+import { startWholeSystem } from './whole-system';
+
+/**
+ * Every route of the contracts' tables (the routes the OpenAPI document is made from) is mounted by some service:
+ * a request on its method and path reaches a handler. Without one, the gateway or the service answers 404 "no route
+ * for ..." (or 405 when the method is not documented there). The whole system serves the services' routes; the
+ * gateway's personalisation routes come from libs/personalisation, here on a gateway of their own.
+ */
+let system: TestSystem;
+let personalisation: Server;
+let apps: Array<ReturnType<typeof request>>;
+let auth: string;
+beforeAll(async () => {
+  system = await startWholeSystem();
+  const { identity, logger } = system.deps[0];
+  const authenticator = new Authenticator({ jwtSecret: randomBytes(32).toString('base64url'), issuer: DEV_ISSUER });
+  const gateway = createGateway({
+    routes: [],
+    identity,
+    authenticator,
+    logger,
+    routers: [
+      personalisationRouter({
+        config: { codops: {} },
+        secrets: new Map(),
+        services: { history: '', playlist: '' },
+        identity,
+        authenticator,
+      }),
+    ],
+  });
+  let port: number;
+  ({ server: personalisation, port } = await listen(gateway, 0, '127.0.0.1'));
+  apps = [system.http, request(`http://127.0.0.1:${port}`)];
+  auth = await system.auth('route-prober');
+});
+afterAll(async () => {
+  await closeServer(personalisation);
+  await system.stop();
+});
+
+/** Each path parameter filled with a value that may be invalid: a 400 or 404 from the handler still shows it is mounted. */
+const concrete = (path: string) => path.replace(/\{[^}]+\}/g, 'x');
+
+it.each(PUBLIC_ROUTES.map((r) => [r.method.toUpperCase(), r.path, r] as const))('%s %s is mounted', async (_method, _path, route) => {
+  const answers = [];
+  for (const app of apps) {
+    const res = await app[route.method](concrete(route.path)).set('authorization', auth);
+    answers.push(`${res.status} ${res.body?.detail ?? ''}`);
+    const unrouted = res.status === 405 || (res.status === 404 && String(res.body?.detail).startsWith('no route for'));
+    if (!unrouted) {
+      expect(res.status).toBeLessThan(500);
+      return;
+    }
+  }
+  throw new Error(`no service mounts ${route.method.toUpperCase()} ${route.path}: ${answers.join(' | ')}`);
+});
