@@ -2,7 +2,7 @@ import request from 'supertest';
 import { defineRoute, z } from '@udp/contracts';
 import { createLogger } from '@udp/telemetry';
 import { expressPath, mountRoute } from './mount-route';
-import { createServiceApp, finish } from './service-app';
+import { createServiceApp, useNotFoundAndErrorHandlers } from './service-app';
 
 const responses = { 200: { description: 'ok' } };
 const addTag = defineRoute({
@@ -47,7 +47,7 @@ function app() {
   mountRoute(a, download, ({ params }, _req, res) => {
     res.json({ key: params.key });
   });
-  return finish(a);
+  return useNotFoundAndErrorHandlers(a);
 }
 
 describe('mountRoute', () => {
