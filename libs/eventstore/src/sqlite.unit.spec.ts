@@ -86,30 +86,41 @@ describe('SqliteEventStore erasure', () => {
   const fileBytes = (file: string) =>
     ['', '-wal', '-shm'].map((suffix) => (existsSync(file + suffix) ? readFileSync(file + suffix).toString('latin1') : '')).join('\n');
 
-  it("leaves none of a deleted stream's bytes in the database file or its WAL, while open and after close", async () => {
-    const file = join(dir, 'erasure.sqlite');
-    const store = new SqliteEventStore(file);
-    const secret = `erasee${randomUUID().replace(/-/g, '')}`;
-    const keeper = `keeper${randomUUID().replace(/-/g, '')}`;
-    // Interleaved in several commits, so that both streams share pages and the WAL holds many versions of them.
-    for (let batch = 0; batch < 5; batch++) {
-      const items = (owner: string) =>
-        Array.from({ length: 40 }, (_, i) => ({
-          id: randomUUID(),
-          type: 'A',
-          data: { item: `${owner}-item-${batch * 40 + i}`, pad: 'x'.repeat(100) },
-        }));
-      await store.appendToStream(`s-${secret}`, items(secret), { expectedRevision: 'any' });
-      await store.appendToStream(`s-${keeper}`, items(keeper), { expectedRevision: 'any' });
-    }
-    expect(fileBytes(file)).toContain(secret);
-    await store.deleteStream(`s-${secret}`);
-    expect(fileBytes(file)).not.toContain(secret);
-    expect(fileBytes(file)).toContain(keeper);
-    expect((await store.readStream(`s-${keeper}`)).events).toHaveLength(200);
-    await store.close();
-    expect(fileBytes(file)).not.toContain(secret);
+  // Closed even when an expectation fails, so that no writer thread keeps jest from exiting.
+  const stores: SqliteEventStore[] = [];
+  afterEach(async () => {
+    await Promise.all(stores.splice(0).map((store) => store.close().catch(() => undefined)));
   });
+
+  it("leaves none of a deleted stream's bytes in the database file or its WAL, while open and after close", async () => {
+    // Where a stream's keys fall in the index pages is random (the names are), and a deletion alone left some of
+    // them behind in about one trial in five: so, twenty trials.
+    for (let trial = 0; trial < 20; trial++) {
+      const file = join(dir, `erasure-${trial}.sqlite`);
+      const store = new SqliteEventStore(file);
+      stores.push(store);
+      const secret = `erasee${randomUUID().replace(/-/g, '')}`;
+      const keeper = `keeper${randomUUID().replace(/-/g, '')}`;
+      // Interleaved in several commits, so that both streams share pages and the WAL holds many versions of them.
+      for (let batch = 0; batch < 5; batch++) {
+        const items = (owner: string) =>
+          Array.from({ length: 40 }, (_, i) => ({
+            id: randomUUID(),
+            type: 'A',
+            data: { item: `${owner}-item-${batch * 40 + i}`, pad: 'x'.repeat(100) },
+          }));
+        await store.appendToStream(`s-${secret}`, items(secret), { expectedRevision: 'any' });
+        await store.appendToStream(`s-${keeper}`, items(keeper), { expectedRevision: 'any' });
+      }
+      expect(fileBytes(file)).toContain(secret);
+      await store.deleteStream(`s-${secret}`);
+      expect({ trial, left: fileBytes(file).includes(secret) }).toEqual({ trial, left: false });
+      expect(fileBytes(file)).toContain(keeper);
+      expect((await store.readStream(`s-${keeper}`)).events).toHaveLength(200);
+      await store.close();
+      expect({ trial, leftAfterClose: fileBytes(file).includes(secret) }).toEqual({ trial, leftAfterClose: false });
+    }
+  }, 60_000);
 });
 
 describe('SqliteEventStore live subscriptions', () => {
