@@ -13,6 +13,15 @@ const rules = [
     'identity header: HMAC sign + verify (gateway -> service)',
     (f, u) => f === 'Hmac' || (/embedded\/main/.test(u) && /^(sign|verify)$/.test(f)),
   ],
+  [
+    'tracing: OpenTelemetry spans, context, debug-span capture',
+    (f, u) =>
+      /@opentelemetry/.test(u) ||
+      /^(toDebugSpan|redactAttributes|inSpan|shouldSample|observe|endpointKeyOf|keepProbabilityOf|traceRandomness|withEventTraceContext|traceMetadata)$/.test(
+        f,
+      ) ||
+      /^(onStart|onEnd)$/.test(f),
+  ],
   ['ETag: sha1 of the body', (f, u) => /crypto\/hash/.test(u) && f !== 'Hmac'],
   ['JSON serialisation of the answer', (f) => f === 'sendJsonConditionally' || f === 'stringify' || f === 'json'],
   [

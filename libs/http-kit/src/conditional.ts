@@ -8,16 +8,27 @@ import type { Request, Response } from 'express';
  * `Cache-Control: private, no-cache`: a client keeps the answer but asks again each time (it changes with writes).
  */
 export function sendJsonConditionally(req: Request, res: Response, body: unknown): void {
-  const json = JSON.stringify(body);
-  const etag = `W/"${createHash('sha1').update(json).digest('base64url')}"`;
+  sendJsonTextConditionally(req, res, () => JSON.stringify(body));
+}
+
+/**
+ * The same, for an answer serialised by the caller (`text`, called at most once). Given `version` (a value the
+ * caller vouches for: the same version always answers the same bytes), the ETag is made from it instead of
+ * the bytes, and a 304 serialises nothing.
+ */
+export function sendJsonTextConditionally(req: Request, res: Response, text: () => string, version?: string): void {
+  const json = version === undefined ? text() : undefined;
+  const etag = `W/"${version === undefined ? digest(json!) : `v${digest(version)}`}"`;
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
   if (noneMatchNames(req.header('if-none-match'), etag)) {
     res.status(304).end();
     return;
   }
-  res.type('application/json').send(json);
+  res.type('application/json').send(json ?? text());
 }
+
+const digest = (value: string) => createHash('sha1').update(value).digest('base64url');
 
 /** RFC 9110 §13.1.2: weak comparison; `*` matches any current representation. */
 function noneMatchNames(header: string | undefined, etag: string): boolean {

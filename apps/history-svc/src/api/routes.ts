@@ -10,11 +10,11 @@ import {
 } from '@udp/contracts';
 import { type Snapshotting, type StreamStateCache, type Unstamped, type WriteSide, handleCommandVisibly } from '@udp/eventsourcing';
 import { StoreUnavailableError } from '@udp/eventstore';
-import { parseInput, userIdOf, sendJsonConditionally } from '@udp/http-kit';
+import { parseInput, userIdOf, sendJsonTextConditionally } from '@udp/http-kit';
 import { type HistoryCommand, type HistoryState, type ItemToRecord, historyDecider } from '../domain/decider';
 import { historyStream } from '../domain/events';
 import { entryDocumentId } from '../projections/history';
-import { type HistoryReadModel, listHistory, positions, toItem } from '../projections/history-queries';
+import { type HistoryReadModel, historyJson, listHistory, positions, toItem } from '../projections/history-queries';
 
 export interface HistoryRouteDeps {
   write: WriteSide;
@@ -48,7 +48,10 @@ export function historyRoutes({ write, states, snapshots, model, now }: HistoryR
 
   const list = async (req: Request, res: Response) => {
     const query = parseInput(HistoryQuery, req.query, 'query');
-    sendJsonConditionally(req, res, await listHistory(model, userIdOf(res), query));
+    const page = await listHistory(model, userIdOf(res), query);
+    // The same version of the history and the same (parsed) query answer the same bytes.
+    const version = page.version === undefined ? undefined : `${page.version} ${JSON.stringify(query)}`;
+    sendJsonTextConditionally(req, res, () => historyJson(page), version);
   };
 
   const add = async (req: Request, res: Response) => {
