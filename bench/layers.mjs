@@ -23,7 +23,10 @@ const rules = [
       /^(onStart|onEnd)$/.test(f),
   ],
   ['ETag: sha1 of the body', (f, u) => /crypto\/hash/.test(u) && f !== 'Hmac'],
-  ['JSON serialisation of the answer', (f) => f === 'sendJsonConditionally' || f === 'stringify' || f === 'json'],
+  [
+    'JSON serialisation of the answer',
+    (f) => /^(sendJsonConditionally|sendJsonTextConditionally|historyJson|itemText|stringify|json)$/.test(f),
+  ],
   [
     'read-model query (memory store: filter, sort, clone)',
     (f) => /^(cloneData|matches|select|fieldOf|compare|find|sortBy|matchesCondition)$/.test(f),

@@ -18,7 +18,8 @@ export function sendJsonConditionally(req: Request, res: Response, body: unknown
  */
 export function sendJsonTextConditionally(req: Request, res: Response, text: () => string, version?: string): void {
   const json = version === undefined ? text() : undefined;
-  const etag = `W/"${version === undefined ? digest(json!) : `v${digest(version)}`}"`;
+  // The version itself, in characters an ETag may hold: a hash object costs more than the version's few bytes.
+  const etag = `W/"${version === undefined ? digest(json!) : `v${Buffer.from(version).toString('base64url')}`}"`;
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
   if (noneMatchNames(req.header('if-none-match'), etag)) {
