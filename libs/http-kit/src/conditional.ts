@@ -18,8 +18,7 @@ export function sendJsonConditionally(req: Request, res: Response, body: unknown
  */
 export function sendJsonTextConditionally(req: Request, res: Response, text: () => string, version?: string): void {
   const json = version === undefined ? text() : undefined;
-  // The version itself, in characters an ETag may hold: a hash object costs more than the version's few bytes.
-  const etag = `W/"${version === undefined ? digest(json!) : `v${Buffer.from(version).toString('base64url')}`}"`;
+  const etag = `W/"${version === undefined ? digest(json!) : versionTag(version)}"`;
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
   if (noneMatchNames(req.header('if-none-match'), etag)) {
@@ -30,6 +29,21 @@ export function sendJsonTextConditionally(req: Request, res: Response, text: () 
 }
 
 const digest = (value: string) => createHash('sha1').update(value).digest('base64url');
+
+/**
+ * A version's tag, hashed once: reads repeat the same versions, and a hash object costs ~20 µs. Hashed, not
+ * shown as it is: a version may say more than a client should learn (a store position counts every user's changes).
+ */
+const versionTags = new Map<string, string>();
+
+function versionTag(version: string): string {
+  let tag = versionTags.get(version);
+  if (tag === undefined) {
+    if (versionTags.size >= 10_000) versionTags.clear();
+    versionTags.set(version, (tag = `v${digest(version)}`));
+  }
+  return tag;
+}
 
 /** RFC 9110 §13.1.2: weak comparison; `*` matches any current representation. */
 function noneMatchNames(header: string | undefined, etag: string): boolean {
