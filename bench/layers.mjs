@@ -1,4 +1,4 @@
-// node bench/layers.mjs <main-thread .cpuprofile> <requests>: each CPU sample of the load window attributed to a layer
+// node bench/layers.mjs <main-thread .cpuprofile> <requests> [window function]: each CPU sample of the load window attributed to a layer
 // (the leaf-most frame matching a rule below), printed as µs per request. Rules match function names: the bundle is one file.
 import { readFileSync } from 'node:fs';
 const [file, requests] = [process.argv[2], Number(process.argv[3])];
@@ -13,8 +13,20 @@ const rules = [
     'identity header: HMAC sign + verify (gateway -> service)',
     (f, u) => f === 'Hmac' || (/embedded\/main/.test(u) && /^(sign|verify)$/.test(f)),
   ],
+  [
+    'tracing: OpenTelemetry spans, context, debug-span capture',
+    (f, u) =>
+      /@opentelemetry/.test(u) ||
+      /^(toDebugSpan|redactAttributes|inSpan|shouldSample|observe|endpointKeyOf|keepProbabilityOf|traceRandomness|withEventTraceContext|traceMetadata)$/.test(
+        f,
+      ) ||
+      /^(onStart|onEnd)$/.test(f),
+  ],
   ['ETag: sha1 of the body', (f, u) => /crypto\/hash/.test(u) && f !== 'Hmac'],
-  ['JSON serialisation of the answer', (f) => f === 'sendJsonConditionally' || f === 'stringify' || f === 'json'],
+  [
+    'JSON serialisation of the answer',
+    (f) => /^(sendJsonConditionally|sendJsonTextConditionally|historyJson|itemText|stringify|json)$/.test(f),
+  ],
   [
     'read-model query (memory store: filter, sort, clone)',
     (f) => /^(cloneData|matches|select|fieldOf|compare|find|sortBy|matchesCondition)$/.test(f),
@@ -45,9 +57,11 @@ const rules = [
 const totals = new Map();
 const dt = new Map();
 for (let i = 0; i < p.samples.length; i++) dt.set(i, p.timeDeltas[i + 1] ?? 0);
-// Only the load window: from the first to the last sample inside listHistory's call tree.
+// Only the load window: from the first to the last sample inside the call tree of the route's query (a third
+// argument names another function, e.g. `add` for the POST route of `WRITES=1 bench/profile.mjs`).
+const windowFunction = process.argv[4] ?? 'listHistory';
 const inList = (id) => {
-  for (let x = id; x !== undefined; x = parent.get(x)) if (byId.get(x).callFrame.functionName === 'listHistory') return true;
+  for (let x = id; x !== undefined; x = parent.get(x)) if (byId.get(x).callFrame.functionName === windowFunction) return true;
   return false;
 };
 let first = -1,

@@ -64,10 +64,12 @@ export async function start(env: NodeJS.ProcessEnv = process.env, { announce = t
       CATALOGUE_SVC_URL: catalogue,
       EXPORT_WORKER_URL: exportWorker,
     };
-    // Each service still listens on its port (health probes, direct access); the gateway calls it in-process.
+    // Each service still listens on its port (health probes, direct access); the gateway calls it in-process,
+    // into the service app's router: the app itself would run a second Express start (prototypes of the request
+    // and response set again, a fresh dispatch) for a request the gateway's Express already prepared.
     const gateway = await startGateway(
       { ...env, ...Object.fromEntries(Object.entries(services).map(([name, service]) => [name, url(service)])) },
-      { inProcess: Object.fromEntries(Object.values(services).map((service) => [url(service), service.app])) },
+      { inProcess: Object.fromEntries(Object.values(services).map((service) => [url(service), service.app.router])) },
     );
     started.push(gateway);
     // After the start-up lines of every service: one block that says what to do next.

@@ -3,7 +3,8 @@ import type { EventHandler, RecordedEvent, Subscription, SubscriptionOptions } f
 /**
  * A subscription for stores that can read "everything after position P": it pulls pages in order and is
  * woken by `notify()` after each commit. Pulling (instead of pushing from the writer) means catch-up and
- * live delivery are one code path, so nothing is skipped or delivered twice at the hand-over.
+ * live delivery are one code path, so nothing is skipped or delivered twice at the hand-over. A store may also
+ * `offer` the events a commit just stored: taken only when they are exactly the next ones, else read.
  */
 export class PollingSubscription implements Subscription {
   private position: bigint | undefined;
@@ -23,12 +24,28 @@ export class PollingSubscription implements Subscription {
   }
 
   notify(): void {
+    this.run(() => this.pull());
+  }
+
+  /**
+   * Events a commit just stored, in position order, and the store's last position before them (`before`):
+   * delivered as they are when this subscription is idle and has delivered everything up to `before`, so
+   * that they are exactly the next ones (no read); otherwise (still delivering earlier events, or not there
+   * yet) it reads from the store, as after `notify`.
+   */
+  offer(events: RecordedEvent[], before: bigint): void {
+    if (this.pulling || (this.position ?? 0n) !== before) return this.notify();
+    this.run(() => this.guarded(() => this.deliver(events)));
+  }
+
+  /** One delivery at a time; a wake-up during one starts a read after it. */
+  private run(work: () => Promise<void>): void {
     if (!this.running) return;
     if (this.pulling) {
       this.again = true;
       return;
     }
-    this.pulling = this.pull().finally(() => {
+    this.pulling = work().finally(() => {
       this.pulling = null;
       if (this.again && this.running) {
         this.again = false;
@@ -37,31 +54,44 @@ export class PollingSubscription implements Subscription {
     });
   }
 
-  private async pull(): Promise<void> {
-    try {
+  private pull(): Promise<void> {
+    return this.guarded(async () => {
       for (;;) {
         const page = await this.readAfter(this.position, 500);
-        for (const event of page) {
-          if (!this.running) return;
-          this.position = event.position;
-          if (this.options.streamPrefixes.some((p) => event.streamId.startsWith(p))) await this.handler(event);
-        }
-        if (page.length < 500) return;
+        await this.deliver(page);
+        if (page.length < 500 || !this.running) return;
       }
+    });
+  }
+
+  private async deliver(page: RecordedEvent[]): Promise<void> {
+    for (const event of page) {
+      if (!this.running) return;
+      this.position = event.position;
+      if (this.options.streamPrefixes.some((p) => event.streamId.startsWith(p))) await this.handler(event);
+    }
+  }
+
+  /** A handler or read that fails stops the subscription; `caughtUp` reports it. */
+  private async guarded(work: () => Promise<void>): Promise<void> {
+    try {
+      await work();
     } catch (error) {
       this.failure = error;
       this.running = false;
     }
   }
 
+  /**
+   * Resolves once every event stored before the call was delivered: the delivery under way (and any it chains)
+   * ends, then one read from where it ended. Counting on who runs first within a few promise ticks would
+   * not do: a wake-up from here while a delivery runs chains another, and waiting on that one again never ends.
+   */
   async caughtUp(): Promise<void> {
-    for (;;) {
-      this.notify();
-      const current = this.pulling;
-      if (current) await current;
-      if (this.failure) throw this.failure;
-      if (!this.again && this.pulling === null) return;
-    }
+    while (this.pulling) await this.pulling;
+    this.notify();
+    while (this.pulling) await this.pulling;
+    if (this.failure) throw this.failure;
   }
 
   async stop(): Promise<void> {

@@ -15,14 +15,15 @@ export type AppendOutcome =
       ok: true;
       nextRevision: number;
       position: bigint;
-      /** Set when this append stored its events now (not a retry of one already stored): at `createdAt`, ending at `position`. */
-      stored?: { createdAt: number };
+      /** Set when this append stored its events now (not a retry of one already stored): at `createdAt`, at `positions`. */
+      stored?: { createdAt: number; positions: bigint[] };
     }
   | { ok: false; wrongRevision?: { expected: number | 'no_stream' | 'any'; actual: number }; message: string };
 
 export type WriterCommand = { type: 'append'; batch: AppendRequest[] } | { type: 'delete'; streamId: string };
 export type WriterRequest = WriterCommand & { id: number };
-export type WriterReply = { id: number; outcomes?: AppendOutcome[]; failure?: string };
+/** `before`: the store's last position when the append batch began (0 when empty); every event it stored is after it. */
+export type WriterReply = { id: number; outcomes?: AppendOutcome[]; before?: bigint; failure?: string };
 
 export interface WriterData {
   file: string;
@@ -48,6 +49,7 @@ export function sqliteWriter(): void {
   const setRevision = db.prepare(
     'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
   );
+  const lastPosition = db.prepare<[], { position: bigint | null }>('SELECT max(position) AS position FROM events').safeIntegers(true);
   const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
   const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
 
@@ -70,16 +72,16 @@ export function sqliteWriter(): void {
     const matches = expectedRevision === 'any' || (expectedRevision === 'no_stream' ? current === -1 : expectedRevision === current);
     if (!matches) throw new WrongRevision(expectedRevision, current);
     let revision = current;
-    let position = 0n;
+    const positions: bigint[] = [];
     const now = Date.now();
     for (const e of events) {
       revision += 1;
-      position = BigInt(
-        insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid,
+      positions.push(
+        BigInt(insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid),
       );
     }
     setRevision.run(streamId, revision);
-    return { ok: true, nextRevision: revision, position, stored: { createdAt: now } };
+    return { ok: true, nextRevision: revision, position: positions[positions.length - 1] ?? 0n, stored: { createdAt: now, positions } };
   };
 
   parentPort!.on('message', (request: WriterRequest) => {
@@ -118,7 +120,10 @@ export function sqliteWriter(): void {
       // Group commit: one transaction and one fsync for the batch; a savepoint (nested transaction) per
       // append, so a refused append rolls back alone.
       const outcomes: AppendOutcome[] = [];
+      let before = 0n;
       db.transaction(() => {
+        // Inside the write transaction: no other writer can add an event between this and the batch's own.
+        before = lastPosition.get()?.position ?? 0n;
         for (const append of request.batch) {
           try {
             outcomes.push(db.transaction(() => appendOne(append))());
@@ -131,7 +136,7 @@ export function sqliteWriter(): void {
           }
         }
       }).immediate();
-      parentPort!.postMessage({ id: request.id, outcomes } satisfies WriterReply);
+      parentPort!.postMessage({ id: request.id, outcomes, before } satisfies WriterReply);
     } catch (error) {
       // The commit itself failed: nothing of the batch is stored.
       parentPort!.postMessage({ id: request.id, failure: (error as Error).message } satisfies WriterReply);

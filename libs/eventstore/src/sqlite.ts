@@ -4,6 +4,7 @@ import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PollingSubscription } from './polling-subscription';
 import {
+  type AppendOutcome,
   type AppendRequest,
   type WriterCommand,
   type WriterData,
@@ -150,10 +151,14 @@ export class SqliteEventStore implements EventStore {
         type: 'append',
         batch: batch.map(({ streamId, events, expectedRevision }) => ({ streamId, events, expectedRevision })),
       });
-      // Subscriptions read what was committed back from the store (one code path for catch-up and live).
-      // Feeding them from the writer's reply instead saved a read per commit, but a FerretDB-outage fault run
-      // once left acknowledged events unprojected with it in place, so it is off until that is understood.
-      for (const s of this.subscriptions) s.notify();
+      // The events this commit stored, handed to the subscriptions so they need not read them back; one that
+      // is not exactly at `before` (busy with earlier events, e.g. a projection retrying while its read-model
+      // store is down) reads from the store instead. A failed commit stored nothing: nothing is handed over.
+      const committed = reply.outcomes && reply.before !== undefined && !reply.failure ? committedEvents(batch, reply.outcomes) : [];
+      for (const s of this.subscriptions) {
+        if (committed.length > 0) s.offer(committed, reply.before!);
+        else s.notify();
+      }
       batch.forEach((append, i) => {
         const outcome = reply.outcomes?.[i];
         if (!outcome) append.reject(new StoreUnavailableError('event store', `commit failed: ${reply.failure ?? 'no answer'}`));
@@ -252,6 +257,26 @@ export class SqliteEventStore implements EventStore {
       closeSync(this.opened.fd);
     }
   }
+}
+
+/** The events of `batch` its commit stored, as a read would give them back (JSON in and out), in position order. */
+function committedEvents(batch: AppendRequest[], outcomes: AppendOutcome[]): RecordedEvent[] {
+  return batch.flatMap((append, i) => {
+    const outcome = outcomes[i];
+    if (!outcome?.ok || !outcome.stored) return [];
+    const { createdAt, positions } = outcome.stored;
+    const first = outcome.nextRevision - append.events.length + 1;
+    return append.events.map((e, k) => ({
+      id: e.id,
+      streamId: append.streamId,
+      revision: first + k,
+      position: positions[k],
+      type: e.type,
+      data: JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>,
+      metadata: JSON.parse(JSON.stringify(e.metadata ?? {})) as Record<string, unknown>,
+      createdAt,
+    }));
+  });
 }
 
 function toRecorded(row: Row): RecordedEvent {

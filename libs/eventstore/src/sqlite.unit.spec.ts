@@ -156,3 +156,51 @@ describe('SqliteEventStore live subscriptions', () => {
     await store.close();
   });
 });
+
+describe('SqliteEventStore live subscriptions fed from the commit', () => {
+  const event = (i: number) => ({ id: randomUUID(), type: 'A', data: { i } });
+
+  it('miss nothing committed while a handler is still busy with an earlier event (a projection retrying while its store is down)', async () => {
+    const store = new SqliteEventStore(join(dir, `${randomUUID()}.sqlite`));
+    let release: () => void = () => undefined;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const delivered: RecordedEvent[] = [];
+    const sub = store.subscribe({ streamPrefixes: ['b-'] }, async (e) => {
+      if (delivered.length === 0) await blocked;
+      delivered.push(e);
+    });
+    await sub.caughtUp();
+    await store.appendToStream('b-1', [event(0)], { expectedRevision: 'any' });
+    // Separate commits while the handler waits on the first event, some of another prefix.
+    for (let i = 1; i <= 10; i++)
+      await store.appendToStream(i % 3 ? 'b-2' : 'other-1', [event(i), event(i + 100)], { expectedRevision: 'any' });
+    release();
+    await sub.caughtUp();
+    await store.appendToStream('b-3', [event(11)], { expectedRevision: 'any' });
+    await sub.caughtUp();
+    const readBack: RecordedEvent[] = [];
+    await store.subscribe({ streamPrefixes: ['b-'] }, async (e) => void readBack.push(e)).caughtUp();
+    expect(delivered).toEqual(readBack);
+    expect(delivered.map((e) => e.data.i)).toEqual([0, 1, 101, 2, 102, 4, 104, 5, 105, 7, 107, 8, 108, 10, 110, 11]);
+    await store.close();
+  });
+
+  it('hand an idle subscription the events of a commit without reading them back', async () => {
+    const store = new SqliteEventStore(join(dir, `${randomUUID()}.sqlite`));
+    await store.appendToStream('c-1', [event(0)], { expectedRevision: 'any' });
+    const delivered: RecordedEvent[] = [];
+    const sub = store.subscribe({ streamPrefixes: ['c-'] }, async (e) => void delivered.push(e));
+    await sub.caughtUp();
+    const reads = jest.spyOn((store as unknown as { stmt: { readAfter: { all: () => unknown } } }).stmt.readAfter, 'all');
+    await store.appendToStream('c-1', [event(1), event(2)], { expectedRevision: 0 });
+    // Not caughtUp(): it reads once more by design.
+    while (delivered.length < 3) await new Promise((resolve) => setImmediate(resolve));
+    expect(delivered.map((e) => [e.revision, e.data.i])).toEqual([
+      [0, 0],
+      [1, 1],
+      [2, 2],
+    ]);
+    expect(reads).not.toHaveBeenCalled();
+    await store.close();
+  });
+});

@@ -36,7 +36,8 @@ function documentedPaths(document: { paths?: Record<string, object> }): Document
 export function methodNotAllowed(document: { paths?: Record<string, object> }) {
   const paths = documentedPaths(document);
   return (req: Request, _res: Response, next: NextFunction) => {
-    const matching = paths.filter((p) => p.pattern.test(req.path));
+    const path = req.path; // a getter that parses the URL: once, not once per documented path
+    const matching = paths.filter((p) => p.pattern.test(path));
     if (matching.length === 0) return next();
     const fewest = Math.min(...matching.map((p) => p.parameters));
     const allowed = new Set(matching.filter((p) => p.parameters === fewest).flatMap((p) => p.methods));

@@ -8,15 +8,41 @@ import type { Request, Response } from 'express';
  * `Cache-Control: private, no-cache`: a client keeps the answer but asks again each time (it changes with writes).
  */
 export function sendJsonConditionally(req: Request, res: Response, body: unknown): void {
-  const json = JSON.stringify(body);
-  const etag = `W/"${createHash('sha1').update(json).digest('base64url')}"`;
+  sendJsonTextConditionally(req, res, () => JSON.stringify(body));
+}
+
+/**
+ * The same, for an answer serialised by the caller (`text`, called at most once). Given `version` (a value the
+ * caller vouches for: the same version always answers the same bytes), the ETag is made from it instead of
+ * the bytes, and a 304 serialises nothing.
+ */
+export function sendJsonTextConditionally(req: Request, res: Response, text: () => string, version?: string): void {
+  const json = version === undefined ? text() : undefined;
+  const etag = `W/"${version === undefined ? digest(json!) : versionTag(version)}"`;
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
   if (noneMatchNames(req.header('if-none-match'), etag)) {
     res.status(304).end();
     return;
   }
-  res.type('application/json').send(json);
+  res.type('application/json').send(json ?? text());
+}
+
+const digest = (value: string) => createHash('sha1').update(value).digest('base64url');
+
+/**
+ * A version's tag, hashed once: reads repeat the same versions, and a hash object costs ~20 µs. Hashed, not
+ * shown as it is: a version may say more than a client should learn (a store position counts every user's changes).
+ */
+const versionTags = new Map<string, string>();
+
+function versionTag(version: string): string {
+  let tag = versionTags.get(version);
+  if (tag === undefined) {
+    if (versionTags.size >= 10_000) versionTags.clear();
+    versionTags.set(version, (tag = `v${digest(version)}`));
+  }
+  return tag;
 }
 
 /** RFC 9110 §13.1.2: weak comparison; `*` matches any current representation. */

@@ -6,6 +6,7 @@ import { createLogger } from '@udp/telemetry';
 import { HttpError } from './problem';
 import { createServiceApp, useNotFoundAndErrorHandlers, loggablePath, requireIdentity, userIdOf } from './service-app';
 import { parseInput } from './validation';
+import { sendJsonTextConditionally } from './conditional';
 
 const identity = new InternalIdentity('k'.repeat(32));
 function app() {
@@ -126,5 +127,25 @@ describe('access log paths', () => {
     expect(loggablePath('/api/data/export/public/AbC_123-xyzAbC_123-xyz')).toBe('/api/data/export/public/{key}');
     expect(loggablePath('/api/data/export/AbC_123-xyzAbC_123-xyz?x=1')).toBe('/api/data/export/{key}');
     expect(loggablePath('/api/data/export')).toBe('/api/data/export');
+  });
+});
+
+describe('conditional JSON with a version', () => {
+  const versioned = createServiceApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024 });
+  let made = 0;
+  versioned.get('/v/:version', (req, res) =>
+    sendJsonTextConditionally(req, res, () => (made++, JSON.stringify({ version: req.params.version })), `position ${req.params.version}`),
+  );
+
+  it('tags the version without showing it, answers 304 on the tag without making the body, and tags another version apart', async () => {
+    const first = await request(versioned).get('/v/123456');
+    expect(first.body).toEqual({ version: '123456' });
+    expect(first.headers.etag).toMatch(/^W\/"v[\w-]+"$/);
+    expect(first.headers.etag).not.toContain('123456');
+    expect(Buffer.from(first.headers.etag.slice(4, -1), 'base64url').toString('latin1')).not.toContain('123456');
+    made = 0;
+    const again = await request(versioned).get('/v/123456').set('if-none-match', first.headers.etag);
+    expect([again.status, made]).toEqual([304, 0]);
+    expect((await request(versioned).get('/v/123457')).headers.etag).not.toBe(first.headers.etag);
   });
 });

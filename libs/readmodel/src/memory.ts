@@ -103,7 +103,9 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
-    return this.select(filter, options).map((d) => cloneData(d));
+    const found = this.select(filter, options);
+    // Stored documents are never changed in place (`put` stores a new object), so a read-only reader may have them.
+    return options.readOnly ? found : found.map((d) => cloneData(d));
   }
 
   async count(filter: Filter): Promise<number> {

@@ -21,6 +21,11 @@ export interface VersionedDocument extends Document {
 export interface FindOptions {
   sort?: Sort;
   limit?: number;
+  /**
+   * The caller only reads the documents and never changes them: an adapter may hand out the ones it holds
+   * (the memory store then skips its copy). A document handed out stays as it was; a later change stores another.
+   */
+  readOnly?: boolean;
 }
 
 export interface Collection<T extends Document> {

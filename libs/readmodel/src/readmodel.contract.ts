@@ -131,6 +131,21 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       expect((await c.find({ userId: 'gone' })).map((d) => [d._id, d.revision])).toEqual([['gone/a', 0]]);
     });
 
+    it('hands out documents read-only that a later change leaves as they were', async () => {
+      const c = store.collection<Entry>(name);
+      await c.upsertIfNewer(doc('u1', 'a', 10, 1));
+      await c.upsertIfNewer(doc('u1', 'b', 20, 1));
+      const [first] = await c.find({ userId: 'u1' }, { sort: { date: -1 }, limit: 1, readOnly: true });
+      expect(first).toEqual(doc('u1', 'b', 20, 1));
+      await c.upsertIfNewer({ ...doc('u1', 'b', 30, 2), note: 'changed' });
+      await c.updateMany({ userId: 'u1' }, { deleted: true });
+      expect(first).toEqual(doc('u1', 'b', 20, 1));
+      expect(await c.find({ userId: 'u1' }, { sort: { date: -1 }, readOnly: true })).toEqual([
+        { ...doc('u1', 'b', 30, 2, true), note: 'changed' },
+        doc('u1', 'a', 10, 1, true),
+      ]);
+    });
+
     it('keeps checkpoints per projection', async () => {
       const checkpoints = store.checkpoints();
       const projection = `p_${randomUUID()}`;

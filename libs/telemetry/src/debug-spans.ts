@@ -40,10 +40,11 @@ function toDebugSpan(span: ReadableSpan, endMs?: number): DebugSpan {
 /**
  * Keeps, in this process, the spans of recent traces (every trace, before any sampling decision), so a debug call
  * can return all spans of its own trace. Spans still open (the gateway span while it writes the answer, a service's
- * server span while it writes its headers) are shown as they are at that moment, ending then.
+ * server span while it writes its headers) are shown as they are at that moment, ending then. Ended spans are kept
+ * as the SDK made them and shaped for the debug block only when one is asked for: nearly no trace ever is.
  */
 export class DebugSpanCapture implements SpanProcessor {
-  private readonly ended = new Map<string, DebugSpan[]>();
+  private readonly ended = new Map<string, ReadableSpan[]>();
   private readonly open = new Map<string, Span>();
 
   constructor(private readonly maxTraces = 2000) {}
@@ -60,13 +61,13 @@ export class DebugSpanCapture implements SpanProcessor {
       if (this.ended.size >= this.maxTraces) this.ended.delete(this.ended.keys().next().value as string);
       this.ended.set(traceId, (spans = []));
     }
-    spans.push(toDebugSpan(span));
+    spans.push(span);
   }
 
   /** Every span of the trace seen here: the ended ones, then the open ones as of now; ordered by end time. */
   // The SDK times spans on performance.timeOrigin + performance.now(), which drifts from Date.now(): same clock here.
   collect(traceId: string, now = performance.timeOrigin + performance.now()): DebugSpan[] {
-    const spans = [...(this.ended.get(traceId) ?? [])];
+    const spans = (this.ended.get(traceId) ?? []).map((span) => toDebugSpan(span));
     for (const span of this.open.values()) {
       if (span.spanContext().traceId === traceId) spans.push(toDebugSpan(span as unknown as ReadableSpan, now));
     }

@@ -80,6 +80,9 @@ export function startTracing(options: TracingOptions): boolean {
   const tracesPerEndpointPerS = options.tracesPerEndpointPerS ?? positive(process.env.TRACES_PER_ENDPOINT_PER_S) ?? 10;
   sdk = new NodeSDK({
     resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
+    // Without a collector nothing would receive metrics: no meter provider, so the HTTP instrumentation records
+    // none per request (the SDK's default exporter would send them to localhost:4318 every minute, to no one).
+    ...(options.otlpEndpoint ? {} : { metricReaders: [] }),
     sampler: new EndpointRateSampler({ tracesPerEndpointPerS, optedOut: (key) => optedOut(key) }),
     spanProcessors: [new QueryRedactingProcessor(processors)],
     instrumentations: [

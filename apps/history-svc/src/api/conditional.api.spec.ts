@@ -28,4 +28,14 @@ describe('conditional GET /api/history/v2', () => {
     expect(changed.status).toBe(200);
     expect(changed.body.data).toHaveLength(2);
   });
+
+  it('tags another query, or another user with the same history, differently', async () => {
+    const [alice, bob] = [await system.auth('alice'), await system.auth('bob')];
+    for (const user of [alice, bob]) await system.http.post('/api/history/v2').set('authorization', user).send({ item_id: 'urn:a' });
+    const etag = async (user: string, query: string) =>
+      (await system.http.get(`/api/history/v2${query}`).set('authorization', user)).headers.etag as string;
+    const tags = new Set([await etag(alice, '?limit=10'), await etag(alice, '?limit=5'), await etag(bob, '?limit=10')]);
+    expect(tags.size).toBe(3);
+    expect(await etag(alice, '?limit=10')).toBe(await etag(alice, '?limit=10'));
+  });
 });

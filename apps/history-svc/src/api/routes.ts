@@ -2,11 +2,11 @@ import { Router } from 'express';
 import { historyApi, type NewItem } from '@udp/contracts';
 import { type Snapshotting, type StreamStateCache, type Unstamped, type WriteSide, handleCommandVisibly } from '@udp/eventsourcing';
 import { StoreUnavailableError } from '@udp/eventstore';
-import { mountRoute, userIdOf, sendJsonConditionally } from '@udp/http-kit';
+import { mountRoute, userIdOf, sendJsonTextConditionally } from '@udp/http-kit';
 import { type HistoryCommand, type HistoryState, type ItemToRecord, historyDecider } from '../domain/decider';
 import { historyStream } from '../domain/events';
 import { entryDocumentId } from '../projections/history';
-import { type HistoryReadModel, listHistory, positions, toItem } from '../projections/history-queries';
+import { type HistoryReadModel, historyJson, listHistory, positions, toItem } from '../projections/history-queries';
 
 export interface HistoryRouteDeps {
   write: WriteSide;
@@ -40,7 +40,10 @@ export function historyRoutes({ write, states, snapshots, model, now }: HistoryR
 
   for (const api of [historyApi.v2, historyApi.unversioned]) {
     mountRoute(router, api.list, async ({ query }, req, res) => {
-      sendJsonConditionally(req, res, await listHistory(model, userIdOf(res), query));
+      const page = await listHistory(model, userIdOf(res), query);
+      // The same version of the history and the same (parsed) query answer the same bytes.
+      const version = page.version === undefined ? undefined : `${page.version} ${JSON.stringify(query)}`;
+      sendJsonTextConditionally(req, res, () => historyJson(page), version);
     });
 
     mountRoute(router, api.add, async ({ body }, _req, res) => {

@@ -17,13 +17,14 @@ export interface HistoryReadModel {
 /**
  * How many of the user's changes the read model has fully applied: read before the entries, so an answer
  * never claims a change it does not show. Read models projected before heads existed fall back to the
- * newest change an entry remembers.
+ * newest change an entry remembers. `version`: the head's store position ('none' for a user without
+ * changes), when the head has one.
  */
-async function appliedChanges({ entries, heads }: HistoryReadModel, userId: string): Promise<number> {
+async function appliedChanges({ entries, heads }: HistoryReadModel, userId: string): Promise<{ count: number; version?: string }> {
   const head = await heads.get(userId);
-  if (head) return head.revision + 1;
+  if (head) return { count: head.revision + 1, version: head.position };
   const [newest] = await entries.find({ userId }, { sort: { revision: -1 }, limit: 1 });
-  return newest ? newest.revision + 1 : 0;
+  return newest ? { count: newest.revision + 1 } : { count: 0, version: 'none' };
 }
 
 /**
@@ -61,6 +62,34 @@ function selection(userId: string, query: HistoryQuery, includeDeleted: boolean)
   return filter;
 }
 
+/**
+ * An entry as the API shows it. Its JSON text is made once per stored document: the memory read model hands
+ * out the documents it holds (`readOnly`) and stores a new one for every change, so a changed entry never
+ * finds an old text here, and a list answer is mostly a join of texts already made.
+ */
+const itemTexts = new WeakMap<HistoryEntryDocument, string>();
+
+function itemText(doc: HistoryEntryDocument): string {
+  let text = itemTexts.get(doc);
+  if (text === undefined) itemTexts.set(doc, (text = JSON.stringify(toItem(doc))));
+  return text;
+}
+
+/** A page of the history with its entries as stored; `historyJson` makes the answer's bytes. */
+export interface HistoryPage extends Omit<History, 'data'> {
+  entries: HistoryEntryDocument[];
+  /**
+   * The version of the user's history the page was read from, when known: the same version and query
+   * always give the same page (the version changes with every change of the user's entries).
+   */
+  version?: string;
+}
+
+/** The page's answer, byte for byte `JSON.stringify` of the History it stands for (`data` first). */
+export function historyJson({ entries, version: _version, ...rest }: HistoryPage): string {
+  return `{"data":[${entries.map(itemText).join(',')}],${JSON.stringify(rest).slice(1)}`;
+}
+
 export function toItem(doc: HistoryEntryDocument): Item {
   return {
     date: doc.date,
@@ -79,26 +108,27 @@ export function toItem(doc: HistoryEntryDocument): Item {
  * change order; `next` continues with a later `since`, and `sync_token` is where this answer ends (the head
  * once nothing more is left). `limit=0` answers no entries: a cheap read of `last_update` and `sync_token`.
  */
-export async function listHistory(model: HistoryReadModel, userId: string, query: HistoryQuery): Promise<History> {
+export async function listHistory(model: HistoryReadModel, userId: string, query: HistoryQuery): Promise<HistoryPage> {
   const limit = query.limit ?? HISTORY_LIMITS.defaultPageSize;
-  const applied = await appliedChanges(model, userId);
+  const { count: applied, version } = await appliedChanges(model, userId);
   const changeMode = query.since !== undefined;
   const filter = selection(userId, query, query.with_deleted ?? changeMode);
   const where = query.since !== undefined ? changedSince(userId, filter, parseSyncToken(query.since), applied) : filter;
   const [page, newest] = await Promise.all([
-    limit === 0 ? [] : model.entries.find(where, { sort: changeMode ? CHANGE_ORDER : ORDER, limit: limit + 1 }),
-    model.entries.find({ userId }, { sort: ORDER, limit: 1 }),
+    limit === 0 ? [] : model.entries.find(where, { sort: changeMode ? CHANGE_ORDER : ORDER, limit: limit + 1, readOnly: true }),
+    model.entries.find({ userId }, { sort: ORDER, limit: 1, readOnly: true }),
   ]);
   const more = page.length > limit;
   const shown = page.slice(0, limit);
   const last = shown[shown.length - 1];
   const position = more && last && changeMode ? positionAfter(last.revision, last.item_id) : { count: applied };
   return {
-    data: shown.map(toItem),
+    entries: shown,
     last_update: newest[0]?.date ?? 0,
     ...(more && last && { next: changeMode ? nextChangesQuery(query, position) : nextQuery(query, last) }),
     sync_token: formatSyncToken(position),
     total: shown.length,
+    version,
   };
 }
 
@@ -138,7 +168,7 @@ export async function positions(
   userId: string,
   query: PositionsQuery,
 ): Promise<{ positions: Positions; syncToken: string }> {
-  const applied = await appliedChanges(model, userId);
+  const { count: applied } = await appliedChanges(model, userId);
   const changeMode = query.since !== undefined;
   const filter = selection(userId, query, Boolean(query.with_deleted || query.return_missing));
   if (query.item_ids) filter.item_id = { $in: query.item_ids };

@@ -28,6 +28,12 @@ export interface HistoryHeadDocument {
   _id: string;
   userId: string;
   revision: number;
+  /**
+   * The store's position of that change (a decimal string): unlike the revision, never the same for two states of
+   * any history, even for a history erased and begun again, so it names the version of the user's entries.
+   * Absent in heads projected before it was added.
+   */
+  position?: string;
 }
 
 export const HISTORY_COLLECTION = 'history_entries';
@@ -63,7 +69,7 @@ export function historyProjection(readModels: ReadModelStore): Projection {
       assertOwnedBy(recorded, { userId });
       const revision = recorded.revision;
       await applyToEntries(entries, upcast(recorded.type, recorded.data), userId, revision);
-      await heads.upsertIfNewer({ _id: userId, userId, revision });
+      await heads.upsertIfNewer({ _id: userId, userId, revision, position: String(recorded.position) });
     },
   };
 }

@@ -39,6 +39,6 @@ describe('history projection: change positions', () => {
       ['a', 2, true],
       ['b', 2, true],
     ]);
-    expect(await historyHeads(readModels).get('u')).toEqual({ _id: 'u', userId: 'u', revision: 2 });
+    expect(await historyHeads(readModels).get('u')).toEqual({ _id: 'u', userId: 'u', revision: 2, position: '2' });
   });
 });
