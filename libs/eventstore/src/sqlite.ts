@@ -96,6 +96,8 @@ export class SqliteEventStore implements EventStore {
       readAfter: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
       // Health reads the real tables, each by its primary key: constant time however large the store.
       lastPosition: this.db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events'),
+      // AUTOINCREMENT's counter: never lowered, not even when an erasure deletes the newest events.
+      highestPosition: this.db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
       anyStream: this.db.prepare<[], { stream_id: string }>('SELECT stream_id FROM streams LIMIT 1'),
       // A range on the primary key: `prefix` <= id < `prefix` followed by the highest code point.
       listStreams: this.db.prepare<[string, string], { stream_id: string }>(
@@ -204,6 +206,11 @@ export class SqliteEventStore implements EventStore {
     );
     this.subscriptions.add(sub);
     return sub;
+  }
+
+  /** The highest position this log ever gave (0 when empty): saved read models are never trusted beyond it. */
+  highestPosition(): bigint {
+    return BigInt(this.stmt.highestPosition.get()?.seq ?? 0);
   }
 
   /** Up when a write could be made durable now: the writer runs, the file is still ours, its tables read. */

@@ -12,16 +12,41 @@ interface SortedIndex {
   partitions: Map<unknown, Document[]>;
 }
 
+/**
+ * Stored documents are never changed in place (every update stores a new object), so a list of them is a
+ * consistent copy of the collection at the moment it was taken, however the collection changes afterwards.
+ */
 class MemoryCollection<T extends Document> implements Collection<T> {
   private readonly docs = new Map<string, T>();
   private readonly indexes: SortedIndex[] = [];
+
+  /** `onDelete` is told after documents were deleted (a persisted copy must not keep them). */
+  constructor(private readonly onDelete: () => void = () => undefined) {}
 
   addIndex(keys: Record<string, 1 | -1>): void {
     const [partitionField, ...rest] = Object.keys(keys);
     if (!partitionField || this.indexes.some((i) => i.partitionField === partitionField && sameSort(i.sort, rest, keys))) return;
     const index: SortedIndex = { partitionField, sort: Object.fromEntries(rest.map((k) => [k, keys[k]])), partitions: new Map() };
     this.indexes.push(index);
-    for (const doc of this.docs.values()) this.indexInsert(index, doc);
+    // One stable sort per partition: the order inserting the documents one by one would give, in n log n.
+    for (const doc of this.docs.values()) {
+      const value = fieldOf(doc, partitionField);
+      const list = index.partitions.get(value);
+      if (list) list.push(doc);
+      else index.partitions.set(value, [doc]);
+    }
+    for (const list of index.partitions.values()) list.sort((x, y) => compareBy(index.sort, x, y));
+  }
+
+  /** Every document, as stored (see the class comment). */
+  documents(): T[] {
+    return [...this.docs.values()];
+  }
+
+  /** Adds documents to an empty collection without indexes (loading a persisted copy). */
+  load(docs: T[]): void {
+    if (this.docs.size || this.indexes.length) throw new Error('load() fills an empty collection before its indexes are declared');
+    for (const doc of docs) this.docs.set(doc._id, doc);
   }
 
   private indexInsert(index: SortedIndex, doc: Document): void {
@@ -41,8 +66,23 @@ class MemoryCollection<T extends Document> implements Collection<T> {
 
   private indexRemove(index: SortedIndex, doc: Document): void {
     const list = index.partitions.get(fieldOf(doc, index.partitionField));
-    const at = list ? list.indexOf(doc) : -1;
-    if (at >= 0) list!.splice(at, 1);
+    if (!list) return;
+    // Binary search for the first document that does not sort before this one, then past its equals: a
+    // long history (10,000 entries of one user, each recorded again and again) made indexOf the cost of a replay.
+    let low = 0;
+    let high = list.length;
+    while (low < high) {
+      const mid = (low + high) >> 1;
+      if (compareBy(index.sort, list[mid], doc) < 0) low = mid + 1;
+      else high = mid;
+    }
+    for (let at = low; at < list.length; at++) {
+      if (list[at] === doc) return void list.splice(at, 1);
+      if (compareBy(index.sort, list[at], doc) !== 0) break;
+    }
+    // Not where its sort keys say (cannot happen while documents are never changed in place): the safe way.
+    const at = list.indexOf(doc);
+    if (at >= 0) list.splice(at, 1);
   }
 
   private put(id: string, doc: T): void {
@@ -125,9 +165,15 @@ class MemoryCollection<T extends Document> implements Collection<T> {
 
   async deleteMany(filter: Filter): Promise<number> {
     const hits = this.select(filter);
+    this.removeAll(hits);
+    if (hits.length) this.onDelete();
+    return hits.length;
+  }
+
+  private removeAll(hits: T[]): void {
     if (hits.length < 64) {
       for (const doc of hits) this.remove(doc._id);
-      return hits.length;
+      return;
     }
     // Many at once (a user's erasure: 100,000 history entries): one pass over each touched index partition
     // instead of a search and a splice per document, which would be quadratic.
@@ -140,14 +186,43 @@ class MemoryCollection<T extends Document> implements Collection<T> {
       }
     }
     for (const doc of hits) this.docs.delete(doc._id);
-    return hits.length;
   }
 }
 
-/** Read models in memory: the embedded mode rebuilds them from the event store at start. */
+/** Every collection's documents and every checkpoint, taken at one instant (documents shared, never changed). */
+export interface ReadModelImage {
+  checkpoints: Map<string, bigint>;
+  collections: Map<string, Document[]>;
+}
+
+/**
+ * Read models in memory: the embedded mode rebuilds them from the event store at start, or from a copy saved
+ * with its checkpoints (`PersistedMemoryReadModelStore`) and the events after them.
+ */
 export class MemoryReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, MemoryCollection<Document>>();
   private readonly positions = new Map<string, bigint>();
+
+  /** A consistent copy: cheap (references only), and unaffected by what the projectors do next. */
+  image(): ReadModelImage {
+    return {
+      checkpoints: new Map(this.positions),
+      collections: new Map([...this.collections].map(([name, c]) => [name, c.documents()])),
+    };
+  }
+
+  /** Fills a new, empty store from an image, before any index is declared or projector started. */
+  protected restore(image: ReadModelImage): void {
+    if (this.collections.size || this.positions.size) throw new Error('restore() fills a new, empty store');
+    for (const [name, docs] of image.collections) this.memoryCollection(name).load(docs);
+    for (const [name, position] of image.checkpoints) this.positions.set(name, position);
+  }
+
+  /** Told after documents were deleted (erasure). */
+  protected documentsDeleted(): void {}
+
+  /** Told after a projector saved its checkpoint. */
+  protected checkpointSaved(_position: bigint): void {}
 
   collection<T extends Document>(name: string): Collection<T> {
     return this.memoryCollection(name) as unknown as Collection<T>;
@@ -155,7 +230,7 @@ export class MemoryReadModelStore implements ReadModelStore {
 
   private memoryCollection(name: string): MemoryCollection<Document> {
     let c = this.collections.get(name);
-    if (!c) this.collections.set(name, (c = new MemoryCollection<Document>()));
+    if (!c) this.collections.set(name, (c = new MemoryCollection<Document>(() => this.documentsDeleted())));
     return c;
   }
 
@@ -166,7 +241,10 @@ export class MemoryReadModelStore implements ReadModelStore {
   checkpoints(): CheckpointStore {
     return {
       load: async (name) => this.positions.get(name) ?? null,
-      save: async (name, position) => void this.positions.set(name, position),
+      save: async (name, position) => {
+        this.positions.set(name, position);
+        this.checkpointSaved(position);
+      },
     };
   }
 
