@@ -39,6 +39,10 @@ interface Row {
   created_at: number;
 }
 
+/** The columns of `Row`, in this order, for statements that return rows as arrays. */
+const RAW_COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, created_at';
+type RawRow = [bigint, string, bigint, string, string, string, string, bigint];
+
 interface PendingAppend extends AppendRequest {
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
@@ -93,7 +97,10 @@ export class SqliteEventStore implements EventStore {
     this.stmt = {
       readStream: this.db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
-      readAfter: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      // Rows as arrays (raw): about half the cost of rows as objects, which a replay of the whole log pays per event.
+      readAfter: this.db
+        .prepare<[bigint, number], RawRow>(`SELECT ${RAW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
+        .raw(true),
       // Health reads the real tables, each by its primary key: constant time however large the store.
       lastPosition: this.db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events'),
       // AUTOINCREMENT's counter: never lowered, not even when an erasure deletes the newest events.
@@ -200,7 +207,7 @@ export class SqliteEventStore implements EventStore {
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
     const sub = new PollingSubscription(
       options,
-      (after, limit) => this.stmt.readAfter.all(after ?? 0n, limit).map(toRecorded),
+      (after, limit) => this.stmt.readAfter.all(after ?? 0n, limit).map(rawToRecorded),
       handler,
       () => this.subscriptions.delete(sub),
     );
@@ -271,5 +278,18 @@ function toRecorded(row: Row): RecordedEvent {
     data: JSON.parse(row.data),
     metadata: JSON.parse(row.metadata),
     createdAt: Number(row.created_at),
+  };
+}
+
+function rawToRecorded([position, streamId, revision, id, type, data, metadata, createdAt]: RawRow): RecordedEvent {
+  return {
+    id,
+    streamId,
+    revision: Number(revision),
+    position,
+    type,
+    data: JSON.parse(data),
+    metadata: JSON.parse(metadata),
+    createdAt: Number(createdAt),
   };
 }

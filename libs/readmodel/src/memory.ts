@@ -1,4 +1,4 @@
-import { cloneData, compareBy, fieldOf, matches, numericBounds, outsideBounds, sortDocuments } from './filter';
+import { cloneData, comparatorFor, fieldOf, matches, numericBounds, outsideBounds, sortDocuments } from './filter';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, Sort, VersionedDocument } from './port';
 
 /**
@@ -9,6 +9,7 @@ import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadMo
 interface SortedIndex {
   partitionField: string;
   sort: Sort;
+  compare: (x: Document, y: Document) => number;
   partitions: Map<unknown, Document[]>;
 }
 
@@ -26,7 +27,8 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   addIndex(keys: Record<string, 1 | -1>): void {
     const [partitionField, ...rest] = Object.keys(keys);
     if (!partitionField || this.indexes.some((i) => i.partitionField === partitionField && sameSort(i.sort, rest, keys))) return;
-    const index: SortedIndex = { partitionField, sort: Object.fromEntries(rest.map((k) => [k, keys[k]])), partitions: new Map() };
+    const sort: Sort = Object.fromEntries(rest.map((k) => [k, keys[k]]));
+    const index: SortedIndex = { partitionField, sort, compare: comparatorFor(sort), partitions: new Map() };
     this.indexes.push(index);
     // One stable sort per partition: the order inserting the documents one by one would give, in n log n.
     for (const doc of this.docs.values()) {
@@ -35,7 +37,7 @@ class MemoryCollection<T extends Document> implements Collection<T> {
       if (list) list.push(doc);
       else index.partitions.set(value, [doc]);
     }
-    for (const list of index.partitions.values()) list.sort((x, y) => compareBy(index.sort, x, y));
+    for (const list of index.partitions.values()) list.sort(index.compare);
   }
 
   /** Every document, as stored (see the class comment). */
@@ -58,7 +60,7 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     let high = list.length;
     while (low < high) {
       const mid = (low + high) >> 1;
-      if (compareBy(index.sort, list[mid], doc) <= 0) low = mid + 1;
+      if (index.compare(list[mid], doc) <= 0) low = mid + 1;
       else high = mid;
     }
     list.splice(low, 0, doc);
@@ -73,12 +75,12 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     let high = list.length;
     while (low < high) {
       const mid = (low + high) >> 1;
-      if (compareBy(index.sort, list[mid], doc) < 0) low = mid + 1;
+      if (index.compare(list[mid], doc) < 0) low = mid + 1;
       else high = mid;
     }
     for (let at = low; at < list.length; at++) {
       if (list[at] === doc) return void list.splice(at, 1);
-      if (compareBy(index.sort, list[at], doc) !== 0) break;
+      if (index.compare(list[at], doc) !== 0) break;
     }
     // Not where its sort keys say (cannot happen while documents are never changed in place): the safe way.
     const at = list.indexOf(doc);

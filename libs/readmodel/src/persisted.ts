@@ -1,7 +1,7 @@
-import { closeSync, createReadStream, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
+import { closeSync, existsSync, fstatSync, fsyncSync, mkdirSync, openSync, renameSync, unlinkSync, writeSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { dirname } from 'node:path';
-import { createInterface } from 'node:readline';
+import { StringDecoder } from 'node:string_decoder';
 import { MemoryReadModelStore, type ReadModelImage } from './memory';
 import type { Document } from './port';
 
@@ -217,53 +217,66 @@ function syncDirectory(directory: string): void {
   }
 }
 
+/** The file's lines, read in large chunks (a line holds up to DOCUMENTS_PER_LINE documents). */
+async function* linesOf(file: string): AsyncGenerator<string> {
+  const handle = await open(file, 'r');
+  try {
+    const decoder = new StringDecoder('utf8');
+    const chunk = Buffer.alloc(4 * WRITE_CHUNK_BYTES);
+    let rest = '';
+    for (;;) {
+      const { bytesRead } = await handle.read(chunk, 0, chunk.length, null);
+      if (bytesRead === 0) break;
+      const text = rest + decoder.write(chunk.subarray(0, bytesRead));
+      let start = 0;
+      for (let end = text.indexOf('\n'); end >= 0; end = text.indexOf('\n', start)) {
+        yield text.slice(start, end);
+        start = end + 1;
+      }
+      rest = text.slice(start);
+    }
+    rest += decoder.end();
+    if (rest) yield rest;
+  } finally {
+    await handle.close();
+  }
+}
+
 /** The file's image; null when there is no file; a problem when it is not a complete copy of a known version. */
 async function readImage(file: string): Promise<{ image: ReadModelImage } | { problem: string } | null> {
-  const input = createReadStream(file, { encoding: 'utf8' });
-  const opened = await new Promise<NodeJS.ErrnoException | null>((resolve) => {
-    input.once('open', () => resolve(null));
-    input.once('error', resolve);
-  });
-  if (opened?.code === 'ENOENT') return null;
-  if (opened) throw opened;
-  const lines = createInterface({ input, crlfDelay: Infinity });
+  if (!existsSync(file)) return null;
   const image: ReadModelImage = { checkpoints: new Map(), collections: new Map() };
   let header = false;
   let current: { docs: Document[]; expected: number } | null = null;
   let total = 0;
-  try {
-    for await (const line of lines) {
-      const value = JSON.parse(line) as unknown;
-      if (!header) {
-        const h = value as { format?: unknown; version?: unknown; checkpoints?: Record<string, unknown> };
-        if (h.format !== READ_MODELS_FORMAT || h.version !== READ_MODELS_VERSION) {
-          return { problem: `format ${String(h.format)} version ${String(h.version)}, not ${READ_MODELS_FORMAT} ${READ_MODELS_VERSION}` };
-        }
-        for (const [name, position] of Object.entries(h.checkpoints ?? {})) {
-          if (typeof position !== 'string' || !/^\d+$/.test(position)) return { problem: `checkpoint ${name} is not a position` };
-          image.checkpoints.set(name, BigInt(position));
-        }
-        header = true;
-      } else if (Array.isArray(value)) {
-        if (!current) return { problem: 'documents before their collection' };
-        for (const doc of value as Document[]) current.docs.push(doc);
-        if (current.docs.length > current.expected) return { problem: 'more documents than announced' };
-      } else {
-        if (current && current.docs.length !== current.expected) return { problem: 'a collection is incomplete' };
-        const marker = value as { collection?: unknown; documents?: unknown; end?: unknown };
-        if (marker.end === true) {
-          if (marker.documents !== total) return { problem: 'the document count does not match' };
-          return { image };
-        }
-        if (typeof marker.collection !== 'string' || typeof marker.documents !== 'number') return { problem: 'unexpected line' };
-        current = { docs: [], expected: marker.documents };
-        image.collections.set(marker.collection, current.docs);
-        total += marker.documents;
+  for await (const line of linesOf(file)) {
+    const value = JSON.parse(line) as unknown;
+    if (!header) {
+      const h = value as { format?: unknown; version?: unknown; checkpoints?: Record<string, unknown> };
+      if (h.format !== READ_MODELS_FORMAT || h.version !== READ_MODELS_VERSION) {
+        return { problem: `format ${String(h.format)} version ${String(h.version)}, not ${READ_MODELS_FORMAT} ${READ_MODELS_VERSION}` };
       }
+      for (const [name, position] of Object.entries(h.checkpoints ?? {})) {
+        if (typeof position !== 'string' || !/^\d+$/.test(position)) return { problem: `checkpoint ${name} is not a position` };
+        image.checkpoints.set(name, BigInt(position));
+      }
+      header = true;
+    } else if (Array.isArray(value)) {
+      if (!current) return { problem: 'documents before their collection' };
+      for (const doc of value as Document[]) current.docs.push(doc);
+      if (current.docs.length > current.expected) return { problem: 'more documents than announced' };
+    } else {
+      if (current && current.docs.length !== current.expected) return { problem: 'a collection is incomplete' };
+      const marker = value as { collection?: unknown; documents?: unknown; end?: unknown };
+      if (marker.end === true) {
+        if (marker.documents !== total) return { problem: 'the document count does not match' };
+        return { image };
+      }
+      if (typeof marker.collection !== 'string' || typeof marker.documents !== 'number') return { problem: 'unexpected line' };
+      current = { docs: [], expected: marker.documents };
+      image.collections.set(marker.collection, current.docs);
+      total += marker.documents;
     }
-  } finally {
-    lines.close();
-    input.destroy();
   }
   return { problem: header ? 'truncated (no end line)' : 'empty' };
 }
