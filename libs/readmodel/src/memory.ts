@@ -10,7 +10,18 @@ interface SortedIndex {
   partitionField: string;
   sort: Sort;
   compare: (x: Document, y: Document) => number;
-  partitions: Map<unknown, Document[]>;
+  partitions: Map<unknown, Partition>;
+}
+
+/**
+ * The documents of one partition: only their set until the partition is first read, then in the index's order,
+ * kept from then on. A start writes a million documents and reads none: keeping every partition in order
+ * through that replay cost a search and an array splice per write; sorting each once, when read, does not.
+ * Exactly one of the two is set.
+ */
+interface Partition {
+  members: Set<Document> | null;
+  ordered: Document[] | null;
 }
 
 /**
@@ -30,14 +41,18 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     const sort: Sort = Object.fromEntries(rest.map((k) => [k, keys[k]]));
     const index: SortedIndex = { partitionField, sort, compare: comparatorFor(sort), partitions: new Map() };
     this.indexes.push(index);
-    // One stable sort per partition: the order inserting the documents one by one would give, in n log n.
-    for (const doc of this.docs.values()) {
-      const value = fieldOf(doc, partitionField);
-      const list = index.partitions.get(value);
-      if (list) list.push(doc);
-      else index.partitions.set(value, [doc]);
+    for (const doc of this.docs.values()) this.indexInsert(index, doc);
+  }
+
+  /** A partition's documents in the index's order (sorted now if it was never read: stable, so ties keep insertion order). */
+  private ordered(index: SortedIndex, value: unknown): Document[] {
+    const partition = index.partitions.get(value);
+    if (!partition) return [];
+    if (!partition.ordered) {
+      partition.ordered = [...partition.members!].sort(index.compare);
+      partition.members = null;
     }
-    for (const list of index.partitions.values()) list.sort(index.compare);
+    return partition.ordered;
   }
 
   /** Every document, as stored (see the class comment). */
@@ -53,8 +68,10 @@ class MemoryCollection<T extends Document> implements Collection<T> {
 
   private indexInsert(index: SortedIndex, doc: Document): void {
     const value = fieldOf(doc, index.partitionField);
-    let list = index.partitions.get(value);
-    if (!list) index.partitions.set(value, (list = []));
+    const partition = index.partitions.get(value);
+    if (!partition) return void index.partitions.set(value, { members: new Set([doc]), ordered: null });
+    if (partition.members) return void partition.members.add(doc);
+    const list = partition.ordered!;
     // Binary search for the first position whose document sorts after this one.
     let low = 0;
     let high = list.length;
@@ -67,8 +84,10 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   }
 
   private indexRemove(index: SortedIndex, doc: Document): void {
-    const list = index.partitions.get(fieldOf(doc, index.partitionField));
-    if (!list) return;
+    const partition = index.partitions.get(fieldOf(doc, index.partitionField));
+    if (!partition) return;
+    if (partition.members) return void partition.members.delete(doc);
+    const list = partition.ordered!;
     // Binary search for the first document that does not sort before this one, then past its equals: a
     // long history (10,000 entries of one user, each recorded again and again) made indexOf the cost of a replay.
     let low = 0;
@@ -105,15 +124,17 @@ class MemoryCollection<T extends Document> implements Collection<T> {
 
   /** The index whose partition the filter pins, preferring one already sorted as asked. */
   private indexFor(filter: Filter, sort?: Sort): { index: SortedIndex; list: Document[] } | null {
-    let chosen: { index: SortedIndex; list: Document[] } | null = null;
+    let chosen: { index: SortedIndex; value: unknown } | null = null;
     for (const index of this.indexes) {
       const condition = (filter as Record<string, unknown>)[index.partitionField];
       if (condition === undefined || (condition !== null && typeof condition === 'object')) continue;
-      const found = { index, list: index.partitions.get(condition) ?? [] };
-      if (sort && sameSort(index.sort, Object.keys(sort), sort)) return found;
-      chosen ??= found;
+      if (sort && sameSort(index.sort, Object.keys(sort), sort)) {
+        chosen = { index, value: condition };
+        break;
+      }
+      chosen ??= { index, value: condition };
     }
-    return chosen;
+    return chosen && { index: chosen.index, list: this.ordered(chosen.index, chosen.value) };
   }
 
   /** Matching documents in the requested order, reading no further than needed when an index is sorted that way. */
@@ -182,9 +203,11 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     const gone = new Set<Document>(hits);
     for (const index of this.indexes) {
       for (const value of new Set(hits.map((doc) => fieldOf(doc, index.partitionField)))) {
-        const kept = (index.partitions.get(value) ?? []).filter((doc) => !gone.has(doc));
-        if (kept.length) index.partitions.set(value, kept);
-        else index.partitions.delete(value);
+        const partition = index.partitions.get(value);
+        if (!partition) continue;
+        if (partition.ordered) partition.ordered = partition.ordered.filter((doc) => !gone.has(doc));
+        else partition.members = new Set([...partition.members!].filter((doc) => !gone.has(doc)));
+        if ((partition.ordered?.length ?? partition.members!.size) === 0) index.partitions.delete(value);
       }
     }
     for (const doc of hits) this.docs.delete(doc._id);
