@@ -30,7 +30,8 @@ interface Log {
  */
 export class InProcessBus implements Bus {
   private readonly logs = new Map<string, Log>();
-  private readonly groups = new Map<string, Group>();
+  /** Groups by topic, then by group id. */
+  private readonly groups = new Map<string, Map<string, Group>>();
   private closed = false;
 
   constructor(
@@ -41,7 +42,7 @@ export class InProcessBus implements Bus {
   async publish(topic: string, messages: BusMessage[]): Promise<void> {
     const log = this.log(topic);
     for (const m of messages) log.messages.push(structuredClone(m));
-    for (const [id, group] of this.groups) if (id.startsWith(`${topic}\u0000`)) this.drain(topic, group);
+    for (const group of this.groupsOf(topic).values()) this.drain(topic, group);
     this.trim(topic, log);
   }
 
@@ -49,17 +50,16 @@ export class InProcessBus implements Bus {
   private trim(topic: string, log: Log): void {
     const end = log.base + log.messages.length;
     let keepFrom = end - this.retained;
-    for (const [id, group] of this.groups) if (id.startsWith(`${topic}\u0000`)) keepFrom = Math.min(keepFrom, group.committed);
+    for (const group of this.groupsOf(topic).values()) keepFrom = Math.min(keepFrom, group.committed);
     if (keepFrom - log.base < this.retained) return;
     log.messages.splice(0, keepFrom - log.base);
     log.base = keepFrom;
   }
 
   async subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
-    const id = `${topic}\u0000${groupId}`;
-    let group = this.groups.get(id);
+    let group = this.groupsOf(topic).get(groupId);
     // A new group starts at the oldest message still kept.
-    if (!group) this.groups.set(id, (group = { committed: this.log(topic).base, members: [], draining: null, again: false }));
+    if (!group) this.groupsOf(topic).set(groupId, (group = { committed: this.log(topic).base, members: [], draining: null, again: false }));
     const member: Member = { handler, active: true };
     group.members.push(member);
     this.drain(topic, group);
@@ -72,6 +72,12 @@ export class InProcessBus implements Bus {
         this.drain(topic, g);
       },
     };
+  }
+
+  private groupsOf(topic: string): Map<string, Group> {
+    let groups = this.groups.get(topic);
+    if (!groups) this.groups.set(topic, (groups = new Map()));
+    return groups;
   }
 
   private log(topic: string): Log {
@@ -116,6 +122,6 @@ export class InProcessBus implements Bus {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.groups.values()].map((g) => g.draining?.catch(() => undefined)));
+    await Promise.all([...this.groups.values()].flatMap((groups) => [...groups.values()].map((g) => g.draining?.catch(() => undefined))));
   }
 }

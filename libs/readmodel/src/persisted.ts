@@ -26,7 +26,7 @@ export interface PersistedReadModelsOptions {
   head(): bigint;
   /** A save is due once the checkpoints advanced by this many positions (default 100,000)... */
   saveEvery?: number;
-  /** ...checked this often (default every minute). A clean stop always saves. */
+  /** ...checked this often (default every 5 minutes, so a start that replays the whole log does not save half-way). A clean stop always saves. */
   checkIntervalMs?: number;
   logger?: PersistedReadModelsLogger;
 }
@@ -56,9 +56,12 @@ export class PersistedMemoryReadModelStore extends MemoryReadModelStore {
 
   private constructor(private readonly options: PersistedReadModelsOptions) {
     super();
-    this.timer = setInterval(() => {
-      if (!this.saving && this.highest - this.savedAt >= BigInt(options.saveEvery ?? 100_000)) void this.save();
-    }, options.checkIntervalMs ?? 60_000);
+    this.timer = setInterval(
+      () => {
+        if (!this.saving && this.highest - this.savedAt >= BigInt(options.saveEvery ?? 100_000)) void this.save();
+      },
+      options.checkIntervalMs ?? 5 * 60_000,
+    );
     this.timer.unref();
   }
 
