@@ -47,7 +47,9 @@ export interface PersistedReadModelsOptions {
 export class PersistedMemoryReadModelStore extends MemoryReadModelStore {
   /** Bumped by every deletion: a save that began before it must not land. */
   private epoch = 0;
-  private saving: Promise<boolean> | null = null;
+  /** Saves run one after the other (they share the temporary file). */
+  private queue: Promise<unknown> = Promise.resolve();
+  private pending = 0;
   /** The highest checkpoint in the file on disk, and the highest saved by a projector since. */
   private savedAt = 0n;
   private highest = 0n;
@@ -58,7 +60,7 @@ export class PersistedMemoryReadModelStore extends MemoryReadModelStore {
     super();
     this.timer = setInterval(
       () => {
-        if (!this.saving && this.highest - this.savedAt >= BigInt(options.saveEvery ?? 100_000)) void this.save();
+        if (this.pending === 0 && this.highest - this.savedAt >= BigInt(options.saveEvery ?? 100_000)) void this.save();
       },
       options.checkIntervalMs ?? 5 * 60_000,
     );
@@ -102,9 +104,10 @@ export class PersistedMemoryReadModelStore extends MemoryReadModelStore {
   }
 
   /** Saves a copy now (after the one under way, if any). False when a deletion made it stale before it landed. */
-  async save(): Promise<boolean> {
-    while (this.saving) await this.saving;
-    this.saving = this.write()
+  save(): Promise<boolean> {
+    this.pending++;
+    const run = this.queue
+      .then(() => this.write())
       .catch((error: unknown) => {
         this.options.logger?.warn(
           { file: this.options.file, err: error },
@@ -112,8 +115,9 @@ export class PersistedMemoryReadModelStore extends MemoryReadModelStore {
         );
         return false;
       })
-      .finally(() => (this.saving = null));
-    return this.saving;
+      .finally(() => this.pending--);
+    this.queue = run;
+    return run;
   }
 
   private async write(): Promise<boolean> {
