@@ -5,7 +5,7 @@ import { InProcessBus } from '@udp/bus';
 import { commonConfigSchema, loadConfig } from '@udp/config';
 import { Projector, erasureParticipant, type Projection } from '@udp/eventsourcing';
 import type { RecordedEvent } from '@udp/eventstore';
-import { closeAdapters, openAdapters, type Adapters } from './adapters';
+import { closeAdapters, openAdapters } from './adapters';
 
 /**
  * The embedded read models across restarts: saved with their checkpoint at a clean stop, a start replays only
