@@ -72,15 +72,12 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     if (!partition) return void index.partitions.set(value, { members: new Set([doc]), ordered: null });
     if (partition.members) return void partition.members.add(doc);
     const list = partition.ordered!;
-    // Binary search for the first position whose document sorts after this one.
-    let low = 0;
-    let high = list.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (index.compare(list[mid], doc) <= 0) low = mid + 1;
-      else high = mid;
-    }
-    list.splice(low, 0, doc);
+    // After its equals: ties keep the order of insertion.
+    list.splice(
+      firstPosition(list, (other) => index.compare(other, doc) > 0),
+      0,
+      doc,
+    );
   }
 
   private indexRemove(index: SortedIndex, doc: Document): void {
@@ -88,16 +85,9 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     if (!partition) return;
     if (partition.members) return void partition.members.delete(doc);
     const list = partition.ordered!;
-    // Binary search for the first document that does not sort before this one, then past its equals: a
-    // long history (10,000 entries of one user, each recorded again and again) made indexOf the cost of a replay.
-    let low = 0;
-    let high = list.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (index.compare(list[mid], doc) < 0) low = mid + 1;
-      else high = mid;
-    }
-    for (let at = low; at < list.length; at++) {
+    // From the first of its equals on: a long history (10,000 entries of one user, each recorded again and
+    // again) made indexOf the cost of a replay.
+    for (let at = firstPosition(list, (other) => index.compare(other, doc) >= 0); at < list.length; at++) {
       if (list[at] === doc) return void list.splice(at, 1);
       if (index.compare(list[at], doc) !== 0) break;
     }
@@ -278,6 +268,18 @@ export class MemoryReadModelStore implements ReadModelStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/** Binary search in a sorted list: the first position whose document passes `test` (false for all before it). */
+function firstPosition(list: Document[], test: (doc: Document) => boolean): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (test(list[mid])) high = mid;
+    else low = mid + 1;
+  }
+  return low;
 }
 
 function sameSort(indexSort: Sort, fields: string[], wanted: Record<string, 1 | -1>): boolean {
