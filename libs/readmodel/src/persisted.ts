@@ -39,7 +39,8 @@ export interface PersistedReadModelsOptions {
  *   stored documents are never changed), then written to a temporary file, fsynced and renamed over the old one.
  *   A crash leaves the previous copy (or none): the start replays more events, never fewer.
  * - The copy is trusted only as far as the log goes: an unreadable, truncated or unknown-version file, or one
- *   whose checkpoint is beyond the log's head, is ignored with a warning and the read models are rebuilt.
+ *   whose checkpoint is beyond the log's head, is ignored with a warning (and destroyed) and the read models are
+ *   rebuilt.
  * - Deleted documents (an erasure) never come back from a copy: a deletion overwrites and removes the file (and
  *   stops a save under way), so the next start rebuilds from the log, which no longer holds them, until the
  *   next save writes a copy without them.
@@ -77,7 +78,9 @@ export class PersistedMemoryReadModelStore extends MemoryReadModelStore {
     if (read === null) return store;
     const problem = 'problem' in read ? read.problem : beyondHead(read.image, options.head());
     if (problem !== null) {
-      options.logger?.warn({ file: options.file, problem }, 'saved read models ignored; rebuilding them from the event log');
+      // Of no use, and possibly what an erasure interrupted half-way through destroying: destroyed now.
+      destroy(options.file);
+      options.logger?.warn({ file: options.file, problem }, 'saved read models ignored and removed; rebuilding them from the event log');
       return store;
     }
     const image = (read as { image: ReadModelImage }).image;
