@@ -12,28 +12,54 @@ interface Group {
   again: boolean;
 }
 
+/** A topic's messages from offset `base` on (older ones were dropped, see `retained`). */
+interface Log {
+  base: number;
+  messages: BusMessage[];
+}
+
 /**
  * The embedded bus: one ordered log per topic (like a single-partition Kafka topic), a committed offset per
  * group, one active member per group. A failing handler is retried with back-off and nothing behind it is
  * delivered first, so per-key order and at-least-once hold as on Kafka.
+ *
+ * Retention, as Kafka has one: a message every group of its topic has consumed is kept only while it is among
+ * the newest `retained`, for a group that subscribes later. A message a group has not consumed is always kept.
+ * (Without a bound, a topic nobody consumes here, such as the change events, held every message ever published:
+ * 1,100,000 of them after a start that replayed the history store.)
  */
 export class InProcessBus implements Bus {
-  private readonly logs = new Map<string, BusMessage[]>();
-  private readonly groups = new Map<string, Group>();
+  private readonly logs = new Map<string, Log>();
+  /** Groups by topic, then by group id. */
+  private readonly groups = new Map<string, Map<string, Group>>();
   private closed = false;
 
-  constructor(private readonly retryDelayMs = 50) {}
+  constructor(
+    private readonly retryDelayMs = 50,
+    private readonly retained = 100_000,
+  ) {}
 
   async publish(topic: string, messages: BusMessage[]): Promise<void> {
     const log = this.log(topic);
-    for (const m of messages) log.push(structuredClone(m));
-    for (const [id, group] of this.groups) if (id.startsWith(`${topic}\u0000`)) this.drain(topic, group);
+    for (const m of messages) log.messages.push(structuredClone(m));
+    for (const group of this.groupsOf(topic).values()) this.drain(topic, group);
+    this.trim(topic, log);
+  }
+
+  /** Drops what every group consumed beyond the newest `retained`, in steps of `retained` (a splice is O(n)). */
+  private trim(topic: string, log: Log): void {
+    const end = log.base + log.messages.length;
+    let keepFrom = end - this.retained;
+    for (const group of this.groupsOf(topic).values()) keepFrom = Math.min(keepFrom, group.committed);
+    if (keepFrom - log.base < this.retained) return;
+    log.messages.splice(0, keepFrom - log.base);
+    log.base = keepFrom;
   }
 
   async subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
-    const id = `${topic}\u0000${groupId}`;
-    let group = this.groups.get(id);
-    if (!group) this.groups.set(id, (group = { committed: 0, members: [], draining: null, again: false }));
+    let group = this.groupsOf(topic).get(groupId);
+    // A new group starts at the oldest message still kept.
+    if (!group) this.groupsOf(topic).set(groupId, (group = { committed: this.log(topic).base, members: [], draining: null, again: false }));
     const member: Member = { handler, active: true };
     group.members.push(member);
     this.drain(topic, group);
@@ -48,9 +74,15 @@ export class InProcessBus implements Bus {
     };
   }
 
-  private log(topic: string): BusMessage[] {
+  private groupsOf(topic: string): Map<string, Group> {
+    let groups = this.groups.get(topic);
+    if (!groups) this.groups.set(topic, (groups = new Map()));
+    return groups;
+  }
+
+  private log(topic: string): Log {
     let log = this.logs.get(topic);
-    if (!log) this.logs.set(topic, (log = []));
+    if (!log) this.logs.set(topic, (log = { base: 0, messages: [] }));
     return log;
   }
 
@@ -70,11 +102,11 @@ export class InProcessBus implements Bus {
 
   private async deliver(topic: string, group: Group): Promise<void> {
     const log = this.log(topic);
-    while (!this.closed && group.committed < log.length) {
+    while (!this.closed && group.committed < log.base + log.messages.length) {
       const member = group.members.find((m) => m.active);
       if (!member) return;
       const offset = group.committed;
-      const message: ReceivedMessage = { ...structuredClone(log[offset]), topic, offset: String(offset) };
+      const message: ReceivedMessage = { ...structuredClone(log.messages[offset - log.base]), topic, offset: String(offset) };
       try {
         await member.handler(message);
         if (member.active) group.committed = offset + 1;
@@ -90,6 +122,6 @@ export class InProcessBus implements Bus {
 
   async close(): Promise<void> {
     this.closed = true;
-    await Promise.all([...this.groups.values()].map((g) => g.draining?.catch(() => undefined)));
+    await Promise.all([...this.groups.values()].flatMap((groups) => [...groups.values()].map((g) => g.draining?.catch(() => undefined))));
   }
 }

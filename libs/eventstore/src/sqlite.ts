@@ -40,6 +40,10 @@ interface Row {
   created_at: number;
 }
 
+/** The columns of `Row`, in this order, for statements that return rows as arrays. */
+const RAW_COLUMNS = 'position, stream_id, revision, event_id, type, data, metadata, created_at';
+type RawRow = [bigint, string, bigint, string, string, string, string, bigint];
+
 interface PendingAppend extends AppendRequest {
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
@@ -94,9 +98,14 @@ export class SqliteEventStore implements EventStore {
     this.stmt = {
       readStream: this.db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
-      readAfter: this.db.prepare<[bigint, number], Row>('SELECT * FROM events WHERE position > ? ORDER BY position LIMIT ?'),
+      // Rows as arrays (raw): about half the cost of rows as objects, which a replay of the whole log pays per event.
+      readAfter: this.db
+        .prepare<[bigint, number], RawRow>(`SELECT ${RAW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
+        .raw(true),
       // Health reads the real tables, each by its primary key: constant time however large the store.
       lastPosition: this.db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events'),
+      // AUTOINCREMENT's counter: never lowered, not even when an erasure deletes the newest events.
+      highestPosition: this.db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
       anyStream: this.db.prepare<[], { stream_id: string }>('SELECT stream_id FROM streams LIMIT 1'),
       // A range on the primary key: `prefix` <= id < `prefix` followed by the highest code point.
       listStreams: this.db.prepare<[string, string], { stream_id: string }>(
@@ -203,12 +212,17 @@ export class SqliteEventStore implements EventStore {
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
     const sub = new PollingSubscription(
       options,
-      (after, limit) => this.stmt.readAfter.all(after ?? 0n, limit).map(toRecorded),
+      (after, limit) => this.stmt.readAfter.all(after ?? 0n, limit).map(rawToRecorded),
       handler,
       () => this.subscriptions.delete(sub),
     );
     this.subscriptions.add(sub);
     return sub;
+  }
+
+  /** The highest position this log ever gave (0 when empty): saved read models are never trusted beyond it. */
+  highestPosition(): bigint {
+    return BigInt(this.stmt.highestPosition.get()?.seq ?? 0);
   }
 
   /** Up when a write could be made durable now: the writer runs, the file is still ours, its tables read. */
@@ -289,5 +303,18 @@ function toRecorded(row: Row): RecordedEvent {
     data: JSON.parse(row.data),
     metadata: JSON.parse(row.metadata),
     createdAt: Number(row.created_at),
+  };
+}
+
+function rawToRecorded([position, streamId, revision, id, type, data, metadata, createdAt]: RawRow): RecordedEvent {
+  return {
+    id,
+    streamId,
+    revision: Number(revision),
+    position,
+    type,
+    data: JSON.parse(data),
+    metadata: JSON.parse(metadata),
+    createdAt: Number(createdAt),
   };
 }

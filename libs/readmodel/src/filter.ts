@@ -75,6 +75,19 @@ export function compareBy(sort: Sort, x: Document, y: Document): number {
   return 0;
 }
 
+/** `compareBy` for one sort specification, its fields listed once: index upkeep compares millions of times. */
+export function comparatorFor(sort: Sort): (x: Document, y: Document) => number {
+  const fields = Object.keys(sort);
+  const directions = fields.map((field) => sort[field]);
+  return (x, y) => {
+    for (let i = 0; i < fields.length; i++) {
+      const c = compare((fieldOf(x, fields[i]) ?? null) as Scalar, (fieldOf(y, fields[i]) ?? null) as Scalar);
+      if (c !== 0) return c * directions[i];
+    }
+    return 0;
+  };
+}
+
 export function sortDocuments<T extends Document>(docs: T[], sort: Sort | undefined): T[] {
   if (!sort) return docs;
   return [...docs].sort((x, y) => compareBy(sort, x, y));

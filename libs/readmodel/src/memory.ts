@@ -1,4 +1,4 @@
-import { cloneData, compareBy, fieldOf, matches, numericBounds, outsideBounds, sortDocuments } from './filter';
+import { cloneData, comparatorFor, fieldOf, matches, numericBounds, outsideBounds, sortDocuments } from './filter';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, Sort, VersionedDocument } from './port';
 
 /**
@@ -9,40 +9,91 @@ import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadMo
 interface SortedIndex {
   partitionField: string;
   sort: Sort;
-  partitions: Map<unknown, Document[]>;
+  compare: (x: Document, y: Document) => number;
+  partitions: Map<unknown, Partition>;
 }
 
+/**
+ * The documents of one partition: only their set until the partition is first read, then in the index's order,
+ * kept from then on. A start writes a million documents and reads none: keeping every partition in order
+ * through that replay cost a search and an array splice per write; sorting each once, when read, does not.
+ * Exactly one of the two is set.
+ */
+interface Partition {
+  members: Set<Document> | null;
+  ordered: Document[] | null;
+}
+
+/**
+ * Stored documents are never changed in place (every update stores a new object), so a list of them is a
+ * consistent copy of the collection at the moment it was taken, however the collection changes afterwards.
+ */
 class MemoryCollection<T extends Document> implements Collection<T> {
   private readonly docs = new Map<string, T>();
   private readonly indexes: SortedIndex[] = [];
 
+  /** `onDelete` is told after documents were deleted (a persisted copy must not keep them). */
+  constructor(private readonly onDelete: () => void = () => undefined) {}
+
   addIndex(keys: Record<string, 1 | -1>): void {
     const [partitionField, ...rest] = Object.keys(keys);
     if (!partitionField || this.indexes.some((i) => i.partitionField === partitionField && sameSort(i.sort, rest, keys))) return;
-    const index: SortedIndex = { partitionField, sort: Object.fromEntries(rest.map((k) => [k, keys[k]])), partitions: new Map() };
+    const sort: Sort = Object.fromEntries(rest.map((k) => [k, keys[k]]));
+    const index: SortedIndex = { partitionField, sort, compare: comparatorFor(sort), partitions: new Map() };
     this.indexes.push(index);
     for (const doc of this.docs.values()) this.indexInsert(index, doc);
   }
 
+  /** A partition's documents in the index's order (sorted now if it was never read: stable, so ties keep insertion order). */
+  private ordered(index: SortedIndex, value: unknown): Document[] {
+    const partition = index.partitions.get(value);
+    if (!partition) return [];
+    if (!partition.ordered) {
+      partition.ordered = [...partition.members!].sort(index.compare);
+      partition.members = null;
+    }
+    return partition.ordered;
+  }
+
+  /** Every document, as stored (see the class comment). */
+  documents(): T[] {
+    return [...this.docs.values()];
+  }
+
+  /** Adds documents to an empty collection without indexes (loading a persisted copy). */
+  load(docs: T[]): void {
+    if (this.docs.size || this.indexes.length) throw new Error('load() fills an empty collection before its indexes are declared');
+    for (const doc of docs) this.docs.set(doc._id, doc);
+  }
+
   private indexInsert(index: SortedIndex, doc: Document): void {
     const value = fieldOf(doc, index.partitionField);
-    let list = index.partitions.get(value);
-    if (!list) index.partitions.set(value, (list = []));
-    // Binary search for the first position whose document sorts after this one.
-    let low = 0;
-    let high = list.length;
-    while (low < high) {
-      const mid = (low + high) >> 1;
-      if (compareBy(index.sort, list[mid], doc) <= 0) low = mid + 1;
-      else high = mid;
-    }
-    list.splice(low, 0, doc);
+    const partition = index.partitions.get(value);
+    if (!partition) return void index.partitions.set(value, { members: new Set([doc]), ordered: null });
+    if (partition.members) return void partition.members.add(doc);
+    const list = partition.ordered!;
+    // After its equals: ties keep the order of insertion.
+    list.splice(
+      firstPosition(list, (other) => index.compare(other, doc) > 0),
+      0,
+      doc,
+    );
   }
 
   private indexRemove(index: SortedIndex, doc: Document): void {
-    const list = index.partitions.get(fieldOf(doc, index.partitionField));
-    const at = list ? list.indexOf(doc) : -1;
-    if (at >= 0) list!.splice(at, 1);
+    const partition = index.partitions.get(fieldOf(doc, index.partitionField));
+    if (!partition) return;
+    if (partition.members) return void partition.members.delete(doc);
+    const list = partition.ordered!;
+    // From the first of its equals on: a long history (10,000 entries of one user, each recorded again and
+    // again) made indexOf the cost of a replay.
+    for (let at = firstPosition(list, (other) => index.compare(other, doc) >= 0); at < list.length; at++) {
+      if (list[at] === doc) return void list.splice(at, 1);
+      if (index.compare(list[at], doc) !== 0) break;
+    }
+    // Not where its sort keys say (cannot happen while documents are never changed in place): the safe way.
+    const at = list.indexOf(doc);
+    if (at >= 0) list.splice(at, 1);
   }
 
   private put(id: string, doc: T): void {
@@ -63,15 +114,17 @@ class MemoryCollection<T extends Document> implements Collection<T> {
 
   /** The index whose partition the filter pins, preferring one already sorted as asked. */
   private indexFor(filter: Filter, sort?: Sort): { index: SortedIndex; list: Document[] } | null {
-    let chosen: { index: SortedIndex; list: Document[] } | null = null;
+    let chosen: { index: SortedIndex; value: unknown } | null = null;
     for (const index of this.indexes) {
       const condition = (filter as Record<string, unknown>)[index.partitionField];
       if (condition === undefined || (condition !== null && typeof condition === 'object')) continue;
-      const found = { index, list: index.partitions.get(condition) ?? [] };
-      if (sort && sameSort(index.sort, Object.keys(sort), sort)) return found;
-      chosen ??= found;
+      if (sort && sameSort(index.sort, Object.keys(sort), sort)) {
+        chosen = { index, value: condition };
+        break;
+      }
+      chosen ??= { index, value: condition };
     }
-    return chosen;
+    return chosen && { index: chosen.index, list: this.ordered(chosen.index, chosen.value) };
   }
 
   /** Matching documents in the requested order, reading no further than needed when an index is sorted that way. */
@@ -127,29 +180,66 @@ class MemoryCollection<T extends Document> implements Collection<T> {
 
   async deleteMany(filter: Filter): Promise<number> {
     const hits = this.select(filter);
+    this.removeAll(hits);
+    if (hits.length) this.onDelete();
+    return hits.length;
+  }
+
+  private removeAll(hits: T[]): void {
     if (hits.length < 64) {
       for (const doc of hits) this.remove(doc._id);
-      return hits.length;
+      return;
     }
     // Many at once (a user's erasure: 100,000 history entries): one pass over each touched index partition
     // instead of a search and a splice per document, which would be quadratic.
     const gone = new Set<Document>(hits);
     for (const index of this.indexes) {
       for (const value of new Set(hits.map((doc) => fieldOf(doc, index.partitionField)))) {
-        const kept = (index.partitions.get(value) ?? []).filter((doc) => !gone.has(doc));
-        if (kept.length) index.partitions.set(value, kept);
-        else index.partitions.delete(value);
+        const partition = index.partitions.get(value);
+        if (!partition) continue;
+        if (partition.ordered) partition.ordered = partition.ordered.filter((doc) => !gone.has(doc));
+        else partition.members = new Set([...partition.members!].filter((doc) => !gone.has(doc)));
+        if ((partition.ordered?.length ?? partition.members!.size) === 0) index.partitions.delete(value);
       }
     }
     for (const doc of hits) this.docs.delete(doc._id);
-    return hits.length;
   }
 }
 
-/** Read models in memory: the embedded mode rebuilds them from the event store at start. */
+/** Every collection's documents and every checkpoint, taken at one instant (documents shared, never changed). */
+export interface ReadModelImage {
+  checkpoints: Map<string, bigint>;
+  collections: Map<string, Document[]>;
+}
+
+/**
+ * Read models in memory: the embedded mode rebuilds them from the event store at start, or from a copy saved
+ * with its checkpoints (`PersistedMemoryReadModelStore`) and the events after them.
+ */
 export class MemoryReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, MemoryCollection<Document>>();
   private readonly positions = new Map<string, bigint>();
+
+  /** A consistent copy: cheap (references only), and unaffected by what the projectors do next. */
+  image(): ReadModelImage {
+    return {
+      checkpoints: new Map(this.positions),
+      collections: new Map([...this.collections].map(([name, c]) => [name, c.documents()])),
+    };
+  }
+
+  /** Fills a new, empty store from an image, before any index is declared or projector started. */
+  protected restore(image: ReadModelImage): void {
+    if (this.collections.size || this.positions.size) throw new Error('restore() fills a new, empty store');
+    for (const [name, docs] of image.collections) this.memoryCollection(name).load(docs);
+    for (const [name, position] of image.checkpoints) this.positions.set(name, position);
+  }
+
+  /** Told after documents were deleted (erasure). */
+  protected documentsDeleted(): void {}
+
+  /** Told after a projector saved its checkpoint. */
+  protected checkpointSaved(_position: bigint): void {}
 
   collection<T extends Document>(name: string): Collection<T> {
     return this.memoryCollection(name) as unknown as Collection<T>;
@@ -157,7 +247,7 @@ export class MemoryReadModelStore implements ReadModelStore {
 
   private memoryCollection(name: string): MemoryCollection<Document> {
     let c = this.collections.get(name);
-    if (!c) this.collections.set(name, (c = new MemoryCollection<Document>()));
+    if (!c) this.collections.set(name, (c = new MemoryCollection<Document>(() => this.documentsDeleted())));
     return c;
   }
 
@@ -168,7 +258,10 @@ export class MemoryReadModelStore implements ReadModelStore {
   checkpoints(): CheckpointStore {
     return {
       load: async (name) => this.positions.get(name) ?? null,
-      save: async (name, position) => void this.positions.set(name, position),
+      save: async (name, position) => {
+        this.positions.set(name, position);
+        this.checkpointSaved(position);
+      },
     };
   }
 
@@ -177,6 +270,18 @@ export class MemoryReadModelStore implements ReadModelStore {
   }
 
   async close(): Promise<void> {}
+}
+
+/** Binary search in a sorted list: the first position whose document passes `test` (false for all before it). */
+function firstPosition(list: Document[], test: (doc: Document) => boolean): number {
+  let low = 0;
+  let high = list.length;
+  while (low < high) {
+    const mid = (low + high) >> 1;
+    if (test(list[mid])) high = mid;
+    else low = mid + 1;
+  }
+  return low;
 }
 
 function sameSort(indexSort: Sort, fields: string[], wanted: Record<string, 1 | -1>): boolean {

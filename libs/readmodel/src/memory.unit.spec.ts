@@ -28,3 +28,34 @@ describe('memory read model: a sorted index and range filters', () => {
     }
   });
 });
+
+describe('memory read model: index order through writes and reads in any interleaving', () => {
+  it('finds in index order what a scan finds, whether a partition was read before the writes or not', async () => {
+    const indexed = new MemoryReadModelStore();
+    const plain = new MemoryReadModelStore();
+    await indexed.ensureIndex('c', { userId: 1, date: -1, item_id: 1 });
+    // A small deterministic generator: the same sequence of writes, deletions and reads every run.
+    let seed = 42;
+    const next = (n: number) => (seed = (seed * 1103515245 + 12345) % 2 ** 31) % n;
+    const sort = { date: -1, item_id: 1 } as const;
+    for (let step = 0; step < 600; step++) {
+      const userId = `u${next(3)}`;
+      const op = next(10);
+      const item = next(40);
+      const date = next(17);
+      for (const store of [indexed, plain]) {
+        const c = store.collection('c');
+        if (op < 7) await c.upsertIfNewer({ _id: `${userId}/${item}`, userId, date, item_id: `i${item}`, revision: step } as never);
+        else if (op < 8) await c.updateMany({ userId, date: { $lt: 8 } } as never, { date: 20 } as never);
+        else if (op < 9 && item < 4) await c.deleteMany({ userId } as never);
+      }
+      if (op === 9 || step % 7 === 0) {
+        for (const u of ['u0', 'u1', 'u2']) {
+          expect(await indexed.collection('c').find({ userId: u }, { sort, limit: 15 })).toEqual(
+            await plain.collection('c').find({ userId: u }, { sort, limit: 15 }),
+          );
+        }
+      }
+    }
+  });
+});

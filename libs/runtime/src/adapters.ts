@@ -1,7 +1,8 @@
 import { join, resolve } from 'node:path';
 import type { CommonConfig } from '@udp/config';
 import { EsdbEventStore, SqliteEventStore, SqliteSnapshotStore, type EventStore, type SnapshotStore } from '@udp/eventstore';
-import { MemoryReadModelStore, MongoReadModelStore, type ReadModelStore } from '@udp/readmodel';
+import { MemoryReadModelStore, MongoReadModelStore, PersistedMemoryReadModelStore, type ReadModelStore } from '@udp/readmodel';
+import type { Logger } from '@udp/telemetry';
 import { ReadModelSnapshotStore } from './snapshot-documents';
 import { InProcessBus, KafkaBus, type Bus } from '@udp/bus';
 import { InternalIdentity, fileSecret } from '@udp/auth';
@@ -18,15 +19,24 @@ export interface Adapters {
   describe: { eventStore: string; readModels: string; bus: string };
 }
 
-export async function openAdapters(config: CommonConfig, service: string, shared: { bus?: Bus } = {}): Promise<Adapters> {
+export async function openAdapters(config: CommonConfig, service: string, shared: { bus?: Bus } = {}, logger?: Logger): Promise<Adapters> {
   const dataDir = resolve(config.DATA_DIR);
+  const sqlite = config.EVENTSTORE_URL ? null : new SqliteEventStore(join(dataDir, service, 'events.sqlite'));
   // The embedded adapters get the CLIENT spans that library instrumentation gives the real ones (traced-adapters.ts).
-  const store = config.EVENTSTORE_URL
-    ? new EsdbEventStore(config.EVENTSTORE_URL)
-    : tracedEventStore(new SqliteEventStore(join(dataDir, service, 'events.sqlite')), service);
+  const store = sqlite ? tracedEventStore(sqlite, service) : new EsdbEventStore(config.EVENTSTORE_URL!);
+  // Memory read models on the SQLite log are saved with their checkpoints beside it, so a start replays only
+  // the events after them (docs/architecture.md, "Persisted read models").
+  const memory = () =>
+    sqlite
+      ? PersistedMemoryReadModelStore.open({
+          file: join(dataDir, service, 'read-models.ndjson'),
+          head: () => sqlite.highestPosition(),
+          logger: logger?.child({ component: 'read-models' }),
+        })
+      : new MemoryReadModelStore();
   const readModels = config.MONGO_URL
     ? await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_${service.replace(/-/g, '_')}`)
-    : tracedReadModels(new MemoryReadModelStore(), service);
+    : tracedReadModels(await memory(), service);
   const snapshots = config.EVENTSTORE_URL
     ? new ReadModelSnapshotStore(readModels)
     : new SqliteSnapshotStore(join(dataDir, service, 'snapshots.sqlite'));

@@ -32,7 +32,7 @@ export function serviceProcess<S extends z.ZodType<CommonConfig>>(definition: Se
     const config = loadConfig(definition.configSchema, env);
     startTracing({ serviceName: definition.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
     const logger = createLogger(definition.name, config.LOG_LEVEL);
-    const adapters = await openAdapters(config, definition.name, shared);
+    const adapters = await openAdapters(config, definition.name, shared, logger);
     const service = await definition.create({ adapters, config, logger });
     const { server, port } = await listen(service.app, config.PORT ?? definition.defaultPort, config.HOST);
     logger.info({ port, ...adapters.describe, ...definition.describe?.(config) }, `${definition.name} listening`);
