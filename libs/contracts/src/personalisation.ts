@@ -24,6 +24,8 @@ export const EndpointQuery = z
         (n) => n >= PERSONALISATION_LIMITS.minSize && n <= PERSONALISATION_LIMITS.maxSize,
         `size must be an integer from ${PERSONALISATION_LIMITS.minSize} to ${PERSONALISATION_LIMITS.maxSize}`,
       )
+      // Documented as the integer range it accepts (the pattern alone would let `0` pass as valid).
+      .openapi({ type: 'integer', minimum: PERSONALISATION_LIMITS.minSize, maximum: PERSONALISATION_LIMITS.maxSize })
       .optional(),
     component: z
       .string()
