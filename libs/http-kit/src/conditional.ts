@@ -31,8 +31,9 @@ export function sendJsonTextConditionally(req: Request, res: Response, text: () 
 const digest = (value: string) => createHash('sha1').update(value).digest('base64url');
 
 /**
- * A version's tag, hashed once: reads repeat the same versions, and a hash object costs ~20 µs. Hashed, not
- * shown as it is: a version may say more than a client should learn (a store position counts every user's changes).
+ * A version's tag, hashed once: reads repeat the same versions, and a hash object costs ~20 µs. Hashed so the
+ * version is not shown as it is; an unkeyed hash only obscures it (a client knowing the query could try positions
+ * until one matches), so a version must never hold anything secret.
  */
 const versionTags = new Map<string, string>();
 
