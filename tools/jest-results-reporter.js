@@ -20,6 +20,8 @@ class ResultsReporter {
         failed: results.numFailedTests,
         skipped: results.numPendingTests + results.numTodoTests,
         failedSuites: results.numFailedTestSuites + results.numRuntimeErrorTestSuites,
+        passedSuites: results.numPassedTestSuites,
+        totalSuites: results.numTotalTestSuites,
         // Each skipped test by file and full name: a skipped suite names its reason in its test's title.
         skippedTests: results.testResults.flatMap((file) =>
           file.testResults

@@ -1,10 +1,14 @@
 #!/usr/bin/env node
-// `npm test`: every project's jest suite through Nx, then one closing line for the whole workspace:
+// `npm test`: every project's jest suite through Nx, then one closing summary for the whole workspace, in jest's
+// own words (so a reader or a CI log parser finds it as it would for one project) and as one line:
+//   Test Suites: N failed, N passed, N total
+//   Tests:       N failed, N skipped, N passed, N total
 //   tests: N passed, N failed, N skipped
-// preceded by the list of skipped tests with their reasons.
+// preceded by the list of skipped tests with their reasons. The summary is also written to
+// tmp/test-results/summary.txt, so .ci/run can repeat it as the last lines of its log.
 // A project that did not report (its jest crashed) counts as a failure.
 import { spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { noticeUnsupportedNode } from './node-support.mjs';
@@ -22,7 +26,7 @@ const nx = spawnSync('npx', ['nx', 'run-many', '-t', 'test', '--parallel=1', '--
 const projects = JSON.parse(
   spawnSync('npx', ['nx', 'show', 'projects', '--with-target', 'test', '--json'], { cwd: root, encoding: 'utf8' }).stdout,
 );
-const totals = { passed: 0, failed: 0, skipped: 0 };
+const totals = { passed: 0, failed: 0, skipped: 0, passedSuites: 0, failedSuites: 0, totalSuites: 0 };
 const missing = [];
 const failing = [];
 const skippedTests = [];
@@ -36,6 +40,9 @@ for (const project of projects) {
   totals.passed += r.passed;
   totals.failed += r.failed;
   totals.skipped += r.skipped;
+  totals.passedSuites += r.passedSuites ?? 0;
+  totals.failedSuites += r.failedSuites ?? 0;
+  totals.totalSuites += r.totalSuites ?? 0;
   skippedTests.push(...(r.skippedTests ?? []));
   if (r.failed || r.failedSuites) failing.push(project);
 }
@@ -57,5 +64,16 @@ if (skippedTests.length) {
 }
 if (missing.length) console.error(`projects that reported no results: ${missing.join(', ')}`);
 if (failing.length) console.error(`projects with failures: ${failing.join(', ')}`);
-console.log(`\ntests: ${totals.passed} passed, ${totals.failed + missing.length} failed, ${totals.skipped} skipped`);
+// A project that never reported counts as one failed suite and one failed test: its tests did not pass.
+const failedTests = totals.failed + missing.length;
+const failedSuites = totals.failedSuites + missing.length;
+const count = (n, what) => (n ? [`${n} ${what}`] : []);
+const summary = [
+  `Test Suites: ${[...count(failedSuites, 'failed'), `${totals.passedSuites} passed`].join(', ')}, ${totals.totalSuites + missing.length} total`,
+  `Tests:       ${[...count(failedTests, 'failed'), ...count(totals.skipped, 'skipped'), `${totals.passed} passed`].join(', ')}, ${totals.passed + failedTests + totals.skipped} total`,
+  `tests: ${totals.passed} passed, ${failedTests} failed, ${totals.skipped} skipped`,
+].join('\n');
+mkdirSync(resultsDir, { recursive: true });
+writeFileSync(join(resultsDir, 'summary.txt'), `${summary}\n`);
+console.log(`\n${summary}`);
 process.exit(nx.status !== 0 || missing.length || failing.length || totals.passed === 0 ? 1 : 0);
