@@ -100,69 +100,12 @@ function cardinality(kind, name, usages, usableAs) {
   return { InReports: of('report'), InChecks: of('check') };
 }
 
-const param = (Name, Description, fields) => ({ Name, Description, HasLocator: false, ...fields });
-
 /**
- * Items whose pages show no input/output names (prose examples or none): parameters from the Definition.
- * Crosscheck items take the values of the F and W items with the same number: such an input is named
- * `<item id>-<output name>`.
+ * Items whose pages show no input/output names (prose examples or none): their parameters, read from the Definition,
+ * are in source/parameters-from-definition.json. Crosscheck items take the values of the F and W items with the same
+ * number: such an input is named `<item id>-<output name>`.
  */
-const FROM_DEFINITION = {
-  '0010X': {
-    inputs: [
-      param('0010F-LoudnessMetadata', 'Loudness (DialNorm) metadata signalled in the bitstream, as item 0010F reads it.', { InChecks: 'required', InReports: 'not applicable', Type: 'decimal', Unit: 'LUFS' }),
-      param('0010W-LoudnessMetadata', 'Loudness metadata indicated in the wrapper, as item 0010W reads it.', { InChecks: 'required', InReports: 'not applicable', Type: 'decimal', Unit: 'LUFS' }),
-      param('0010B-LoudnessTargetLevelIntegrated', 'Measured programme loudness, output of item 0010B.', { InChecks: 'required', InReports: 'not applicable', Type: 'decimal', Unit: 'LUFS' }),
-    ],
-    outputs: [param('LoudnessMismatchSegment', 'Where the measured and signalled loudness disagree.', { HasLocator: true, InChecks: 'optional', InReports: 'not applicable', Type: 'segment', Unit: 'hh:mm:ss:ff' })],
-  },
-  '0045X': {
-    inputs: [
-      param('0045F-GOPStatus', 'GOP status (open or closed) per video track in the bitstream, as item 0045F reads it.', { InChecks: 'required', InReports: 'not applicable', Type: 'enumeration', ValueRange: '{open,closed}' }),
-      param('0045W-GOPStatus', 'GOP status (open or closed) per video track in the wrapper, as item 0045W reads it.', { InChecks: 'required', InReports: 'not applicable', Type: 'enumeration', ValueRange: '{open,closed}' }),
-    ],
-    outputs: [],
-  },
-  '0048X': {
-    inputs: [
-      param('0048F-ScanningType', 'Scanning mode signalled in the bitstream, as item 0048F reads it.', { InChecks: 'required', InReports: 'not applicable', Type: 'enumeration', ValueRange: '{interlaced,progressive,PsF}' }),
-      param('0048W-ScanningType', 'Scanning mode indicated in the wrapper, as item 0048W reads it.', { InChecks: 'required', InReports: 'not applicable', Type: 'enumeration', ValueRange: '{interlaced,progressive,PsF}' }),
-      param('0048B-ScanningType', 'Scanning mode measured in the baseband (optional crosscheck).', { InChecks: 'optional', InReports: 'not applicable', Type: 'enumeration', ValueRange: '{interlaced,progressive,PsF}' }),
-    ],
-    outputs: [],
-  },
-  '0081X': {
-    inputs: [
-      param('0081F-VideoFrameCount', 'Video frame count signalled in the bitstream, as item 0081F reads it.', { InChecks: 'required', InReports: 'not applicable', Type: 'integer', Unit: 'frames' }),
-      param('0081W-VideoFrameCount', 'Video frame count indicated in the wrapper, as item 0081W reads it.', { InChecks: 'required', InReports: 'not applicable', Type: 'integer', Unit: 'frames' }),
-    ],
-    outputs: [param('VideoFrameCountMeasured', 'Number of frames counted in the video bitstream.', { InChecks: 'optional', InReports: 'not applicable', Type: 'integer', Unit: 'frames' })],
-  },
-  '0026W': {
-    inputs: [param('TimecodeStartExpected', 'Expected timecode start value.', { InChecks: 'optional', InReports: 'not applicable', Type: 'timecode', Unit: 'hh:mm:ss:ff' })],
-    outputs: [
-      param('TimecodePresent', 'At least one timecode source is present.', { InChecks: 'optional', InReports: 'required', Type: 'boolean', ValueRange: '{true,false}' }),
-      param('TimecodeStart', 'Timecode start value per timecode source.', { InChecks: 'optional', InReports: 'required', Type: 'timecode', Unit: 'hh:mm:ss:ff' }),
-      param('TimecodeDiscontinuity', 'Where the timecode jumps.', { HasLocator: true, InChecks: 'optional', InReports: 'optional', Type: 'timecode', Unit: 'hh:mm:ss:ff' }),
-      param('TimecodeInvalid', 'Where an invalid timecode value appears (e.g. seconds = 80).', { HasLocator: true, InChecks: 'optional', InReports: 'optional', Type: 'timecode', Unit: 'hh:mm:ss:ff' }),
-    ],
-  },
-  '0040F': {
-    inputs: [param('VideoDurationExpected', 'Expected duration of the video essence.', { InChecks: 'required', InReports: 'not applicable', Type: 'timecode', Unit: 'hh:mm:ss:ff' })],
-    outputs: [param('VideoDuration', 'Duration of the video essence: frame count / frame rate.', { InChecks: 'optional', InReports: 'not applicable', Type: 'timecode', Unit: 'hh:mm:ss:ff' })],
-  },
-  '0051B': {
-    inputs: [
-      param('SignalLevelMinimum', 'Lowest acceptable digital sample level (e.g. 5 for 8 bit with the EBU R 103 tolerance).', { InChecks: 'required', InReports: 'required', Type: 'integer' }),
-      param('SignalLevelMaximum', 'Highest acceptable digital sample level (e.g. 246 for 8 bit with the EBU R 103 tolerance).', { InChecks: 'required', InReports: 'required', Type: 'integer' }),
-    ],
-    outputs: [param('SignalLevelViolationSegment', 'Where RGB or Y values lie outside the acceptable range.', { HasLocator: true, InChecks: 'optional', InReports: 'required', Type: 'segment', Unit: 'hh:mm:ss:ff' })],
-  },
-  '0109F': {
-    inputs: [param('SubtitlesFormatExpected', 'Subtitles formats accepted (e.g. EBU-TT, STL, SMPTE-TT).', { InChecks: 'required', InReports: 'not applicable', Type: 'string list' })],
-    outputs: [param('SubtitlesFormat', 'Subtitles format detected.', { InChecks: 'optional', InReports: 'not applicable', Type: 'string' })],
-  },
-};
+const FROM_DEFINITION = JSON.parse(readFileSync(join(here, 'source', 'parameters-from-definition.json'), 'utf8'));
 
 function essenceType(item, layer) {
   if (layer !== 'baseband') return 'format';

@@ -1,18 +1,7 @@
 import type { KurrentDBClient, ResolvedEvent } from '@kurrent/kurrentdb-client';
-import {
-  type AppendResult,
-  type EventHandler,
-  type EventStore,
-  type EventToAppend,
-  type ExpectedRevision,
-  type ReadStreamOptions,
-  type RecordedEvent,
-  type StreamRead,
-  type Subscription,
-  type SubscriptionOptions,
-  StoreUnavailableError,
-  WrongExpectedRevisionError,
-} from './port';
+import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
+import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
+import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
 
 /**
  * KurrentDB / EventStoreDB through `@kurrent/kurrentdb-client`, the maintained successor of

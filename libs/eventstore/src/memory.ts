@@ -1,19 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PollingSubscription } from './polling-subscription';
-import {
-  type AppendResult,
-  type EventHandler,
-  type EventStore,
-  type EventToAppend,
-  type ExpectedRevision,
-  type ReadStreamOptions,
-  type RecordedEvent,
-  type StreamRead,
-  type Subscription,
-  type SubscriptionOptions,
-  WrongExpectedRevisionError,
-  revisionMatches,
-} from './port';
+import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
+import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
+import { WrongExpectedRevisionError, revisionMatches } from './port';
 
 /** In-memory event store for tests. Same semantics as the durable adapters, nothing survives the process. */
 export class MemoryEventStore implements EventStore {

@@ -12,20 +12,9 @@ import {
   type WriterRequest,
   sqliteWriter,
 } from './sqlite-writer';
-import {
-  type AppendResult,
-  type EventHandler,
-  type EventStore,
-  type EventToAppend,
-  type ExpectedRevision,
-  type ReadStreamOptions,
-  type RecordedEvent,
-  type StreamRead,
-  type Subscription,
-  type SubscriptionOptions,
-  StoreUnavailableError,
-  WrongExpectedRevisionError,
-} from './port';
+import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
+import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
+import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
