@@ -10,13 +10,12 @@ import {
   personalisationApi,
 } from '@udp/contracts';
 import { HttpError, badRequest, mountRoute, unauthorized } from '@udp/http-kit';
-import { type DebugSpan, debugSpanCapture, orderByEnd } from '@udp/telemetry';
+import { DEBUG_SECRET_HEADER, type DebugSpan, debugSpanCapture, orderByEnd } from '@udp/telemetry';
 import { BUILT_IN_COMPONENTS, type ServiceUrls } from './components';
 import { bucketOf, componentFor } from './selection';
 import { FailureLimiter, secretMatches } from './secrets';
 import type { ServiceCall } from './service-client';
 
-export const DEBUG_SECRET_HEADER = 'x-service-debug-secret';
 /** The identity the gateway signs for calls that read no one's data (an anonymous caller's `trending`). */
 export const GATEWAY_PRINCIPAL = 'udp:gateway';
 const TRENDING = 'trending';

@@ -1,4 +1,14 @@
-import { type Attributes, type Context, type SpanKind, SpanStatusCode, createTraceState, trace } from '@opentelemetry/api';
+import {
+  type Attributes,
+  type Context,
+  type SpanKind,
+  type TextMapGetter,
+  type TextMapPropagator,
+  SpanStatusCode,
+  createContextKey,
+  createTraceState,
+  trace,
+} from '@opentelemetry/api';
 import {
   type ReadableSpan,
   type Sampler,
@@ -18,8 +28,31 @@ import {
  * process in front of the exporter: when the process's local root span of a trace ends, it keeps the trace's spans
  * if the trace id's random part falls under p (the same answer in every process, so kept traces are whole), or if a
  * span failed, or if the local root was slow; otherwise it drops them.
+ *
+ * Where nothing exports spans (no collector configured: the embedded default), the only reader of a span is the
+ * debug block, so the head records only the traces of calls that ask for one (DebugRequestPropagator): the others
+ * still get trace ids for the logs and for propagation, at the cost of a non-recording span.
  */
 const STATE_KEY = 'udp';
+
+/** Request header that asks a `/api/v1` call for its `debug_spans` block (its value is the codops secret). */
+export const DEBUG_SECRET_HEADER = 'x-service-debug-secret';
+
+const DEBUG_REQUESTED = createContextKey('udp.debug-requested');
+
+/**
+ * Marks the context of an incoming request that carries the debug header, so the head sampler can record its trace.
+ * It looks only at the header's presence (the gateway checks the secret and strips the header) and injects nothing.
+ */
+export class DebugRequestPropagator implements TextMapPropagator {
+  inject(): void {}
+  extract(context: Context, carrier: unknown, getter: TextMapGetter): Context {
+    return getter.get(carrier, DEBUG_SECRET_HEADER) === undefined ? context : context.setValue(DEBUG_REQUESTED, true);
+  }
+  fields(): string[] {
+    return [];
+  }
+}
 
 /** Requests per second per key over a sliding window of one-second buckets. */
 export class RateMeter {
@@ -54,6 +87,11 @@ export interface EndpointSamplerOptions {
   keyOf?: (name: string, attributes: Attributes) => string;
   /** Traces of an opted-out key are not recorded at all (no export, empty debug block). */
   optedOut?: (key: string) => boolean;
+  /**
+   * false where nothing but the debug block reads spans: only traces of calls that ask for it are recorded.
+   * Default true (an exporter or another processor sees every trace).
+   */
+  recordEveryTrace?: boolean;
   meter?: RateMeter;
 }
 
@@ -84,6 +122,9 @@ export class EndpointRateSampler implements Sampler {
     }
     const key = (this.options.keyOf ?? endpointKeyOf)(name, attributes);
     if (this.options.optedOut?.(key)) return { decision: SamplingDecision.NOT_RECORD };
+    if (this.options.recordEveryTrace === false && context.getValue(DEBUG_REQUESTED) !== true) {
+      return { decision: SamplingDecision.NOT_RECORD };
+    }
     const rate = this.meter.observe(key);
     const p = Math.min(1, this.options.tracesPerEndpointPerS / rate);
     return {

@@ -1,7 +1,14 @@
 import { createHash } from 'node:crypto';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, createTraceState } from '@opentelemetry/api';
-import type { ReadableSpan, SpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { EndpointRateSampler, RateMeter, TailSamplingProcessor, endpointKeyOf, keepProbabilityOf } from './sampling';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, TraceFlags, createTraceState, defaultTextMapGetter, trace } from '@opentelemetry/api';
+import { SamplingDecision, type ReadableSpan, type SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import {
+  DebugRequestPropagator,
+  EndpointRateSampler,
+  RateMeter,
+  TailSamplingProcessor,
+  endpointKeyOf,
+  keepProbabilityOf,
+} from './sampling';
 import { redactAttributes } from './redaction';
 
 // Trace ids as random as the SDK's, but the same every run (the n-th id is fixed), so the counts are too.
@@ -89,6 +96,36 @@ describe('sampling per endpoint from its measured rate', () => {
   it('does not record opted-out endpoints', () => {
     const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, optedOut: (key) => key.startsWith('/api/v1/zzoff/') });
     expect(sampler.shouldSample(ROOT_CONTEXT, '', 'GET', SpanKind.SERVER, { 'url.path': '/api/v1/zzoff/trending' }).decision).toBe(0);
+  });
+});
+
+describe('where nothing exports spans, only calls that ask for their debug block are recorded', () => {
+  const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, recordEveryTrace: false });
+  const propagator = new DebugRequestPropagator();
+  const incoming = (headers: Record<string, string>) => propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
+  const decide = (context = ROOT_CONTEXT) =>
+    sampler.shouldSample(context, traceId(), 'GET', SpanKind.SERVER, { 'url.path': '/api/v1/zzebu/trending' }).decision;
+
+  it('given a call without the debug header, when its root span starts, then it is not recorded', () => {
+    expect(decide(incoming({ accept: 'application/json' }))).toBe(SamplingDecision.NOT_RECORD);
+  });
+
+  it('given a call with the debug header (any value: the gateway checks it), then its trace is recorded', () => {
+    expect(decide(incoming({ 'x-service-debug-secret': 'whatever' }))).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+  });
+
+  it('given a recorded parent, a child span is recorded; given a non-recorded one, it is not', () => {
+    const parent = (flags: TraceFlags) =>
+      trace.setSpanContext(ROOT_CONTEXT, { traceId: traceId(), spanId: '0123456789abcdef', traceFlags: flags, isRemote: true });
+    expect(decide(parent(TraceFlags.SAMPLED))).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    expect(decide(parent(TraceFlags.NONE))).toBe(SamplingDecision.NOT_RECORD);
+  });
+
+  it('with an exporter (the default), every trace is recorded', () => {
+    const recordAll = new EndpointRateSampler({ tracesPerEndpointPerS: 10 });
+    expect(recordAll.shouldSample(ROOT_CONTEXT, traceId(), 'GET', SpanKind.SERVER, { 'url.path': '/a' }).decision).toBe(
+      SamplingDecision.RECORD_AND_SAMPLED,
+    );
   });
 });
 

@@ -3,7 +3,7 @@ import type { NodeSDK } from '@opentelemetry/sdk-node';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { debugSpanCapture } from './debug-spans';
 import { redactAttributes } from './redaction';
-import { EndpointRateSampler, TailSamplingProcessor } from './sampling';
+import { DebugRequestPropagator, EndpointRateSampler, TailSamplingProcessor } from './sampling';
 
 let sdk: NodeSDK | null = null;
 
@@ -47,15 +47,16 @@ export function setTracingOptOut(test: (endpointKey: string) => boolean): void {
 
 /**
  * Starts OpenTelemetry once per process, before express, http, mongodb or kafkajs are loaded, so the
- * instrumentations can wrap them. Always on: every span is kept briefly in process for the debug block
- * (debugSpanCapture); spans are exported, sampled per endpoint, when an OTLP endpoint is set.
+ * instrumentations can wrap them. Always on: recorded spans are kept briefly in process for the debug block
+ * (debugSpanCapture). With an OTLP endpoint every trace is recorded and exported sampled per endpoint; without one,
+ * only the traces of calls that ask for their debug block are recorded (nothing else would read them).
  * OTEL_SDK_DISABLED=true turns tracing off (no debug spans either). Returns false when tracing is off.
  */
 export function startTracing(options: TracingOptions): boolean {
   if (sdk) return true;
   if (process.env.OTEL_SDK_DISABLED === 'true') return false;
   // Loaded only when tracing is on: the SDK and its instrumentations cost about a second of start-up.
-  const { NodeSDK } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
+  const { NodeSDK, core } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
   const { OTLPTraceExporter } =
     require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
@@ -83,7 +84,15 @@ export function startTracing(options: TracingOptions): boolean {
     // Without a collector nothing would receive metrics: no meter provider, so the HTTP instrumentation records
     // none per request (the SDK's default exporter would send them to localhost:4318 every minute, to no one).
     ...(options.otlpEndpoint ? {} : { metricReaders: [] }),
-    sampler: new EndpointRateSampler({ tracesPerEndpointPerS, optedOut: (key) => optedOut(key) }),
+    sampler: new EndpointRateSampler({
+      tracesPerEndpointPerS,
+      optedOut: (key) => optedOut(key),
+      recordEveryTrace: processors.length > 1,
+    }),
+    // The SDK's default propagators (W3C trace context and baggage), plus the mark of a call that asks for its debug block.
+    textMapPropagator: new core.CompositePropagator({
+      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator(), new DebugRequestPropagator()],
+    }),
     spanProcessors: [new QueryRedactingProcessor(processors)],
     instrumentations: [
       new HttpInstrumentation({
