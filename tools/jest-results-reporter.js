@@ -21,6 +21,7 @@ class ResultsReporter {
         skipped: results.numPendingTests + results.numTodoTests,
         failedSuites: results.numFailedTestSuites + results.numRuntimeErrorTestSuites,
         passedSuites: results.numPassedTestSuites,
+        skippedSuites: results.numPendingTestSuites,
         totalSuites: results.numTotalTestSuites,
         // Each skipped test by file and full name: a skipped suite names its reason in its test's title.
         skippedTests: results.testResults.flatMap((file) =>

@@ -26,7 +26,7 @@ const nx = spawnSync('npx', ['nx', 'run-many', '-t', 'test', '--parallel=1', '--
 const projects = JSON.parse(
   spawnSync('npx', ['nx', 'show', 'projects', '--with-target', 'test', '--json'], { cwd: root, encoding: 'utf8' }).stdout,
 );
-const totals = { passed: 0, failed: 0, skipped: 0, passedSuites: 0, failedSuites: 0, totalSuites: 0 };
+const totals = { passed: 0, failed: 0, skipped: 0, passedSuites: 0, failedSuites: 0, skippedSuites: 0, totalSuites: 0 };
 const missing = [];
 const failing = [];
 const skippedTests = [];
@@ -42,6 +42,7 @@ for (const project of projects) {
   totals.skipped += r.skipped;
   totals.passedSuites += r.passedSuites ?? 0;
   totals.failedSuites += r.failedSuites ?? 0;
+  totals.skippedSuites += r.skippedSuites ?? 0;
   totals.totalSuites += r.totalSuites ?? 0;
   skippedTests.push(...(r.skippedTests ?? []));
   if (r.failed || r.failedSuites) failing.push(project);
@@ -69,7 +70,7 @@ const failedTests = totals.failed + missing.length;
 const failedSuites = totals.failedSuites + missing.length;
 const count = (n, what) => (n ? [`${n} ${what}`] : []);
 const summary = [
-  `Test Suites: ${[...count(failedSuites, 'failed'), `${totals.passedSuites} passed`].join(', ')}, ${totals.totalSuites + missing.length} total`,
+  `Test Suites: ${[...count(failedSuites, 'failed'), ...count(totals.skippedSuites, 'skipped'), `${totals.passedSuites} passed`].join(', ')}, ${totals.totalSuites + missing.length} total`,
   `Tests:       ${[...count(failedTests, 'failed'), ...count(totals.skipped, 'skipped'), `${totals.passed} passed`].join(', ')}, ${totals.passed + failedTests + totals.skipped} total`,
   `tests: ${totals.passed} passed, ${failedTests} failed, ${totals.skipped} skipped`,
 ].join('\n');
