@@ -5,6 +5,7 @@ import {
   errorHandler,
   HttpError,
   mountRoute,
+  nameServerSpanByRoute,
   notFoundHandler,
   rejectUndecodablePath,
   requestContext,
@@ -57,6 +58,7 @@ export function createGateway(options: GatewayOptions): Express {
     }),
   );
   app.use(rejectUndecodablePath);
+  app.use(nameServerSpanByRoute());
   const document = buildOpenApiDocument();
   app.use(refuseClientIdentity);
   app.use(methodNotAllowed(document));

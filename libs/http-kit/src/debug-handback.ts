@@ -17,9 +17,7 @@ export function debugSpansHandback() {
     if (!server || !traceId) return next();
     const writeHead = res.writeHead;
     res.writeHead = function (this: Response, ...args: unknown[]) {
-      // The server span is still open: name it now as the HTTP instrumentation will when it ends.
-      const route = (req.route as { path?: unknown } | undefined)?.path;
-      if (typeof route === 'string') server.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
+      // The server span is still open (nameServerSpanByRoute, mounted after this, has named it already).
       server.setAttribute('http.response.status_code', this.statusCode);
       if (!this.headersSent) this.setHeader(DEBUG_SPANS_HEADER, encodeDebugSpans(debugSpanCapture.collect(traceId)));
       return (writeHead as (...a: unknown[]) => Response).apply(this, args);

@@ -5,6 +5,7 @@ import { StoreUnavailableError } from '@udp/eventstore';
 import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
 import type { Logger } from '@udp/telemetry';
 import { debugSpansHandback } from './debug-handback';
+import { nameServerSpanByRoute } from './server-span';
 import { HttpError, badRequest, sendProblem, unauthorized } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -192,6 +193,8 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.use(requestContext(options.logger));
   app.use(rejectUndecodablePath);
   app.use(debugSpansHandback());
+  // After the handback: its writeHead wrapper runs first, so the span is named before the handback collects it.
+  app.use(nameServerSpanByRoute());
   app.use(jsonBodies(options.maxBodyBytes));
   return app;
 }
