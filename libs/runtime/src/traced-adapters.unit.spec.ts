@@ -15,7 +15,7 @@ const contextManager = new AsyncLocalStorageContextManager().enable();
 beforeAll(() => {
   trace.setGlobalTracerProvider(provider);
   context.setGlobalContextManager(contextManager);
-  // What the NodeSDK registers in the apps.
+  // What startTracing registers in the apps (with baggage and the debug-request mark besides).
   propagation.setGlobalPropagator(new W3CTraceContextPropagator());
 });
 afterAll(async () => {

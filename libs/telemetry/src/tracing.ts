@@ -1,11 +1,11 @@
 import type { Context } from '@opentelemetry/api';
-import type { NodeSDK } from '@opentelemetry/sdk-node';
+import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { debugSpanCapture } from './debug-spans';
 import { redactAttributes } from './redaction';
 import { DebugRequestPropagator, EndpointRateSampler, TailSamplingProcessor } from './sampling';
 
-let sdk: NodeSDK | null = null;
+let provider: NodeTracerProvider | null = null;
 
 /**
  * Removes query strings, database statements and filter expressions (see redaction.ts) from every span before any processor sees it ended (export or in-process capture).
@@ -53,66 +53,84 @@ export function setTracingOptOut(test: (endpointKey: string) => boolean): void {
  * OTEL_SDK_DISABLED=true turns tracing off (no debug spans either). Returns false when tracing is off.
  */
 export function startTracing(options: TracingOptions): boolean {
-  if (sdk) return true;
+  if (provider) return true;
   if (process.env.OTEL_SDK_DISABLED === 'true') return false;
-  // Loaded only when tracing is on: the SDK and its instrumentations cost about a second of start-up.
-  const { NodeSDK, core } = require('@opentelemetry/sdk-node') as typeof import('@opentelemetry/sdk-node');
-  const { OTLPTraceExporter } =
-    require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
-  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
-  const { MongoDBInstrumentation } =
-    require('@opentelemetry/instrumentation-mongodb') as typeof import('@opentelemetry/instrumentation-mongodb');
-  const { KafkaJsInstrumentation } =
-    require('@opentelemetry/instrumentation-kafkajs') as typeof import('@opentelemetry/instrumentation-kafkajs');
-  const { GrpcInstrumentation } = require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc');
-  const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
-  const { resourceFromAttributes } = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
+  // Loaded only when tracing is on. The tracer provider, not the all-in-one NodeSDK: that one loads every exporter,
+  // propagator and the metrics and logs SDKs at each start (~0.7 s) for signals this system does not send.
+  const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
+  const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
+  const core = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
+  const resources = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
   const { ATTR_SERVICE_NAME } = require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
-  // The debug capture sees every span (before sampling); the exporter only the traces the tail sampler keeps.
+  // The debug capture sees every recorded span (before sampling); the exporter only the traces the tail sampler keeps.
   const processors: SpanProcessor[] = [debugSpanCapture, ...(options.extraProcessors ?? [])];
   const slowMs = options.slowMs ?? positive(process.env.TRACE_SLOW_MS) ?? 1000;
   if (options.otlpEndpoint) {
+    const { OTLPTraceExporter } =
+      require('@opentelemetry/exporter-trace-otlp-http') as typeof import('@opentelemetry/exporter-trace-otlp-http');
+    const { BatchSpanProcessor } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
     const url = `${options.otlpEndpoint.replace(/\/$/, '')}/v1/traces`;
     processors.push(new TailSamplingProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url })), { slowMs }));
   }
   const tracesPerEndpointPerS = options.tracesPerEndpointPerS ?? positive(process.env.TRACES_PER_ENDPOINT_PER_S) ?? 10;
-  sdk = new NodeSDK({
-    resource: resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName }),
-    // Without a collector nothing would receive metrics: no meter provider, so the HTTP instrumentation records
-    // none per request (the SDK's default exporter would send them to localhost:4318 every minute, to no one).
-    ...(options.otlpEndpoint ? {} : { metricReaders: [] }),
+  // Which process and host a span came from (OTEL_RESOURCE_ATTRIBUTES too), as the SDK's defaults would say.
+  const detected = resources.detectResources({ detectors: [resources.envDetector, resources.hostDetector, resources.processDetector] });
+  provider = new NodeTracerProvider({
+    resource: detected.merge(resources.resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName })),
     sampler: new EndpointRateSampler({
       tracesPerEndpointPerS,
       optedOut: (key) => optedOut(key),
       recordEveryTrace: processors.length > 1,
     }),
-    // The SDK's default propagators (W3C trace context and baggage), plus the mark of a call that asks for its debug block.
-    textMapPropagator: new core.CompositePropagator({
+    spanProcessors: [new QueryRedactingProcessor(processors)],
+  });
+  // W3C trace context and baggage (the SDK's defaults), plus the mark of a call that asks for its debug block.
+  provider.register({
+    propagator: new core.CompositePropagator({
       propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator(), new DebugRequestPropagator()],
     }),
-    spanProcessors: [new QueryRedactingProcessor(processors)],
-    instrumentations: [
-      new HttpInstrumentation({
-        // Query strings can hold personal data: keep only the path in span names and attributes.
-        requestHook: (span, request) => {
-          const path = 'path' in request && typeof request.path === 'string' ? request.path.split('?')[0] : undefined;
-          if (path) span.setAttribute('url.path', path);
-        },
-      }),
-      // No Express instrumentation: it wraps every layer of every request (~75 µs a read) for route-handler spans the
-      // debug block does not need; http-kit's nameServerSpanByRoute names the server span after the route instead.
-      new MongoDBInstrumentation({ enhancedDatabaseReporting: false }),
-      new KafkaJsInstrumentation(),
-      new GrpcInstrumentation(),
-    ],
   });
-  sdk.start();
+  registerInstrumentations({ tracerProvider: provider, instrumentations: instrumentations() });
   return true;
 }
 
+/**
+ * HTTP always (the gateway and every service); a client library's instrumentation only where its adapter is
+ * configured, so the embedded mode (SQLite, memory read models, in-process bus) loads none of them. No Express
+ * instrumentation: it wraps every layer of every request (~75 µs a read) for route-handler spans the debug block
+ * does not need; http-kit's nameServerSpanByRoute names the server span after the route instead.
+ */
+function instrumentations() {
+  const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
+  const list: import('@opentelemetry/instrumentation').Instrumentation[] = [
+    new HttpInstrumentation({
+      // Query strings can hold personal data: keep only the path in span names and attributes.
+      requestHook: (span, request) => {
+        const path = 'path' in request && typeof request.path === 'string' ? request.path.split('?')[0] : undefined;
+        if (path) span.setAttribute('url.path', path);
+      },
+    }),
+  ];
+  if (process.env.MONGO_URL) {
+    const { MongoDBInstrumentation } =
+      require('@opentelemetry/instrumentation-mongodb') as typeof import('@opentelemetry/instrumentation-mongodb');
+    list.push(new MongoDBInstrumentation({ enhancedDatabaseReporting: false }));
+  }
+  if (process.env.KAFKA_BROKERS) {
+    const { KafkaJsInstrumentation } =
+      require('@opentelemetry/instrumentation-kafkajs') as typeof import('@opentelemetry/instrumentation-kafkajs');
+    list.push(new KafkaJsInstrumentation());
+  }
+  if (process.env.EVENTSTORE_URL) {
+    const { GrpcInstrumentation } = require('@opentelemetry/instrumentation-grpc') as typeof import('@opentelemetry/instrumentation-grpc');
+    list.push(new GrpcInstrumentation());
+  }
+  return list;
+}
+
 export async function stopTracing(): Promise<void> {
-  await sdk?.shutdown();
-  sdk = null;
+  await provider?.shutdown();
+  provider = null;
 }
 
 function positive(value: string | undefined): number | undefined {
