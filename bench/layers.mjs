@@ -20,7 +20,7 @@ const rules = [
       /^(toDebugSpan|redactAttributes|inSpan|shouldSample|observe|endpointKeyOf|keepProbabilityOf|traceRandomness|withEventTraceContext|traceMetadata)$/.test(
         f,
       ) ||
-      /^(onStart|onEnd)$/.test(f),
+      (/^(onStart|onEnd)$/.test(f) && /embedded\/main/.test(u)),
   ],
   ['ETag: sha1 of the body', (f, u) => /crypto\/hash/.test(u) && f !== 'Hmac'],
   [

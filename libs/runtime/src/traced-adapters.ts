@@ -1,4 +1,4 @@
-import { type Attributes, type Span, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { type Attributes, type Span, SpanKind, SpanStatusCode, TraceFlags, context, propagation, trace } from '@opentelemetry/api';
 import type { Bus, BusMessage, Consumer, MessageHandler } from '@udp/bus';
 import type { EventStore } from '@udp/eventstore';
 import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
@@ -13,9 +13,11 @@ import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
 const tracer = () => trace.getTracer('udp-embedded-adapters');
 
 async function inSpan<T>(name: string, kind: SpanKind, attributes: Attributes, work: (span?: Span) => Promise<T>): Promise<T> {
-  // In a trace: a local span, or the context of the request that appended the event a projector is applying.
+  // In a recorded trace: a local span, or the context of the request that appended the event a projector is
+  // applying. A trace that is not recorded (no collector and no debug block asked for) gets no span at all: the
+  // sampler would only make a non-recording one, at the cost of a context switch around every store call.
   const parent = trace.getSpanContext(context.active());
-  if (!parent || !trace.isSpanContextValid(parent)) return work();
+  if (!parent || !trace.isSpanContextValid(parent) || (parent.traceFlags & TraceFlags.SAMPLED) === 0) return work();
   return tracer().startActiveSpan(name, { kind, attributes }, async (span) => {
     try {
       return await work(span);
