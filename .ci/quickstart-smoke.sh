@@ -9,8 +9,15 @@ log="$data/start.log"
 port=$(node -e "const s=require('net').createServer().listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})")
 pid=""
 finish() {
-  # The whole process group: npm, tools/start.mjs and the embedded system it runs.
-  [ -z "$pid" ] || { kill -TERM -- "-$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; }
+  # The whole process group: npm, tools/start.mjs and the embedded system it runs. npm may exit before the system
+  # has finished its clean stop (it saves its read models into $data): wait until the whole group is gone (at most
+  # 30 s) before removing the directory under it.
+  if [ -n "$pid" ]; then
+    kill -TERM -- "-$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+    for _ in $(seq 1 300); do kill -0 -- "-$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL -- "-$pid" 2>/dev/null || true
+  fi
   rm -rf "$data"
 }
 trap finish EXIT
