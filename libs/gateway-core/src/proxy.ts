@@ -1,7 +1,9 @@
 import http from 'node:http';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { IDENTITY_HEADER } from '@udp/auth';
 import { HttpError, handOverInProcess } from '@udp/http-kit';
+import { DEBUG_SECRET_HEADER, DEBUG_SPANS_HEADER } from '@udp/telemetry';
 
 /** Headers a client may not pass on: hop-by-hop ones, credentials, and anything only the gateway may set. */
 const DROPPED = new Set([
@@ -16,12 +18,12 @@ const DROPPED = new Set([
   'authorization',
   'cookie',
   'token-type',
-  'x-udp-identity',
-  'x-service-debug-secret',
-  'x-udp-debug-spans',
+  IDENTITY_HEADER,
+  DEBUG_SECRET_HEADER,
+  DEBUG_SPANS_HEADER,
 ]);
 /** Answer headers that stay inside: the spans a service hands back for a debug block. */
-const INTERNAL_ANSWER_HEADERS = new Set(['connection', 'keep-alive', 'x-udp-debug-spans']);
+const INTERNAL_ANSWER_HEADERS = new Set(['connection', 'keep-alive', DEBUG_SPANS_HEADER]);
 
 const agent = new http.Agent({ keepAlive: true, maxSockets: 256, keepAliveMsecs: 10_000 });
 

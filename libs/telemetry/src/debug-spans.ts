@@ -38,7 +38,7 @@ function toDebugSpan(span: ReadableSpan, endMs?: number): DebugSpan {
 }
 
 /**
- * Keeps, in this process, the spans of recent traces (every trace, before any sampling decision), so a debug call
+ * Keeps, in this process, the spans of recent recorded traces (before the tail's export decision), so a debug call
  * can return all spans of its own trace. Spans still open (the gateway span while it writes the answer, a service's
  * server span while it writes its headers) are shown as they are at that moment, ending then. Ended spans are kept
  * as the SDK made them and shaped for the debug block only when one is asked for: nearly no trace ever is.
