@@ -15,8 +15,10 @@ export interface KafkaBusOptions {
 /** Kafka through kafkajs: idempotent producer (acks=all), consumer groups committing after each handled message. */
 export class KafkaBus implements Bus {
   private readonly kafka: Kafka;
-  private producer: Producer | null = null;
-  private admin: Admin | null = null;
+  // Connections are made once, on first use; callers arriving meanwhile wait for the same connection (two
+  // concurrent first publishes used to connect two producers and keep only one, leaving the other open).
+  private producer: Promise<Producer> | null = null;
+  private admin: Promise<Admin> | null = null;
   private readonly knownTopics = new Set<string>();
   private readonly consumers = new Set<Consumer>();
   private readonly options: KafkaBusOptions;
@@ -30,23 +32,18 @@ export class KafkaBus implements Bus {
 
   private async ensureTopic(topic: string): Promise<void> {
     if (this.knownTopics.has(topic)) return;
-    if (!this.admin) {
-      this.admin = this.kafka.admin();
-      await this.admin.connect();
-    }
-    const existing = await this.admin.listTopics();
-    if (!existing.includes(topic)) await this.admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+    const admin = await this.connectedAdmin();
+    const existing = await admin.listTopics();
+    if (!existing.includes(topic)) await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
     this.knownTopics.add(topic);
   }
 
   async publish(topic: string, messages: BusMessage[]): Promise<void> {
     await this.ensureTopic(topic);
-    if (!this.producer) {
-      const producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 });
-      await producer.connect();
-      this.producer = producer;
-    }
-    await this.producer.send({
+    this.producer ??= connected(this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 }), () => (this.producer = null));
+    await (
+      await this.producer
+    ).send({
       topic,
       acks: -1,
       messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })),
@@ -93,11 +90,7 @@ export class KafkaBus implements Bus {
 
   async ping(): Promise<boolean> {
     try {
-      if (!this.admin) {
-        this.admin = this.kafka.admin();
-        await this.admin.connect();
-      }
-      await this.admin.describeCluster();
+      await (await this.connectedAdmin()).describeCluster();
       return true;
     } catch {
       return false;
@@ -106,7 +99,23 @@ export class KafkaBus implements Bus {
 
   async close(): Promise<void> {
     for (const c of [...this.consumers]) await c.stop();
-    await this.producer?.disconnect();
-    await this.admin?.disconnect();
+    // A connection that failed to open has nothing to close.
+    await (await this.producer?.catch(() => null))?.disconnect();
+    await (await this.admin?.catch(() => null))?.disconnect();
   }
+
+  private connectedAdmin(): Promise<Admin> {
+    return (this.admin ??= connected(this.kafka.admin(), () => (this.admin = null)));
+  }
+}
+
+/** Connects `client`; a failed connection is forgotten (`forget`), so the next use tries again. */
+function connected<T extends { connect(): Promise<void> }>(client: T, forget: () => void): Promise<T> {
+  return client.connect().then(
+    () => client,
+    (error: unknown) => {
+      forget();
+      throw error;
+    },
+  );
 }
