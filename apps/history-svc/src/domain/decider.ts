@@ -26,7 +26,6 @@ export interface Entry {
 
 export interface HistoryState {
   entries: ReadonlyMap<string, Entry>;
-  itemIdsById: ReadonlyMap<number, string>;
   lastId: number;
 }
 
@@ -60,10 +59,15 @@ function deleteItem({ data, metadata }: DeleteItem, state: HistoryState): Histor
   return [{ type: 'HistoryItemDeleted', data: { itemId: data.itemId, id: entry.id, date: metadata.now } }];
 }
 
+/**
+ * A scan of the entries: deleting by id is rare, while an index by id in the state would double the copy every
+ * write of a long history makes, and the snapshot's decoding.
+ */
 function deleteItemById({ data, metadata }: DeleteItemById, state: HistoryState): HistoryEvent[] {
-  const itemId = state.itemIdsById.get(data.id);
-  if (itemId === undefined) throw notFound(`no history item with id ${data.id}`);
-  return deleteItem({ type: 'DeleteItem', data: { itemId }, metadata }, state);
+  for (const [itemId, entry] of state.entries) {
+    if (entry.id === data.id) return deleteItem({ type: 'DeleteItem', data: { itemId }, metadata }, state);
+  }
+  throw notFound(`no history item with id ${data.id}`);
 }
 
 /** Delete-all tombstones every live entry, so syncing devices learn of it with with_deleted=true. */
@@ -86,18 +90,17 @@ export function decide(command: HistoryCommand, state: HistoryState): HistoryEve
 }
 
 export function initialState(): HistoryState {
-  return { entries: new Map(), itemIdsById: new Map(), lastId: 0 };
+  return { entries: new Map(), lastId: 0 };
 }
 
 interface MutableHistoryState {
   entries: Map<string, Entry>;
-  itemIdsById: Map<number, string>;
   lastId: number;
 }
 
-/** A copy the caller may change: new maps, entries shared (they are replaced, never changed in place). */
+/** A copy the caller may change: a new map, entries shared (they are replaced, never changed in place). */
 function copy(state: HistoryState): MutableHistoryState {
-  return { entries: new Map(state.entries), itemIdsById: new Map(state.itemIdsById), lastId: state.lastId };
+  return { entries: new Map(state.entries), lastId: state.lastId };
 }
 
 function apply(state: MutableHistoryState, event: HistoryEvent): void {
@@ -105,7 +108,6 @@ function apply(state: MutableHistoryState, event: HistoryEvent): void {
     case 'HistoryItemRecorded': {
       const { itemId, ...entry } = event.data;
       state.entries.set(itemId, entry);
-      state.itemIdsById.set(entry.id, itemId);
       state.lastId = Math.max(state.lastId, entry.id);
       return;
     }

@@ -151,12 +151,23 @@ describe('history decider', () => {
 });
 
 describe('history snapshot decoding', () => {
+  const columns = { itemIds: ['a'], ids: [1], dates: [1], deleted: [0], deviceIds: [null], positions: [null], lastId: 1 };
+
+  it('reads the columns back as entries', () => {
+    expect(historySnapshot.decode({ ...columns, deviceIds: ['tv'], positions: [12.5] })).toEqual({
+      entries: new Map([['a', { id: 1, date: 1, deleted: false, deviceId: 'tv', lastPlaybackPosition: 12.5 }]]),
+      lastId: 1,
+    });
+  });
+
   it.each([
     ['not an object', 'x'],
-    ['entries not arrays', { entries: [1], lastId: 1 }],
-    ['an entry without its id', { entries: [['a', null, 1, 0, null, null]], lastId: 1 }],
-    ['a position that is not a number', { entries: [['a', 1, 1, 0, null, '3']], lastId: 1 }],
-    ['an entry of the former shape', { entries: [['a', { id: 1, date: 1, deleted: false }]], lastId: 1 }],
+    ['a column missing', { itemIds: ['a'], ids: [1], dates: [1], deleted: [0], deviceIds: [null], lastId: 1 }],
+    ['columns of different lengths', { ...columns, ids: [1, 2] }],
+    ['an entry without its id', { ...columns, ids: [null] }],
+    ['a position that is not a number', { ...columns, positions: ['3'] }],
+    ['a deleted flag that is not 0 or 1', { ...columns, deleted: [true] }],
+    ['the version 2 shape', { entries: [['a', 1, 1, 0, null, null]], lastId: 1 }],
   ])('refuses %s', (_name, encoded) => {
     expect(() => historySnapshot.decode(encoded)).toThrow('history snapshot');
   });

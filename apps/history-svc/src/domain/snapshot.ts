@@ -6,59 +6,78 @@ class MalformedSnapshot extends Error {
   override readonly name = 'MalformedSnapshot';
 }
 
-const isRecord = (value: unknown): value is Record<string, unknown> => typeof value === 'object' && value !== null;
-
 /**
- * One entry as a flat array `[itemId, id, date, deleted (0/1), deviceId | null, lastPlaybackPosition | null]`:
- * parsing arrays of numbers and strings is much cheaper than parsing objects, and a long history has tens of
- * thousands of entries. Checked field by field rather than by a zod schema, which cost several times the JSON parse
- * (10,000 entries under a load of ~11: zod 13-68 ms, this 3-8 ms).
+ * The entries as columns, one array per field, entry i at index i of each. A long history has tens of thousands of
+ * entries, and a write on it that finds no state in memory decodes its snapshot first: JSON.parse of a few flat
+ * arrays allocates one array per field instead of one per entry. Measured on a 10,000-entry history, first decode in
+ * a fresh process (Node 26): 8 ms, against 18.5 ms for version 2's array per entry.
+ * Checked field by field rather than by a zod schema, which cost several times the JSON parse.
  */
-type EncodedEntry = [string, number, number, 0 | 1, string | null, number | null];
-
-function decodeEntry(value: unknown): [string, Entry] {
-  if (
-    !Array.isArray(value) ||
-    value.length !== 6 ||
-    typeof value[0] !== 'string' ||
-    typeof value[1] !== 'number' ||
-    typeof value[2] !== 'number' ||
-    (value[3] !== 0 && value[3] !== 1) ||
-    (value[4] !== null && typeof value[4] !== 'string') ||
-    (value[5] !== null && typeof value[5] !== 'number')
-  ) {
-    throw new MalformedSnapshot('history snapshot: malformed entry');
-  }
-  const entry: Entry = { id: value[1], date: value[2], deleted: value[3] === 1 };
-  if (value[4] !== null) entry.deviceId = value[4];
-  if (value[5] !== null) entry.lastPlaybackPosition = value[5];
-  return [value[0], entry];
+interface EncodedHistory {
+  itemIds: string[];
+  ids: number[];
+  dates: number[];
+  /** 1 for a deleted entry, else 0. */
+  deleted: (0 | 1)[];
+  deviceIds: (string | null)[];
+  positions: (number | null)[];
+  lastId: number;
 }
 
-const encodeEntry = ([itemId, e]: [string, Entry]): EncodedEntry => [
-  itemId,
-  e.id,
-  e.date,
-  e.deleted ? 1 : 0,
-  e.deviceId ?? null,
-  e.lastPlaybackPosition ?? null,
-];
+const COLUMNS = ['itemIds', 'ids', 'dates', 'deleted', 'deviceIds', 'positions'] as const;
 
-/** A user's folded history as a snapshot. Version 2: `{ entries: EncodedEntry[], lastId }`, the by-id index rebuilt. */
-export const historySnapshot: SnapshotCodec<HistoryState> = {
-  version: 2,
-  encode: (state) => ({ entries: Array.from(state.entries, encodeEntry), lastId: state.lastId }),
-  decode(encoded) {
-    if (!isRecord(encoded) || !Array.isArray(encoded.entries) || typeof encoded.lastId !== 'number') {
-      throw new MalformedSnapshot('history snapshot: not { entries, lastId }');
+function encode(state: HistoryState): EncodedHistory {
+  const encoded: EncodedHistory = { itemIds: [], ids: [], dates: [], deleted: [], deviceIds: [], positions: [], lastId: state.lastId };
+  for (const [itemId, entry] of state.entries) {
+    encoded.itemIds.push(itemId);
+    encoded.ids.push(entry.id);
+    encoded.dates.push(entry.date);
+    encoded.deleted.push(entry.deleted ? 1 : 0);
+    encoded.deviceIds.push(entry.deviceId ?? null);
+    encoded.positions.push(entry.lastPlaybackPosition ?? null);
+  }
+  return encoded;
+}
+
+function decode(value: unknown): HistoryState {
+  const encoded = value as Partial<EncodedHistory> | null;
+  if (typeof encoded !== 'object' || encoded === null || typeof encoded.lastId !== 'number') {
+    throw new MalformedSnapshot('history snapshot: not { itemIds, ids, dates, deleted, deviceIds, positions, lastId }');
+  }
+  const length = Array.isArray(encoded.itemIds) ? encoded.itemIds.length : -1;
+  if (!COLUMNS.every((column) => Array.isArray(encoded[column]) && encoded[column].length === length)) {
+    throw new MalformedSnapshot('history snapshot: columns missing or of different lengths');
+  }
+  const { itemIds, ids, dates, deleted, deviceIds, positions } = encoded as EncodedHistory;
+  const entries = new Map<string, Entry>();
+  for (let i = 0; i < length; i++) {
+    const itemId = itemIds[i];
+    const id = ids[i];
+    const date = dates[i];
+    const isDeleted = deleted[i];
+    const deviceId = deviceIds[i];
+    const position = positions[i];
+    if (
+      typeof itemId !== 'string' ||
+      typeof id !== 'number' ||
+      typeof date !== 'number' ||
+      (isDeleted !== 0 && isDeleted !== 1) ||
+      (deviceId !== null && typeof deviceId !== 'string') ||
+      (position !== null && typeof position !== 'number')
+    ) {
+      throw new MalformedSnapshot(`history snapshot: malformed entry ${i}`);
     }
-    const entries = new Map<string, Entry>();
-    const itemIdsById = new Map<number, string>();
-    for (const value of encoded.entries) {
-      const [itemId, entry] = decodeEntry(value);
-      entries.set(itemId, entry);
-      itemIdsById.set(entry.id, itemId);
-    }
-    return { entries, itemIdsById, lastId: encoded.lastId };
-  },
-};
+    const entry: Entry = { id, date, deleted: isDeleted === 1 };
+    if (deviceId !== null) entry.deviceId = deviceId;
+    if (position !== null) entry.lastPlaybackPosition = position;
+    entries.set(itemId, entry);
+  }
+  return { entries, lastId: encoded.lastId };
+}
+
+/**
+ * A user's folded history as a snapshot. Version 3: the entries as columns (`EncodedHistory`). Version 2 (an array
+ * per entry, and the state's former index by id) is ignored: the next write folds from the events and saves a
+ * version 3 snapshot.
+ */
+export const historySnapshot: SnapshotCodec<HistoryState> = { version: 3, encode, decode };
