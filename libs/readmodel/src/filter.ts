@@ -1,52 +1,63 @@
 import type { Document, FieldCondition, Filter, Scalar, Sort } from './port';
 
-/** Evaluates the port's filter subset in memory with MongoDB's semantics for these operators. */
-export function matches(doc: Document, filter: Filter): boolean {
+type Test<V> = (value: V) => boolean;
+
+/**
+ * The port's filter subset as a test of one document, with MongoDB's semantics for these operators. The filter's
+ * keys and operators are read once, not once per document: a list query tests every document it passes over.
+ * An operator the subset lacks is refused here, whatever the collection holds.
+ */
+export function compileFilter(filter: Filter): Test<Document> {
+  const tests: Test<Document>[] = [];
   for (const [key, condition] of Object.entries(filter)) {
     if (condition === undefined) continue;
     if (key === '$or') {
-      if (!(condition as Filter[]).some((f) => matches(doc, f))) return false;
-      continue;
+      const branches = (condition as Filter[]).map(compileFilter);
+      tests.push((doc) => branches.some((branch) => branch(doc)));
+    } else if (key === '$and') {
+      const parts = (condition as Filter[]).map(compileFilter);
+      tests.push((doc) => parts.every((part) => part(doc)));
+    } else {
+      const test = compileCondition(condition as FieldCondition);
+      tests.push((doc) => test(fieldOf(doc, key) as Scalar | undefined));
     }
-    if (key === '$and') {
-      if (!(condition as Filter[]).every((f) => matches(doc, f))) return false;
-      continue;
-    }
-    if (!fieldMatches(fieldOf(doc, key) as Scalar | undefined, condition as FieldCondition)) return false;
   }
-  return true;
+  return allOf(tests);
 }
 
-function fieldMatches(value: Scalar | undefined, condition: FieldCondition): boolean {
-  if (condition === null || typeof condition !== 'object') return equals(value, condition);
-  for (const [op, operand] of Object.entries(condition)) {
-    switch (op) {
-      case '$eq':
-        if (!equals(value, operand as Scalar)) return false;
-        break;
-      case '$ne':
-        if (equals(value, operand as Scalar)) return false;
-        break;
-      case '$in':
-        if (!(operand as Scalar[]).some((o) => equals(value, o))) return false;
-        break;
-      case '$gt':
-        if (!comparable(value, operand) || compare(value!, operand as Scalar) <= 0) return false;
-        break;
-      case '$gte':
-        if (!comparable(value, operand) || compare(value!, operand as Scalar) < 0) return false;
-        break;
-      case '$lt':
-        if (!comparable(value, operand) || compare(value!, operand as Scalar) >= 0) return false;
-        break;
-      case '$lte':
-        if (!comparable(value, operand) || compare(value!, operand as Scalar) > 0) return false;
-        break;
-      default:
-        throw new Error(`unsupported filter operator ${op}`);
-    }
+function compileCondition(condition: FieldCondition): Test<Scalar | undefined> {
+  if (condition === null || typeof condition !== 'object') return (value) => equals(value, condition);
+  return allOf(Object.entries(condition).map(([op, operand]) => operatorTest(op, operand)));
+}
+
+function operatorTest(op: string, operand: unknown): Test<Scalar | undefined> {
+  const scalar = operand as Scalar;
+  switch (op) {
+    case '$eq':
+      return (value) => equals(value, scalar);
+    case '$ne':
+      return (value) => !equals(value, scalar);
+    case '$in':
+      return (value) => (operand as Scalar[]).some((o) => equals(value, o));
+    case '$gt':
+      return (value) => comparable(value, operand) && compare(value!, scalar) > 0;
+    case '$gte':
+      return (value) => comparable(value, operand) && compare(value!, scalar) >= 0;
+    case '$lt':
+      return (value) => comparable(value, operand) && compare(value!, scalar) < 0;
+    case '$lte':
+      return (value) => comparable(value, operand) && compare(value!, scalar) <= 0;
+    default:
+      throw new Error(`unsupported filter operator ${op}`);
   }
-  return true;
+}
+
+function allOf<V>(tests: Test<V>[]): Test<V> {
+  if (tests.length === 1) return tests[0];
+  return (value) => {
+    for (const test of tests) if (!test(value)) return false;
+    return true;
+  };
 }
 
 // MongoDB treats a missing field as null for equality.

@@ -1,4 +1,4 @@
-import { cloneData, comparatorFor, fieldOf, matches, numericBounds, outsideBounds, sortDocuments } from './filter';
+import { cloneData, comparatorFor, compileFilter, fieldOf, numericBounds, outsideBounds, sortDocuments } from './filter';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, Sort, VersionedDocument } from './port';
 
 /**
@@ -130,6 +130,7 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   /** Matching documents in the requested order, reading no further than needed when an index is sorted that way. */
   private select(filter: Filter, options: FindOptions = {}): T[] {
     const indexed = this.indexFor(filter, options.sort);
+    const matches = compileFilter(filter);
     if (indexed && options.sort && sameSort(indexed.index.sort, Object.keys(options.sort), options.sort)) {
       const found: T[] = [];
       // A paging cursor (`date < x`, or `$or` of such) skips the documents before it with one comparison each.
@@ -138,15 +139,12 @@ class MemoryCollection<T extends Document> implements Collection<T> {
       for (const doc of indexed.list) {
         if (options.limit !== undefined && found.length >= options.limit) break;
         if (bounds && outsideBounds(fieldOf(doc, sortField!), bounds)) continue;
-        if (matches(doc, filter)) found.push(doc as T);
+        if (matches(doc)) found.push(doc as T);
       }
       return found;
     }
     const candidates = indexed ? (indexed.list as T[]) : [...this.docs.values()];
-    const sorted = sortDocuments(
-      candidates.filter((d) => matches(d, filter)),
-      options.sort,
-    );
+    const sorted = sortDocuments(candidates.filter(matches), options.sort);
     return options.limit !== undefined ? sorted.slice(0, options.limit) : sorted;
   }
 
