@@ -12,10 +12,21 @@ interface Group {
   again: boolean;
 }
 
+/**
+ * A message as the log keeps it: its value as JSON text, as Kafka carries it. Each delivery parses its own copy, so
+ * no consumer shares an object with the publisher or another consumer, and a value reads back as it would from
+ * Kafka (JSON's types only). Cheaper than a structured clone on the way in and on every way out.
+ */
+interface StoredMessage {
+  key: string;
+  value: string;
+  headers?: Record<string, string>;
+}
+
 /** A topic's messages from offset `base` on (older ones were dropped, see `retained`). */
 interface Log {
   base: number;
-  messages: BusMessage[];
+  messages: StoredMessage[];
 }
 
 /**
@@ -41,7 +52,8 @@ export class InProcessBus implements Bus {
 
   async publish(topic: string, messages: BusMessage[]): Promise<void> {
     const log = this.log(topic);
-    for (const m of messages) log.messages.push(structuredClone(m));
+    for (const m of messages)
+      log.messages.push({ key: m.key, value: JSON.stringify(m.value), ...(m.headers && { headers: { ...m.headers } }) });
     for (const group of this.groupsOf(topic).values()) this.drain(topic, group);
     this.trim(topic, log);
   }
@@ -106,7 +118,14 @@ export class InProcessBus implements Bus {
       const member = group.members.find((m) => m.active);
       if (!member) return;
       const offset = group.committed;
-      const message: ReceivedMessage = { ...structuredClone(log.messages[offset - log.base]), topic, offset: String(offset) };
+      const stored = log.messages[offset - log.base];
+      const message: ReceivedMessage = {
+        key: stored.key,
+        value: JSON.parse(stored.value) as BusMessage['value'],
+        ...(stored.headers && { headers: { ...stored.headers } }),
+        topic,
+        offset: String(offset),
+      };
       try {
         await member.handler(message);
         if (member.active) group.committed = offset + 1;
