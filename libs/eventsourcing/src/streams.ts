@@ -23,10 +23,13 @@ export const STREAM_CATEGORIES = {
 
 /** `%` and `/` percent-encoded, nothing else: injective, never contains `/`, and user ids as issued today are unchanged. */
 export function encodeIdPart(part: string): string {
+  // Most ids hold neither character: a scan, not two replacements (every event a projection applies decodes one).
+  if (!part.includes('%') && !part.includes('/')) return part;
   return part.replace(/%/g, '%25').replace(/\//g, '%2F');
 }
 
 export function decodeIdPart(encoded: string): string {
+  if (!encoded.includes('%')) return encoded;
   return encoded.replace(/%2F/g, '/').replace(/%25/g, '%');
 }
 
