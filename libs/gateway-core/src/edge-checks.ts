@@ -35,14 +35,29 @@ function documentedPaths(document: { paths?: Record<string, object> }): Document
  */
 export function methodNotAllowed(document: { paths?: Record<string, object> }) {
   const paths = documentedPaths(document);
-  return (req: Request, _res: Response, next: NextFunction) => {
-    const path = req.path; // a getter that parses the URL: once, not once per documented path
+  const allowedOn = (path: string): Set<string> | null => {
     const matching = paths.filter((p) => p.pattern.test(path));
-    if (matching.length === 0) return next();
+    if (matching.length === 0) return null;
     const fewest = Math.min(...matching.map((p) => p.parameters));
     const allowed = new Set(matching.filter((p) => p.parameters === fewest).flatMap((p) => p.methods));
     if (allowed.has('GET')) allowed.add('HEAD');
-    if (allowed.has(req.method)) return next();
+    return allowed;
+  };
+  // Each request path's answer, remembered: testing every documented pattern cost about 5 µs a request. Paths hold
+  // ids, so only paths of up to 512 characters, at most 10,000 of them (cleared when full): at most about 5 MB,
+  // whatever paths clients choose.
+  const known = new Map<string, Set<string> | null>();
+  return (req: Request, _res: Response, next: NextFunction) => {
+    const path = req.path; // a getter that parses the URL: once
+    let allowed = known.get(path);
+    if (allowed === undefined) {
+      allowed = allowedOn(path);
+      if (path.length <= 512) {
+        if (known.size >= 10_000) known.clear();
+        known.set(path, allowed);
+      }
+    }
+    if (allowed === null || allowed.has(req.method)) return next();
     const allow = [...allowed].sort().join(', ');
     next(new HttpError(405, 'Method Not Allowed', `${req.method} is not allowed on ${req.path}; allowed: ${allow}`, undefined, { allow }));
   };
