@@ -69,3 +69,51 @@ it('exports the spans of a call and logs it with its request id and trace id', a
   expect(exports.join('\n')).toContain(line.trace_id);
   expect(exports.join('\n')).not.toContain('limit=5');
 }, 60_000);
+
+it('without a collector, gives every request a trace id in its log lines, continuing the traceparent of its caller', async () => {
+  const plainDir = mkdtempSync(join(tmpdir(), 'udp-tracing-plain-'));
+  const plain = await startProcess(
+    join(distDir, 'embedded', 'main.js'),
+    { ...embeddedEnv, DATA_DIR: plainDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    { stream: 'stderr', pattern: /gateway on http:\/\/localhost:(\d+)/ },
+  );
+  try {
+    const base = `http://127.0.0.1:${plain.ready[1]}`;
+    const token = execFileSync(process.execPath, [join(root, 'tools', 'token.mjs'), 'tom'], { env: { ...process.env, DATA_DIR: plainDir } })
+      .toString()
+      .trim();
+    const caller = '0af7651916cd43dd8448eb211c80319c';
+    const call = (requestId: string, init: RequestInit = {}, headers: Record<string, string> = {}) =>
+      fetch(`${base}/api/history/v2`, { ...init, headers: { authorization: `Bearer ${token}`, 'x-request-id': requestId, ...headers } });
+    // A write, a read with a caller's traceparent (not sampled), and a read without one: none of them recorded.
+    const posted = await call(
+      'plain-post',
+      { method: 'POST', body: JSON.stringify({ item_id: 'urn:a' }) },
+      { 'content-type': 'application/json' },
+    );
+    expect(posted.status).toBe(200);
+    expect((await call('plain-traced', {}, { traceparent: `00-${caller}-b7ad6b7169203331-00` })).status).toBe(200);
+    expect((await call('plain-read')).status).toBe(200);
+
+    const linesOf = (requestId: string) =>
+      plain
+        .output('stdout')
+        .split('\n')
+        .filter(Boolean)
+        .map((l) => JSON.parse(l))
+        .filter((l) => l.request_id === requestId && l.message === 'request');
+    await waitUntil(() => linesOf('plain-read').length === 2, 10_000, 'the access lines of the gateway and history-svc');
+    for (const requestId of ['plain-post', 'plain-traced', 'plain-read']) {
+      const lines = linesOf(requestId);
+      // One line from the gateway, one from history-svc, both in the request's trace.
+      expect(lines.map((l) => l.service).sort()).toEqual(['gateway', 'history-svc']);
+      expect(lines[0].trace_id).toMatch(/^[0-9a-f]{32}$/);
+      expect(lines[1].trace_id).toBe(lines[0].trace_id);
+    }
+    expect(linesOf('plain-traced')[0].trace_id).toBe(caller);
+    expect(linesOf('plain-read')[0].trace_id).not.toBe(caller);
+  } finally {
+    await plain.stop();
+    rmSync(plainDir, { recursive: true, force: true });
+  }
+}, 60_000);
