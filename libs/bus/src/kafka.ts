@@ -40,10 +40,8 @@ export class KafkaBus implements Bus {
 
   async publish(topic: string, messages: BusMessage[]): Promise<void> {
     await this.ensureTopic(topic);
-    this.producer ??= connected(this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 }), () => (this.producer = null));
-    await (
-      await this.producer
-    ).send({
+    const producer = await this.connectedProducer();
+    await producer.send({
       topic,
       acks: -1,
       messages: messages.map((m) => ({ key: m.key, value: JSON.stringify(m.value), headers: m.headers })),
@@ -102,6 +100,10 @@ export class KafkaBus implements Bus {
     // A connection that failed to open has nothing to close.
     await (await this.producer?.catch(() => null))?.disconnect();
     await (await this.admin?.catch(() => null))?.disconnect();
+  }
+
+  private connectedProducer(): Promise<Producer> {
+    return (this.producer ??= connected(this.kafka.producer({ idempotent: true, maxInFlightRequests: 1 }), () => (this.producer = null)));
   }
 
   private connectedAdmin(): Promise<Admin> {

@@ -42,7 +42,7 @@ function encode(state: HistoryState): EncodedHistory {
 function decode(value: unknown): HistoryState {
   const encoded = value as Partial<EncodedHistory> | null;
   if (typeof encoded !== 'object' || encoded === null || typeof encoded.lastId !== 'number') {
-    throw new MalformedSnapshot('history snapshot: not { itemIds, ids, dates, deleted, deviceIds, positions, lastId }');
+    throw new MalformedSnapshot(`history snapshot: not { ${COLUMNS.join(', ')}, lastId }`);
   }
   const length = Array.isArray(encoded.itemIds) ? encoded.itemIds.length : -1;
   if (!COLUMNS.every((column) => Array.isArray(encoded[column]) && encoded[column].length === length)) {
