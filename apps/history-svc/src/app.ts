@@ -6,8 +6,17 @@ import { historyRoutes } from './api/routes';
 import type { HistoryState } from './domain/decider';
 import { historyStreamsOfUser } from './domain/events';
 import { historySnapshot } from './domain/snapshot';
-import { HISTORY_COLLECTION, historyEntries, historyDocumentsOfUser, historyHeads, historyProjection } from './projections/history';
+import {
+  HISTORY_COLLECTION,
+  HISTORY_PROJECTION,
+  erasingTrendingToo,
+  historyEntries,
+  historyDocumentsOfUser,
+  historyHeads,
+  historyProjection,
+} from './projections/history';
 import { historyChangesPublisher } from './projections/history-changes';
+import { TRENDING_COLLECTION, buildTrendingCounts, trendingCounts } from './projections/trending';
 
 export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
   /** How many users' folded histories are kept in memory for writes (least recently used dropped). */
@@ -24,17 +33,27 @@ export interface HistoryService extends ServiceApp {
 /** Everything history-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createHistoryService(deps: HistoryServiceDeps): Promise<HistoryService> {
   const { store, readModels, bus, identity, logger } = deps;
+  const now = deps.now ?? Date.now;
+  const trending = { now, windowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000 };
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, revision: 1, item_id: 1 });
+  // The newest watch of an item in an hour, found again when the newest leaves (trending).
+  await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
+  await readModels.ensureIndex(TRENDING_COLLECTION, { bucket: 1 });
+  await buildTrendingCounts(readModels, historyEntries(readModels), { ...trending, projection: HISTORY_PROJECTION });
   const folded = serviceFoldedStates(deps, { codec: historySnapshot, cached: deps.cachedHistories });
   const { cache: states, snapshots } = folded;
-  const projections = await startServiceProjections(deps, {
-    service: 'history-svc',
-    projection: historyProjection(readModels),
-    publisher: historyChangesPublisher(bus),
-    erasure: { streamsOfUser: historyStreamsOfUser, documentsOfUser: historyDocumentsOfUser },
-    states: folded,
-  });
+  // The erasure participant deletes through `erasingTrendingToo`: an erased user's entries leave the counts.
+  const projections = await startServiceProjections(
+    { ...deps, readModels: erasingTrendingToo(readModels, trending) },
+    {
+      service: 'history-svc',
+      projection: historyProjection(readModels, trending),
+      publisher: historyChangesPublisher(bus),
+      erasure: { streamsOfUser: historyStreamsOfUser, documentsOfUser: historyDocumentsOfUser },
+      states: folded,
+    },
+  );
   const app = serviceHttpApp({
     logger,
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
@@ -46,11 +65,11 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
         states,
         snapshots,
         model: { entries: historyEntries(readModels), heads: historyHeads(readModels) },
-        now: deps.now ?? Date.now,
+        now,
       }),
       internalRoutes({
-        entries: historyEntries(readModels),
-        now: deps.now ?? Date.now,
+        counts: trendingCounts(readModels),
+        now,
         trendingWindowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000,
         trendingMinUsers: deps.trendingMinUsers ?? 3,
       }),

@@ -2,11 +2,11 @@ import { Router } from 'express';
 import { z } from '@udp/contracts';
 import { parseInput } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
-import type { HistoryEntryDocument } from '../projections/history';
-import { trendingItems } from '../projections/trending';
+import { type TrendingCountDocument, trendingItems } from '../projections/trending';
 
 export interface InternalRouteDeps {
-  entries: Collection<HistoryEntryDocument>;
+  /** The counts per item and hour that the history projection keeps. */
+  counts: Collection<TrendingCountDocument>;
   now: () => number;
   trendingWindowMs: number;
   trendingMinUsers: number;
@@ -26,11 +26,11 @@ const TrendingQuery = z.object({
  * the gateway answers 404 for /internal. Behind the signed identity like every route; the answer holds no one's
  * data (only items watched by at least `trendingMinUsers` users, with counts).
  */
-export function internalRoutes({ entries, now, trendingWindowMs, trendingMinUsers }: InternalRouteDeps): Router {
+export function internalRoutes({ counts, now, trendingWindowMs, trendingMinUsers }: InternalRouteDeps): Router {
   const router = Router();
   router.get('/internal/history/trending', async (req, res) => {
     const { size } = parseInput(TrendingQuery, req.query, 'query');
-    const items = await trendingItems(entries, { now: now(), windowMs: trendingWindowMs, minUsers: trendingMinUsers, limit: size ?? 20 });
+    const items = await trendingItems(counts, { now: now(), windowMs: trendingWindowMs, minUsers: trendingMinUsers, limit: size ?? 20 });
     res.json({ window_ms: trendingWindowMs, min_users: trendingMinUsers, items });
   });
   return router;

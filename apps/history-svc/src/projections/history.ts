@@ -1,7 +1,8 @@
 import type { RecordedEvent } from '@udp/eventstore';
 import { type Projection, assertOwnedBy, userScopedId } from '@udp/eventsourcing';
-import type { Collection, ReadModelStore } from '@udp/readmodel';
+import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
 import { HISTORY_STREAM_PREFIX, type HistoryEvent, upcast, userIdOfHistoryStream } from '../domain/events';
+import { type TrendingCounter, type TrendingOptions, trendingCounter } from './trending';
 
 /**
  * One document per (user, item): the entry as the API shows it, plus the stream revision of its last change,
@@ -54,36 +55,51 @@ export function historyHeads(readModels: ReadModelStore): Collection<HistoryHead
   return readModels.collection<HistoryHeadDocument>(HISTORY_HEADS_COLLECTION);
 }
 
+export const HISTORY_PROJECTION = 'history-entries';
+
+/** The projection's view of time and the trending window (the trending counts keep only the window's hours). */
+export type HistoryProjectionOptions = TrendingOptions;
+
+const DEFAULT_TRENDING: HistoryProjectionOptions = { now: () => Date.now(), windowMs: 7 * 24 * 3600 * 1000 };
+
 /**
- * Keeps `history_entries` and `history_heads` up to date. Every write is conditional on the stream revision,
- * so a replayed or duplicated event, or a second instance applying the same event, changes nothing.
+ * Keeps `history_entries`, `history_heads` and `trending_counts` up to date. Every write is conditional on the
+ * stream revision (the counts: on the store position), so a replayed or duplicated event, or a second instance
+ * applying the same event, changes nothing.
  */
-export function historyProjection(readModels: ReadModelStore): Projection {
+export function historyProjection(readModels: ReadModelStore, options: HistoryProjectionOptions = DEFAULT_TRENDING): Projection {
   const entries = historyEntries(readModels);
   const heads = historyHeads(readModels);
+  const trending = trendingCounter(readModels, entries, options);
   return {
-    name: 'history-entries',
+    name: HISTORY_PROJECTION,
     streamPrefixes: [HISTORY_STREAM_PREFIX],
     async apply(recorded: RecordedEvent) {
       const userId = userIdOfHistoryStream(recorded.streamId);
       assertOwnedBy(recorded, { userId });
       const revision = recorded.revision;
-      await applyToEntries(entries, upcast(recorded.type, recorded.data), userId, revision);
+      const at = { revision, position: Number(recorded.position) };
+      await applyToEntries(entries, trending, upcast(recorded.type, recorded.data), userId, at);
       await heads.upsertIfNewer({ _id: userId, userId, revision, position: String(recorded.position) });
     },
   };
 }
 
+/**
+ * Each change of an entry is counted for trending first, then written: an entry already at the event's revision
+ * was counted already (see `trendingCounter`).
+ */
 async function applyToEntries(
   entries: Collection<HistoryEntryDocument>,
+  trending: TrendingCounter,
   event: HistoryEvent,
   userId: string,
-  revision: number,
+  { revision, position }: { revision: number; position: number },
 ): Promise<void> {
   switch (event.type) {
     case 'HistoryItemRecorded': {
       const { itemId, id, date, deleted, deviceId, lastPlaybackPosition } = event.data;
-      await entries.upsertIfNewer({
+      const entry: HistoryEntryDocument = {
         _id: entryDocumentId(userId, itemId),
         userId,
         item_id: itemId,
@@ -93,19 +109,56 @@ async function applyToEntries(
         revision,
         ...(deviceId !== undefined && { device_id: deviceId }),
         ...(lastPlaybackPosition !== undefined && { last_playback_position: lastPlaybackPosition }),
-      });
+      };
+      const stored = await entries.get(entry._id);
+      if (stored && stored.revision >= revision) return;
+      await trending.entryChanged(stored, entry, position);
+      await entries.upsertIfNewer(entry);
       return;
     }
     case 'HistoryItemDeleted': {
       const stored = await entries.get(entryDocumentId(userId, event.data.itemId));
-      if (stored) await entries.upsertIfNewer({ ...stored, deleted: true, date: event.data.date, revision });
+      if (!stored || stored.revision >= revision) return;
+      const tombstone = { ...stored, deleted: true, date: event.data.date, revision };
+      await trending.entryChanged(stored, tombstone, position);
+      await entries.upsertIfNewer(tombstone);
       return;
     }
-    case 'HistoryCleared':
-      await entries.updateMany(
-        { userId, item_id: { $in: event.data.itemIds }, revision: { $lt: revision } },
-        { deleted: true, date: event.data.date, revision },
-      );
+    case 'HistoryCleared': {
+      const filter = { userId, item_id: { $in: event.data.itemIds }, revision: { $lt: revision } };
+      for (const stored of await entries.find(filter, { readOnly: true })) {
+        if (!stored.deleted) await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, position);
+      }
+      await entries.updateMany(filter, { deleted: true, date: event.data.date, revision });
       return;
+    }
   }
+}
+
+/**
+ * The read models as the erasure participant sees them: deleting history entries first takes them out of the
+ * trending counts (erasure deletes a user's entries with `deleteMany`; nothing else deletes entries).
+ */
+export function erasingTrendingToo(readModels: ReadModelStore, options: HistoryProjectionOptions = DEFAULT_TRENDING): ReadModelStore {
+  const entries = historyEntries(readModels);
+  const trending = trendingCounter(readModels, entries, options);
+  const erasingEntries: Collection<HistoryEntryDocument> = {
+    get: (id) => entries.get(id),
+    find: (filter, findOptions) => entries.find(filter, findOptions),
+    count: (filter) => entries.count(filter),
+    upsertIfNewer: (doc) => entries.upsertIfNewer(doc),
+    updateMany: (filter, set) => entries.updateMany(filter, set),
+    async deleteMany(filter) {
+      await trending.entriesErased(await entries.find({ ...filter, deleted: false }, { readOnly: true }));
+      return entries.deleteMany(filter);
+    },
+  };
+  return {
+    collection: <T extends Document>(name: string) =>
+      (name === HISTORY_COLLECTION ? erasingEntries : readModels.collection<T>(name)) as unknown as Collection<T>,
+    ensureIndex: (collection, keys) => readModels.ensureIndex(collection, keys),
+    checkpoints: () => readModels.checkpoints(),
+    ping: () => readModels.ping(),
+    close: () => readModels.close(),
+  };
 }

@@ -1,51 +1,222 @@
+import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { type HistoryEntryDocument, historyEntries } from './history';
-import { trendingItems } from './trending';
+import { recordedEvents } from '@udp/test-system';
+import { type HistoryEvent, historyStream } from '../domain/events';
+import { cleared, deleted, recorded } from '../testing/history-events';
+import {
+  HISTORY_COLLECTION,
+  HISTORY_PROJECTION,
+  type HistoryEntryDocument,
+  erasingTrendingToo,
+  historyEntries,
+  historyProjection,
+} from './history';
+import {
+  TRENDING_BUCKET_MS,
+  TRENDING_BUILT_CHECKPOINT,
+  type TrendingQuery,
+  buildTrendingCounts,
+  trendingCounts,
+  trendingHorizon,
+  trendingItems,
+} from './trending';
 
-const DAY = 24 * 3600 * 1000;
-const now = 100 * DAY;
+const HOUR = TRENDING_BUCKET_MS;
+const DAY = 24 * HOUR;
+const WINDOW = 7 * DAY;
+const now = 1000 * DAY + 17 * 60 * 1000; // 17 minutes into an hour
 
-async function entries(list: Array<[user: string, item: string, date: number, deleted?: boolean]>) {
-  const collection = historyEntries(new MemoryReadModelStore());
-  let revision = 0;
-  for (const [userId, item_id, date, deleted] of list) {
-    const doc: HistoryEntryDocument = {
-      _id: `${userId}/${item_id}`,
-      userId,
-      item_id,
-      id: 1,
-      date,
-      deleted: deleted ?? false,
-      revision: revision++,
-    };
-    await collection.upsertIfNewer(doc);
-  }
-  return collection;
+/** A global log of the users' events: revisions per user, positions across all. */
+function log(list: Array<[user: string, event: HistoryEvent]>): RecordedEvent[] {
+  const revisions = new Map<string, number>();
+  return list.map(([user, event], i) => {
+    const revision = revisions.get(user) ?? 0;
+    revisions.set(user, revision + 1);
+    return recordedEvents(historyStream(user), [event], revision, BigInt(i + 1))[0];
+  });
 }
 
-describe('trending', () => {
-  it('lists only items watched by at least minUsers distinct users in the window, most users first', async () => {
-    const collection = await entries([
-      ['a', 'urn:hit', now - DAY],
-      ['b', 'urn:hit', now - 2 * DAY],
-      ['c', 'urn:hit', now - 3 * DAY],
-      ['a', 'urn:two', now - DAY],
-      ['b', 'urn:two', now - DAY],
-      ['a', 'urn:alone', now - 1000],
-      ['a', 'urn:old', now - 30 * DAY],
-      ['b', 'urn:old', now - 30 * DAY],
-      ['c', 'urn:old', now - 30 * DAY],
-      ['a', 'urn:forgotten', now - DAY],
-      ['b', 'urn:forgotten', now - DAY, true],
-    ]);
-    const items = await trendingItems(collection, { now, windowMs: 7 * DAY, minUsers: 2, limit: 10 });
-    expect(items).toEqual([
+/** What the trending answer was before the counts: a scan of every live entry from the window's first hour on. */
+async function scanned(entries: HistoryEntryDocument[], query: TrendingQuery) {
+  const byItem = new Map<string, { users: number; date: number }>();
+  for (const e of entries) {
+    if (e.deleted || e.date < trendingHorizon(query.now, query.windowMs)) continue;
+    const item = byItem.get(e.item_id) ?? { users: 0, date: 0 };
+    byItem.set(e.item_id, { users: item.users + 1, date: Math.max(item.date, e.date) });
+  }
+  return [...byItem]
+    .map(([item_id, item]) => ({ item_id, ...item }))
+    .filter((i) => i.users >= query.minUsers)
+    .sort((a, b) => b.users - a.users || b.date - a.date || (a.item_id < b.item_id ? -1 : 1))
+    .slice(0, query.limit);
+}
+
+function setup() {
+  const readModels = new MemoryReadModelStore();
+  const options = { now: () => now, windowMs: WINDOW };
+  const projection = historyProjection(readModels, options);
+  const query = { now, windowMs: WINDOW, minUsers: 2, limit: 100 };
+  return {
+    readModels,
+    options,
+    projection,
+    apply: async (events: RecordedEvent[]) => {
+      for (const event of events) await projection.apply(event);
+    },
+    answer: (q: Partial<TrendingQuery> = {}) => trendingItems(trendingCounts(readModels), { ...query, ...q }),
+    expected: async (q: Partial<TrendingQuery> = {}) => scanned(await historyEntries(readModels).find({}), { ...query, ...q }),
+  };
+}
+
+/** Random histories: re-watches (moving an entry between hours), deletions, delete-alls, old and future dates. */
+function randomHistory(seed: number, size: number): Array<[string, HistoryEvent]> {
+  // mulberry32: a small seeded generator, so a failing seed can be replayed.
+  let state = seed;
+  const random = (n: number) => {
+    state = (state + 0x6d2b79f5) | 0;
+    let t = Math.imul(state ^ (state >>> 15), 1 | state);
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
+    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
+  };
+  const ids = new Map<string, number>();
+  const events: Array<[string, HistoryEvent]> = [];
+  for (let i = 0; i < size; i++) {
+    const user = `u${random(12)}`;
+    const item = `urn:item:${random(8)}`;
+    const key = `${user}/${item}`;
+    const id = ids.get(key) ?? ids.size + 1;
+    ids.set(key, id);
+    const date = now - random(9 * DAY) + (random(10) === 0 ? 3 * DAY : 0);
+    const kind = random(20);
+    if (kind === 0) events.push([user, deleted(item, id, date)]);
+    else if (kind === 1) events.push([user, cleared(date, [item, `urn:item:${random(8)}`])]);
+    else events.push([user, recorded(item, id, date, { deleted: kind === 2 })]);
+  }
+  return events;
+}
+
+describe('trending counts', () => {
+  it('answer what a scan of the entries answers: most users first, only items with at least minUsers users in the window', async () => {
+    const t = setup();
+    await t.apply(
+      log([
+        ['a', recorded('urn:hit', 1, now - DAY)],
+        ['b', recorded('urn:hit', 1, now - 2 * DAY)],
+        ['c', recorded('urn:hit', 1, now - 3 * DAY)],
+        ['a', recorded('urn:two', 2, now - DAY)],
+        ['b', recorded('urn:two', 2, now - DAY + 5)],
+        ['a', recorded('urn:alone', 3, now - 1000)],
+        ['a', recorded('urn:old', 4, now - 30 * DAY)],
+        ['b', recorded('urn:old', 3, now - 30 * DAY)],
+        ['c', recorded('urn:old', 2, now - 30 * DAY)],
+        ['a', recorded('urn:forgotten', 5, now - DAY)],
+        ['b', recorded('urn:forgotten', 4, now - DAY)],
+        ['b', deleted('urn:forgotten', 4, now - 10)],
+      ]),
+    );
+    expect(await t.answer()).toEqual([
       { item_id: 'urn:hit', users: 3, date: now - DAY },
-      { item_id: 'urn:two', users: 2, date: now - DAY },
+      { item_id: 'urn:two', users: 2, date: now - DAY + 5 },
     ]);
-    expect(await trendingItems(collection, { now, windowMs: 7 * DAY, minUsers: 3, limit: 10 })).toEqual([
-      { item_id: 'urn:hit', users: 3, date: now - DAY },
+    expect(await t.answer({ minUsers: 3 })).toEqual([{ item_id: 'urn:hit', users: 3, date: now - DAY }]);
+    expect(await t.answer({ limit: 1 })).toHaveLength(1);
+  });
+
+  it('follow an entry from hour to hour, and find the newest watch again when the newest one leaves', async () => {
+    const t = setup();
+    await t.apply(
+      log([
+        ['a', recorded('urn:x', 1, now - 2 * DAY + 10)],
+        ['b', recorded('urn:x', 1, now - 2 * DAY + 20)],
+        ['c', recorded('urn:x', 1, now - 2 * DAY + 30)],
+        ['c', deleted('urn:x', 1, now - 2)], // the newest leaves: b's is the newest again
+        ['a', recorded('urn:x', 1, now - 5)], // a moves to the last hour
+      ]),
+    );
+    expect(await t.answer()).toEqual([{ item_id: 'urn:x', users: 2, date: now - 5 }]);
+    expect(await t.answer()).toEqual(await t.expected());
+  });
+
+  it.each([1, 2, 3, 4, 5])(
+    'match the scan on random histories, applied once, twice, and by two projections at once (seed %i)',
+    async (seed) => {
+      const events = log(randomHistory(seed, 400));
+      const once = setup();
+      await once.apply(events);
+      expect(await once.answer()).toEqual(await once.expected());
+      expect((await once.answer()).length).toBeGreaterThan(0);
+
+      // Every event twice, then the whole log again (a replay from an old checkpoint): nothing changes.
+      const twice = setup();
+      for (const event of events) {
+        await twice.projection.apply(event);
+        await twice.projection.apply(event);
+      }
+      await twice.apply(events);
+      expect(await twice.answer()).toEqual(await once.answer());
+
+      // Two replicas on one read model, each applying every event, interleaved at every await.
+      const shared = setup();
+      const other = historyProjection(shared.readModels, shared.options);
+      await Promise.all([
+        shared.apply(events),
+        (async () => {
+          for (const e of events) await other.apply(e);
+        })(),
+      ]);
+      expect(await shared.answer()).toEqual(await once.answer());
+    },
+  );
+
+  it('are applied again after a stop between the counts and the entry (the entry is written last)', async () => {
+    const t = setup();
+    const [first, second] = log([
+      ['a', recorded('urn:x', 1, now - DAY)],
+      ['a', recorded('urn:x', 1, now - 10)],
     ]);
-    expect(await trendingItems(collection, { now, windowMs: 7 * DAY, minUsers: 2, limit: 1 })).toHaveLength(1);
+    await t.apply([first]);
+    // The second event's counts were written, then the process stopped before the entry: simulate by restoring it.
+    const before = (await historyEntries(t.readModels).get('a/urn:x'))!;
+    await t.apply([second]);
+    await historyEntries(t.readModels).deleteMany({ userId: 'a' });
+    await historyEntries(t.readModels).upsertIfNewer(before);
+    await t.apply([second]);
+    expect(await t.answer({ minUsers: 1 })).toEqual([{ item_id: 'urn:x', users: 1, date: now - 10 }]);
+  });
+
+  it('lose an erased user: the erasure deletes the entries through erasingTrendingToo', async () => {
+    const t = setup();
+    const events = log(randomHistory(7, 400));
+    await t.apply(events);
+    const before = await t.answer({ minUsers: 1 });
+    const erasing = erasingTrendingToo(t.readModels, t.options).collection(HISTORY_COLLECTION);
+    for (const user of ['u1', 'u2', 'u3']) await erasing.deleteMany({ userId: user });
+    const after = await t.answer({ minUsers: 1 });
+    expect(after).toEqual(await t.expected({ minUsers: 1 }));
+    expect(after).not.toEqual(before);
+  });
+
+  it('keep only the hours of the window', async () => {
+    const t = setup();
+    await t.apply(
+      log([
+        ['a', recorded('urn:x', 1, now - 10 * DAY)],
+        ['b', recorded('urn:x', 1, now - DAY)],
+      ]),
+    );
+    const counts = await trendingCounts(t.readModels).find({});
+    expect(counts.map((c) => c.bucket)).toEqual([Math.floor((now - DAY) / HOUR) * HOUR]);
+  });
+
+  it('are built from the entries once, for a read model projected before they existed', async () => {
+    const t = setup();
+    await t.apply(log(randomHistory(11, 300)));
+    const answer = await t.answer();
+    const checkpoints = t.readModels.checkpoints();
+    await checkpoints.save(HISTORY_PROJECTION, 300n);
+    await trendingCounts(t.readModels).deleteMany({});
+    await buildTrendingCounts(t.readModels, historyEntries(t.readModels), { ...t.options, projection: HISTORY_PROJECTION });
+    expect(await t.answer()).toEqual(answer);
+    expect(await checkpoints.load(TRENDING_BUILT_CHECKPOINT)).toBe(300n);
   });
 });
