@@ -16,7 +16,7 @@ import {
   historyProjection,
 } from './projections/history';
 import { historyChangesPublisher } from './projections/history-changes';
-import { TRENDING_COLLECTION, buildTrendingCounts, trendingCounts } from './projections/trending';
+import { buildTrendingCounts, trendingIndexes } from './projections/trending';
 
 export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
   /** How many users' folded histories are kept in memory for writes (least recently used dropped). */
@@ -39,7 +39,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, revision: 1, item_id: 1 });
   // The newest watch of an item in an hour, found again when the newest leaves (trending).
   await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
-  await readModels.ensureIndex(TRENDING_COLLECTION, { bucket: 1 });
+  await trendingIndexes(readModels);
   await buildTrendingCounts(readModels, historyEntries(readModels), { ...trending, projection: HISTORY_PROJECTION });
   const folded = serviceFoldedStates(deps, { codec: historySnapshot, cached: deps.cachedHistories });
   const { cache: states, snapshots } = folded;
@@ -68,7 +68,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
         now,
       }),
       internalRoutes({
-        counts: trendingCounts(readModels),
+        readModels,
         now,
         trendingWindowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000,
         trendingMinUsers: deps.trendingMinUsers ?? 3,

@@ -1,12 +1,12 @@
 import { Router } from 'express';
 import { z } from '@udp/contracts';
 import { parseInput } from '@udp/http-kit';
-import type { Collection } from '@udp/readmodel';
-import { type TrendingCountDocument, trendingItems } from '../projections/trending';
+import type { ReadModelStore } from '@udp/readmodel';
+import { trendingItems } from '../projections/trending';
 
 export interface InternalRouteDeps {
-  /** The counts per item and hour that the history projection keeps. */
-  counts: Collection<TrendingCountDocument>;
+  /** Where the history projection keeps the trending counts (`trending_items`, `trending_counts`). */
+  readModels: ReadModelStore;
   now: () => number;
   trendingWindowMs: number;
   trendingMinUsers: number;
@@ -26,11 +26,16 @@ const TrendingQuery = z.object({
  * the gateway answers 404 for /internal. Behind the signed identity like every route; the answer holds no one's
  * data (only items watched by at least `trendingMinUsers` users, with counts).
  */
-export function internalRoutes({ counts, now, trendingWindowMs, trendingMinUsers }: InternalRouteDeps): Router {
+export function internalRoutes({ readModels, now, trendingWindowMs, trendingMinUsers }: InternalRouteDeps): Router {
   const router = Router();
   router.get('/internal/history/trending', async (req, res) => {
     const { size } = parseInput(TrendingQuery, req.query, 'query');
-    const items = await trendingItems(counts, { now: now(), windowMs: trendingWindowMs, minUsers: trendingMinUsers, limit: size ?? 20 });
+    const items = await trendingItems(readModels, {
+      now: now(),
+      windowMs: trendingWindowMs,
+      minUsers: trendingMinUsers,
+      limit: size ?? 20,
+    });
     res.json({ window_ms: trendingWindowMs, min_users: trendingMinUsers, items });
   });
   return router;

@@ -20,6 +20,7 @@ export interface TrendingQuery {
 /** Counts are kept per item and hour: the window starts at the start of the hour that `now - window` falls in. */
 export const TRENDING_BUCKET_MS = 3600 * 1000;
 export const TRENDING_COLLECTION = 'trending_counts';
+export const TRENDING_ITEMS_COLLECTION = 'trending_items';
 /** The checkpoint that says the counts were built (from the entries, or by the projection from the first event). */
 export const TRENDING_BUILT_CHECKPOINT = 'history-trending-counts';
 
@@ -38,6 +39,20 @@ export interface TrendingCountDocument extends VersionedDocument {
   position: number;
 }
 
+/**
+ * One item's users over the window, summed from its hours each time one of them changes, so the answer reads the
+ * most-watched items in order and stops at the limit. `oldest` is the first hour in the sum: once the window has
+ * moved past it, the sum is stale (too high) until summed again, and the query sums such an item itself.
+ */
+export interface TrendingItemDocument extends VersionedDocument {
+  /** The same for every item, so that one index orders them all (the memory adapter indexes by a first key). */
+  kind: 'item';
+  item_id: string;
+  users: number;
+  date: number;
+  oldest: number;
+}
+
 export interface TrendingOptions {
   now: () => number;
   windowMs: number;
@@ -50,6 +65,47 @@ const countId = (bucket: number, itemId: string) => `${bucket}/${itemId}`;
 
 export function trendingCounts(readModels: ReadModelStore): Collection<TrendingCountDocument> {
   return readModels.collection<TrendingCountDocument>(TRENDING_COLLECTION);
+}
+
+export function trendingItemTotals(readModels: ReadModelStore): Collection<TrendingItemDocument> {
+  return readModels.collection<TrendingItemDocument>(TRENDING_ITEMS_COLLECTION);
+}
+
+/** Declares the indexes the counts and the answer use. */
+export async function trendingIndexes(readModels: ReadModelStore): Promise<void> {
+  await readModels.ensureIndex(TRENDING_COLLECTION, { item_id: 1, bucket: 1 });
+  await readModels.ensureIndex(TRENDING_COLLECTION, { bucket: 1 });
+  await readModels.ensureIndex(TRENDING_ITEMS_COLLECTION, { kind: 1, users: -1, date: -1, item_id: 1 });
+  await readModels.ensureIndex(TRENDING_ITEMS_COLLECTION, { kind: 1, oldest: 1 });
+}
+
+/** An item's users and newest watch over the hours from `horizon` on. */
+async function sumOfHours(counts: Collection<TrendingCountDocument>, itemId: string, horizon: number) {
+  const hours = await counts.find({ item_id: itemId, bucket: { $gte: horizon } }, { readOnly: true });
+  let users = 0;
+  let date = 0;
+  let oldest = Number.MAX_SAFE_INTEGER;
+  for (const hour of hours) {
+    if (hour.users <= 0) continue;
+    users += hour.users;
+    date = Math.max(date, hour.date);
+    oldest = Math.min(oldest, hour.bucket);
+  }
+  return { users, date, oldest };
+}
+
+/**
+ * Sums an item's hours again and stores the total: absolute, so doing it twice or late is harmless; by
+ * compare-and-set, so the last writer has read the hours after every change that preceded its write.
+ */
+async function resumItem(readModels: ReadModelStore, itemId: string, horizon: number): Promise<void> {
+  const totals = trendingItemTotals(readModels);
+  for (;;) {
+    const stored = await totals.get(itemId);
+    const sum = await sumOfHours(trendingCounts(readModels), itemId, horizon);
+    const next: TrendingItemDocument = { _id: itemId, kind: 'item', item_id: itemId, ...sum, revision: (stored?.revision ?? -1) + 1 };
+    if (await totals.upsertIfNewer(next)) return;
+  }
 }
 
 type EntryState = Pick<HistoryEntryDocument, '_id' | 'item_id' | 'date' | 'deleted'>;
@@ -99,10 +155,13 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
     }
   }
 
-  /** Drops the hours that left the window, once per hour. */
+  /** Once per hour: drops the hours that left the window and sums the items that counted them again. */
   async function prune(horizon: number): Promise<void> {
     if (horizon <= prunedBefore) return;
     await counts.deleteMany({ bucket: { $lt: horizon } });
+    const stale = await trendingItemTotals(readModels).find({ kind: 'item', oldest: { $lt: horizon } }, { readOnly: true });
+    for (const item of stale) await resumItem(readModels, item.item_id, horizon);
+    await trendingItemTotals(readModels).deleteMany({ kind: 'item', users: 0 });
     prunedBefore = horizon;
   }
 
@@ -116,10 +175,13 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
       const itemId = (after ?? before)!.item_id;
       if (from !== null && from === to) {
         // Same hour: the same user still counts; only the newest date may change.
-        return change(itemId, from, { leaving: before!, arriving: after! }, position);
+        await change(itemId, from, { leaving: before!, arriving: after! }, position);
+      } else {
+        if (from !== null) await change(itemId, from, { leaving: before! }, position);
+        if (to !== null) await change(itemId, to, { arriving: after! }, position);
       }
-      if (from !== null) await change(itemId, from, { leaving: before! }, position);
-      if (to !== null) await change(itemId, to, { arriving: after! }, position);
+      // Also when the hours had been changed already (a stop before this point): the entry is written after it.
+      if (from !== null || to !== null) await resumItem(readModels, itemId, horizon);
     },
 
     /**
@@ -131,7 +193,9 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
       const horizon = trendingHorizon(options.now(), options.windowMs);
       for (const entry of erased) {
         const bucket = bucketOf(entry, horizon);
-        if (bucket !== null) await change(entry.item_id, bucket, { leaving: entry }, null);
+        if (bucket === null) continue;
+        await change(entry.item_id, bucket, { leaving: entry }, null);
+        await resumItem(readModels, entry.item_id, horizon);
       }
     },
   };
@@ -173,28 +237,46 @@ export async function buildTrendingCounts(
     }
     const counts = trendingCounts(readModels);
     for (const count of byId.values()) await counts.upsertIfNewer(count);
+    for (const itemId of new Set(live.map((entry) => entry.item_id))) await resumItem(readModels, itemId, horizon);
   }
   await checkpoints.save(TRENDING_BUILT_CHECKPOINT, projected ?? 0n);
 }
 
 /**
- * The most-watched items over the window, from the counts the projection keeps (a few documents per item and
- * hour of the window, whatever the number of history entries): an item's users are summed over its hours, each
- * user counting once since an entry is in one hour at a time. Ties: newest watch first, then item id.
+ * The most-watched items over the window, from the totals the projection keeps per item (summed from the item's
+ * hours, each user counting once since an entry is in one hour at a time), read in their order until the answer
+ * is complete: a few documents per item listed, whatever the number of history entries. A total whose oldest hour
+ * has left the window is too high; such an item is summed here from its hours (the projection does it too, once an
+ * hour). Ties: newest watch first, then item id.
  */
-export async function trendingItems(counts: Collection<TrendingCountDocument>, query: TrendingQuery): Promise<TrendingItem[]> {
-  const hours = await counts.find({ bucket: { $gte: trendingHorizon(query.now, query.windowMs) } }, { readOnly: true });
-  const byItem = new Map<string, TrendingItem>();
-  for (const hour of hours) {
-    if (hour.users <= 0) continue;
-    const item = byItem.get(hour.item_id);
-    if (item) {
-      item.users += hour.users;
-      item.date = Math.max(item.date, hour.date);
-    } else byItem.set(hour.item_id, { item_id: hour.item_id, users: hour.users, date: hour.date });
+export async function trendingItems(readModels: ReadModelStore, query: TrendingQuery): Promise<TrendingItem[]> {
+  const horizon = trendingHorizon(query.now, query.windowMs);
+  const totals = trendingItemTotals(readModels);
+  const counts = trendingCounts(readModels);
+  const found: TrendingItem[] = [];
+  // Stored totals are upper bounds of the true ones (stale ones only too high), in (users, date) order: once the
+  // answer holds `limit` items that rank above the next stored total, no later item can enter it.
+  for (let page = Math.max(2 * query.limit, 50); ; page *= 4) {
+    const candidates = await totals.find({ kind: 'item' }, { sort: { users: -1, date: -1, item_id: 1 }, limit: page, readOnly: true });
+    found.length = 0;
+    let complete = candidates.length < page;
+    for (const candidate of candidates) {
+      if (candidate.users < query.minUsers) {
+        complete = true;
+        break;
+      }
+      const ranked = found.length >= query.limit ? found.sort(byRank)[query.limit - 1] : undefined;
+      if (ranked && byRank(ranked, candidate) <= 0) {
+        complete = true;
+        break;
+      }
+      const item =
+        candidate.oldest >= horizon ? candidate : { item_id: candidate.item_id, ...(await sumOfHours(counts, candidate.item_id, horizon)) };
+      if (item.users >= query.minUsers) found.push({ item_id: item.item_id, users: item.users, date: item.date });
+    }
+    if (complete) return found.sort(byRank).slice(0, query.limit);
   }
-  return [...byItem.values()]
-    .filter((item) => item.users >= query.minUsers)
-    .sort((a, b) => b.users - a.users || b.date - a.date || (a.item_id < b.item_id ? -1 : 1))
-    .slice(0, query.limit);
 }
+
+const byRank = (a: TrendingItem, b: TrendingItem) =>
+  b.users - a.users || b.date - a.date || (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0);

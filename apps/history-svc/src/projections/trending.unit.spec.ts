@@ -63,7 +63,7 @@ function setup() {
     apply: async (events: RecordedEvent[]) => {
       for (const event of events) await projection.apply(event);
     },
-    answer: (q: Partial<TrendingQuery> = {}) => trendingItems(trendingCounts(readModels), { ...query, ...q }),
+    answer: (q: Partial<TrendingQuery> = {}) => trendingItems(readModels, { ...query, ...q }),
     expected: async (q: Partial<TrendingQuery> = {}) => scanned(await historyEntries(readModels).find({}), { ...query, ...q }),
   };
 }
