@@ -3,3 +3,4 @@ export { MemoryEventStore } from './memory';
 export { SqliteEventStore } from './sqlite';
 export { EsdbEventStore } from './esdb';
 export * from './snapshot-store';
+export { LastWriteFailure } from './write-failure';

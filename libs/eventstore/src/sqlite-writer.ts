@@ -20,7 +20,7 @@ export type AppendOutcome =
     }
   | { ok: false; wrongRevision?: { expected: number | 'no_stream' | 'any'; actual: number }; message: string };
 
-export type WriterCommand = { type: 'append'; batch: AppendRequest[] } | { type: 'delete'; streamId: string };
+export type WriterCommand = { type: 'append'; batch: AppendRequest[] } | { type: 'delete'; streamId: string } | { type: 'probe' };
 export type WriterRequest = WriterCommand & { id: number };
 /** `before`: the store's last position when the append batch began (0 when empty); every event it stored is after it. */
 export type WriterReply = { id: number; outcomes?: AppendOutcome[]; before?: bigint; failure?: string };
@@ -29,11 +29,16 @@ export interface WriterData {
   file: string;
   /** Absolute path of better-sqlite3, resolved by the main thread (an evaluated worker has no module path). */
   driver: string;
+  /** `PRAGMA max_page_count` of the writer: the file may not grow beyond it (SQLITE_FULL, as on a full disk). */
+  maxPageCount?: number;
 }
+
+/** The table a health probe writes to (and empties in the same commit), created with the store's tables. */
+export const PROBE_TABLE = 'write_probe';
 
 export function sqliteWriter(): void {
   const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
-  const { file, driver } = workerData as WriterData;
+  const { file, driver, maxPageCount } = workerData as WriterData;
   const Database = require(driver) as typeof import('better-sqlite3');
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
@@ -41,6 +46,7 @@ export function sqliteWriter(): void {
   db.pragma('busy_timeout = 5000');
   // Erasure: deleted rows are overwritten with zeros in the file, not just unlinked (see 'delete' below).
   db.pragma('secure_delete = ON');
+  if (maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(maxPageCount)}`);
   const streamRevision = db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?');
   const findEvent = db.prepare<[string, string], { position: number }>('SELECT position FROM events WHERE stream_id = ? AND event_id = ?');
   const insert = db.prepare(
@@ -52,6 +58,13 @@ export function sqliteWriter(): void {
   const lastPosition = db.prepare<[], { position: bigint | null }>('SELECT max(position) AS position FROM events').safeIntegers(true);
   const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
   const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
+
+  // A probe writes a row larger than a page (so it needs room, as an append does) and deletes it in one commit.
+  const probeInsert = db.prepare('INSERT INTO write_probe (id, filler) VALUES (1, zeroblob(65536))');
+  const probeDelete = db.prepare('DELETE FROM write_probe');
+  /** The storage failed (full, I/O, read-only...), not the append: the whole batch fails, and nothing is stored. */
+  const storageFailure = (error: unknown) =>
+    /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/.test(String((error as { code?: unknown }).code ?? ''));
 
   class WrongRevision extends Error {
     constructor(
@@ -87,6 +100,15 @@ export function sqliteWriter(): void {
 
   parentPort!.on('message', (request: WriterRequest) => {
     try {
+      if (request.type === 'probe') {
+        db.transaction(() => {
+          probeDelete.run();
+          probeInsert.run();
+          probeDelete.run();
+        }).immediate();
+        parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
+        return;
+      }
       if (request.type === 'delete') {
         db.transaction(() => {
           deleteEvents.run(request.streamId);
@@ -129,6 +151,7 @@ export function sqliteWriter(): void {
           try {
             outcomes.push(db.transaction(() => appendOne(append))());
           } catch (error) {
+            if (storageFailure(error)) throw error;
             outcomes.push(
               error instanceof WrongRevision
                 ? { ok: false, wrongRevision: { expected: error.expected, actual: error.actual }, message: error.message }

@@ -10,8 +10,10 @@ import {
   type WriterData,
   type WriterReply,
   type WriterRequest,
+  PROBE_TABLE,
   sqliteWriter,
 } from './sqlite-writer';
+import { LastWriteFailure } from './write-failure';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
 import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
@@ -47,6 +49,14 @@ interface PendingAppend extends AppendRequest {
  * commit is under way go together in the next one, one transaction and one fsync, each append in its own
  * savepoint with its own expected-revision check; none resolves before its commit is durable.
  */
+export interface SqliteEventStoreOptions {
+  /**
+   * Largest size of the file, in pages (`PRAGMA max_page_count` of the writer): beyond it a commit fails as on a
+   * full disk (SQLITE_FULL). Unset: only the disk limits it.
+   */
+  maxPageCount?: number;
+}
+
 export class SqliteEventStore implements EventStore {
   private readonly db: Database.Database;
   private readonly writer: Worker;
@@ -60,7 +70,13 @@ export class SqliteEventStore implements EventStore {
   /** The file as opened (device and inode), and a descriptor on it to read its header. */
   private readonly opened: { dev: number; ino: number; fd: number };
 
-  constructor(private readonly file: string) {
+  /** The last commit that failed (disk full, I/O error): the store is DOWN until a write succeeds again. */
+  private readonly writeFailure = new LastWriteFailure();
+
+  constructor(
+    private readonly file: string,
+    options: SqliteEventStoreOptions = {},
+  ) {
     mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
     this.db.pragma('journal_mode = WAL');
@@ -83,6 +99,7 @@ export class SqliteEventStore implements EventStore {
         UNIQUE (stream_id, event_id)
       );
       CREATE TABLE IF NOT EXISTS streams (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL);
+      CREATE TABLE IF NOT EXISTS ${PROBE_TABLE} (id INTEGER PRIMARY KEY, filler BLOB);
     `);
     this.stmt = {
       readStream: this.db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
@@ -102,7 +119,7 @@ export class SqliteEventStore implements EventStore {
       ),
     };
     this.stmt.readAfter.safeIntegers(true);
-    const workerData: WriterData = { file, driver: require.resolve('better-sqlite3') };
+    const workerData: WriterData = { file, driver: require.resolve('better-sqlite3'), maxPageCount: options.maxPageCount };
     this.writer = new Worker(`(${sqliteWriter.toString()})()`, { eval: true, workerData });
     this.writer.on('message', (reply: WriterReply) => {
       const answer = this.replies.get(reply.id);
@@ -152,6 +169,8 @@ export class SqliteEventStore implements EventStore {
       // The events this commit stored, handed to the subscriptions so they need not read them back; one that
       // is not exactly at `before` (busy with earlier events, e.g. a projection retrying while its read-model
       // store is down) reads from the store instead. A failed commit stored nothing: nothing is handed over.
+      if (reply.failure) this.writeFailure.failed(reply.failure);
+      else this.writeFailure.succeeded();
       const committed = reply.outcomes && reply.before !== undefined && !reply.failure ? committedEvents(batch, reply.outcomes) : [];
       for (const s of this.subscriptions) {
         if (committed.length > 0) s.offer(committed, reply.before!);
@@ -188,6 +207,8 @@ export class SqliteEventStore implements EventStore {
     const problem = this.fileProblem();
     if (problem) throw new StoreUnavailableError('event store', problem);
     const reply = await this.ask({ type: 'delete', streamId });
+    if (reply.failure) this.writeFailure.failed(reply.failure);
+    else this.writeFailure.succeeded();
     if (reply.failure) throw new StoreUnavailableError('event store', `delete failed: ${reply.failure}`);
   }
 
@@ -214,9 +235,17 @@ export class SqliteEventStore implements EventStore {
     return BigInt(this.stmt.highestPosition.get()?.seq ?? 0);
   }
 
-  /** Up when a write could be made durable now: the writer runs, the file is still ours, its tables read. */
+  /**
+   * Up when a write could be made durable now: the writer runs, the file is still ours, its tables read, and the
+   * last commit did not fail; after a failed one (disk full), a probe write must succeed first.
+   */
   async ping(): Promise<boolean> {
     if (this.writerFailure || this.fileProblem()) return false;
+    if (this.writeFailure.current() !== null) {
+      const reply = await this.ask({ type: 'probe' });
+      if (reply.failure) return false;
+      this.writeFailure.succeeded();
+    }
     try {
       this.stmt.lastPosition.get();
       this.stmt.anyStream.get();
