@@ -2,6 +2,10 @@ import type { KurrentDBClient, ResolvedEvent } from '@kurrent/kurrentdb-client';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
 import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
+import { LastWriteFailure } from './write-failure';
+
+/** How long a failed write keeps the store DOWN when no write succeeds meanwhile (there is no probe write). */
+const WRITE_FAILURE_MEMORY_MS = 30_000;
 
 /**
  * KurrentDB / EventStoreDB through `@kurrent/kurrentdb-client`, the maintained successor of
@@ -21,6 +25,8 @@ function unavailable(error: unknown): unknown {
 export class EsdbEventStore implements EventStore {
   private readonly client: KurrentDBClient;
   private readonly subscriptions = new Set<Subscription>();
+  /** The last append or deletion the server refused or failed (disk full...): DOWN until a write succeeds, or for 30 s. */
+  private readonly writeFailures = new LastWriteFailure(WRITE_FAILURE_MEMORY_MS);
 
   constructor(connectionString: string) {
     this.client = kurrent().KurrentDBClient.connectionString(connectionString);
@@ -55,12 +61,14 @@ export class EsdbEventStore implements EventStore {
         events.map((e) => jsonEvent({ id: e.id, type: e.type, data: e.data, metadata: e.metadata ?? {} })),
         { streamState: expected === 'any' ? ANY : expected === 'no_stream' ? NO_STREAM : BigInt(expected) },
       );
+      this.writeFailures.succeeded();
       return { nextRevision: Number(result.nextExpectedRevision), position: result.position?.commit ?? 0n };
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
         const actual = typeof error.actualState === 'bigint' ? Number(error.actualState) : -1;
         throw new WrongExpectedRevisionError(streamId, expected, actual);
       }
+      this.writeFailures.failed(error);
       throw unavailable(error);
     }
   }
@@ -161,7 +169,9 @@ export class EsdbEventStore implements EventStore {
     return subscription;
   }
 
+  /** Up when the server answers a read and the last write (within 30 s) did not fail. */
   async ping(): Promise<boolean> {
+    if (this.writeFailures.current() !== null) return false;
     try {
       await this.readStream('$udp-ping');
       return true;

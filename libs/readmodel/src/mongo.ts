@@ -2,7 +2,7 @@ import type { Db, Filter as MongoFilter, MongoClient } from 'mongodb';
 
 // Required when the adapter is used: embedded mode never pays for loading the driver.
 const driver = () => require('mongodb') as typeof import('mongodb');
-import { StoreUnavailableError } from '@udp/eventstore';
+import { LastWriteFailure, StoreUnavailableError } from '@udp/eventstore';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
 
 const DUPLICATE_KEY = 11000;
@@ -21,10 +21,26 @@ async function reachable<R>(operation: () => Promise<R>): Promise<R> {
   }
 }
 
+/** How long a failed write keeps the store DOWN when no write succeeds meanwhile (there is no probe write). */
+const WRITE_FAILURE_MEMORY_MS = 30_000;
+
+/** Runs a write, remembering whether it failed for the health check (a duplicate key is an answer, not a failure). */
+async function recorded<R>(failures: LastWriteFailure, write: () => Promise<R>): Promise<R> {
+  try {
+    const result = await write();
+    failures.succeeded();
+    return result;
+  } catch (error) {
+    if (!(error instanceof driver().MongoServerError && error.code === DUPLICATE_KEY)) failures.failed(error);
+    throw error;
+  }
+}
+
 class MongoCollection<T extends Document> implements Collection<T> {
   constructor(
     private readonly db: Db,
     private readonly name: string,
+    private readonly writeFailures: LastWriteFailure,
   ) {}
 
   private get c() {
@@ -52,9 +68,11 @@ class MongoCollection<T extends Document> implements Collection<T> {
   // older or replayed version either matches nothing or hits the unique _id and is dropped.
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
     try {
-      const result = await this.c.replaceOne({ _id: doc._id, revision: { $lt: doc.revision } }, doc as unknown as Record<string, unknown>, {
-        upsert: true,
-      });
+      const result = await recorded(this.writeFailures, () =>
+        this.c.replaceOne({ _id: doc._id, revision: { $lt: doc.revision } }, doc as unknown as Record<string, unknown>, {
+          upsert: true,
+        }),
+      );
       return result.modifiedCount + result.upsertedCount > 0;
     } catch (error) {
       if (error instanceof driver().MongoServerError && error.code === DUPLICATE_KEY) return false;
@@ -64,17 +82,24 @@ class MongoCollection<T extends Document> implements Collection<T> {
 
   updateMany(filter: Filter, set: Partial<T>): Promise<number> {
     return reachable(
-      async () => (await this.c.updateMany(filter as MongoFilter<Document>, { $set: set as Partial<Document> })).matchedCount,
+      async () =>
+        (await recorded(this.writeFailures, () => this.c.updateMany(filter as MongoFilter<Document>, { $set: set as Partial<Document> })))
+          .matchedCount,
     );
   }
 
   deleteMany(filter: Filter): Promise<number> {
-    return reachable(async () => (await this.c.deleteMany(filter as MongoFilter<Document>)).deletedCount);
+    return reachable(
+      async () => (await recorded(this.writeFailures, () => this.c.deleteMany(filter as MongoFilter<Document>))).deletedCount,
+    );
   }
 }
 
 /** Read models in MongoDB (or a wire-compatible server such as FerretDB): no transactions, no change streams. */
 export class MongoReadModelStore implements ReadModelStore {
+  /** The last write the server refused or failed (disk full...): DOWN until a write succeeds, or for 30 s. */
+  private readonly writeFailures = new LastWriteFailure(WRITE_FAILURE_MEMORY_MS);
+
   private constructor(
     private readonly client: MongoClient,
     private readonly db: Db,
@@ -87,7 +112,7 @@ export class MongoReadModelStore implements ReadModelStore {
   }
 
   collection<T extends Document>(name: string): Collection<T> {
-    return new MongoCollection<T>(this.db, name);
+    return new MongoCollection<T>(this.db, name, this.writeFailures);
   }
 
   checkpoints(): CheckpointStore {
@@ -98,7 +123,7 @@ export class MongoReadModelStore implements ReadModelStore {
         return doc ? BigInt(doc.position) : null;
       },
       save: async (name, position) => {
-        await c.replaceOne({ _id: name }, { position: position.toString() }, { upsert: true });
+        await recorded(this.writeFailures, () => c.replaceOne({ _id: name }, { position: position.toString() }, { upsert: true }));
       },
     };
   }
@@ -107,7 +132,9 @@ export class MongoReadModelStore implements ReadModelStore {
     await this.db.collection(collection).createIndex(keys);
   }
 
+  /** Up when the server answers and the last write (within 30 s) did not fail. */
   async ping(): Promise<boolean> {
+    if (this.writeFailures.current() !== null) return false;
     try {
       await this.db.command({ ping: 1 });
       return true;

@@ -1,12 +1,10 @@
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { recordedEvents } from '@udp/test-system';
-import { type HistoryEvent, historyStream } from '../domain/events';
-import { cleared, deleted, recorded } from '../testing/history-events';
+import { deleted, recorded } from '../testing/history-events';
+import { log, randomHistory, scanned } from '../testing/trending-histories';
 import {
   HISTORY_COLLECTION,
   HISTORY_PROJECTION,
-  type HistoryEntryDocument,
   erasingTrendingToo,
   historyEntries,
   historyProjection,
@@ -17,7 +15,6 @@ import {
   type TrendingQuery,
   buildTrendingCounts,
   trendingCounts,
-  trendingHorizon,
   trendingItems,
 } from './trending';
 
@@ -25,31 +22,6 @@ const HOUR = TRENDING_BUCKET_MS;
 const DAY = 24 * HOUR;
 const WINDOW = 7 * DAY;
 const now = 1000 * DAY + 17 * 60 * 1000; // 17 minutes into an hour
-
-/** A global log of the users' events: revisions per user, positions across all. */
-function log(list: Array<[user: string, event: HistoryEvent]>): RecordedEvent[] {
-  const revisions = new Map<string, number>();
-  return list.map(([user, event], i) => {
-    const revision = revisions.get(user) ?? 0;
-    revisions.set(user, revision + 1);
-    return recordedEvents(historyStream(user), [event], revision, BigInt(i + 1))[0];
-  });
-}
-
-/** What the trending answer was before the counts: a scan of every live entry from the window's first hour on. */
-async function scanned(entries: HistoryEntryDocument[], query: TrendingQuery) {
-  const byItem = new Map<string, { users: number; date: number }>();
-  for (const e of entries) {
-    if (e.deleted || e.date < trendingHorizon(query.now, query.windowMs)) continue;
-    const item = byItem.get(e.item_id) ?? { users: 0, date: 0 };
-    byItem.set(e.item_id, { users: item.users + 1, date: Math.max(item.date, e.date) });
-  }
-  return [...byItem]
-    .map(([item_id, item]) => ({ item_id, ...item }))
-    .filter((i) => i.users >= query.minUsers)
-    .sort((a, b) => b.users - a.users || b.date - a.date || (a.item_id < b.item_id ? -1 : 1))
-    .slice(0, query.limit);
-}
 
 function setup() {
   const readModels = new MemoryReadModelStore();
@@ -66,33 +38,6 @@ function setup() {
     answer: (q: Partial<TrendingQuery> = {}) => trendingItems(readModels, { ...query, ...q }),
     expected: async (q: Partial<TrendingQuery> = {}) => scanned(await historyEntries(readModels).find({}), { ...query, ...q }),
   };
-}
-
-/** Random histories: re-watches (moving an entry between hours), deletions, delete-alls, old and future dates. */
-function randomHistory(seed: number, size: number): Array<[string, HistoryEvent]> {
-  // mulberry32: a small seeded generator, so a failing seed can be replayed.
-  let state = seed;
-  const random = (n: number) => {
-    state = (state + 0x6d2b79f5) | 0;
-    let t = Math.imul(state ^ (state >>> 15), 1 | state);
-    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
-    return Math.floor((((t ^ (t >>> 14)) >>> 0) / 4294967296) * n);
-  };
-  const ids = new Map<string, number>();
-  const events: Array<[string, HistoryEvent]> = [];
-  for (let i = 0; i < size; i++) {
-    const user = `u${random(12)}`;
-    const item = `urn:item:${random(8)}`;
-    const key = `${user}/${item}`;
-    const id = ids.get(key) ?? ids.size + 1;
-    ids.set(key, id);
-    const date = now - random(9 * DAY) + (random(10) === 0 ? 3 * DAY : 0);
-    const kind = random(20);
-    if (kind === 0) events.push([user, deleted(item, id, date)]);
-    else if (kind === 1) events.push([user, cleared(date, [item, `urn:item:${random(8)}`])]);
-    else events.push([user, recorded(item, id, date, { deleted: kind === 2 })]);
-  }
-  return events;
 }
 
 describe('trending counts', () => {
@@ -140,7 +85,7 @@ describe('trending counts', () => {
   it.each([1, 2, 3, 4, 5])(
     'match the scan on random histories, applied once, twice, and by two projections at once (seed %i)',
     async (seed) => {
-      const events = log(randomHistory(seed, 400));
+      const events = log(randomHistory(seed, 400, now));
       const once = setup();
       await once.apply(events);
       expect(await once.answer()).toEqual(await once.expected());
@@ -186,7 +131,7 @@ describe('trending counts', () => {
 
   it('lose an erased user: the erasure deletes the entries through erasingTrendingToo', async () => {
     const t = setup();
-    const events = log(randomHistory(7, 400));
+    const events = log(randomHistory(7, 400, now));
     await t.apply(events);
     const before = await t.answer({ minUsers: 1 });
     const erasing = erasingTrendingToo(t.readModels, t.options).collection(HISTORY_COLLECTION);
@@ -210,7 +155,7 @@ describe('trending counts', () => {
 
   it('are built from the entries once, for a read model projected before they existed', async () => {
     const t = setup();
-    await t.apply(log(randomHistory(11, 300)));
+    await t.apply(log(randomHistory(11, 300, now)));
     const answer = await t.answer();
     const checkpoints = t.readModels.checkpoints();
     await checkpoints.save(HISTORY_PROJECTION, 300n);

@@ -1,0 +1,67 @@
+import { MongoReadModelStore } from '@udp/readmodel';
+import { containersUnavailable, reportSkipped } from '@udp/test-kit';
+import { log, randomHistory, scanned } from '../testing/trending-histories';
+import { HISTORY_COLLECTION, erasingTrendingToo, historyEntries, historyProjection } from './history';
+import { trendingIndexes, trendingItems } from './trending';
+
+/**
+ * The trending counts on MongoDB (CI: FerretDB on loopback through MONGO_URL; else a MongoDB testcontainer where
+ * Docker runs; else skipped, saying so): the same answer as a scan of the entries, after a replay, two projections
+ * applying the same events at once, and an erasure.
+ */
+const url = process.env.MONGO_URL;
+const unavailable = url ? null : containersUnavailable();
+const DAY = 24 * 3600 * 1000;
+const now = 1000 * DAY + 17 * 60 * 1000;
+
+if (unavailable) {
+  reportSkipped('trending counts on mongodb', `MONGO_URL is unset and ${unavailable}`);
+} else {
+  let connection = url ?? '';
+  let container: { stop(): Promise<unknown> } | null = null;
+  beforeAll(async () => {
+    if (url) return;
+    const { MongoDBContainer } = await import('@testcontainers/mongodb');
+    const started = await new MongoDBContainer('mongo:7.0.14').start();
+    container = started;
+    connection = `${started.getConnectionString()}?directConnection=true`;
+  }, 180_000);
+  afterAll(async () => {
+    await container?.stop();
+  });
+
+  it('answers what a scan of the entries answers, after a replay, two replicas, and an erasure', async () => {
+    const readModels = await MongoReadModelStore.connect(connection, `udp_trending_${process.pid}_${Date.now()}`);
+    try {
+      await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
+      await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
+      await trendingIndexes(readModels);
+      const options = { now: () => now, windowMs: 7 * DAY };
+      const query = { now, windowMs: 7 * DAY, minUsers: 1, limit: 100 };
+      const events = log(randomHistory(3, 150, now));
+      const one = historyProjection(readModels, options);
+      const two = historyProjection(readModels, options);
+      await Promise.all([
+        (async () => {
+          for (const event of events) await one.apply(event);
+        })(),
+        (async () => {
+          for (const event of events) await two.apply(event);
+        })(),
+      ]);
+      for (const event of events) await one.apply(event);
+      const expected = () =>
+        historyEntries(readModels)
+          .find({})
+          .then((entries) => scanned(entries, query));
+      const answer = await trendingItems(readModels, query);
+      expect(answer.length).toBeGreaterThan(0);
+      expect(answer).toEqual(await expected());
+
+      await erasingTrendingToo(readModels, options).collection(HISTORY_COLLECTION).deleteMany({ userId: 'u1' });
+      expect(await trendingItems(readModels, query)).toEqual(await expected());
+    } finally {
+      await readModels.close();
+    }
+  }, 120_000);
+}
