@@ -191,7 +191,8 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
      */
     async entriesErased(erased: EntryState[]): Promise<void> {
       const horizon = trendingHorizon(options.now(), options.windowMs);
-      for (const entry of erased) {
+      for (const [i, entry] of erased.entries()) {
+        if (i % 1000 === 999) await letOthersRun();
         const bucket = bucketOf(entry, horizon);
         if (bucket === null) continue;
         await change(entry.item_id, bucket, { leaving: entry }, null);
@@ -202,6 +203,12 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
 }
 
 export type TrendingCounter = ReturnType<typeof trendingCounter>;
+
+/**
+ * Lets requests in between the counts of a long history (a delete-all or an erasure of 100,000 entries): on the
+ * memory read model every step is a microtask, and the whole loop would hold the event loop for seconds.
+ */
+export const letOthersRun = () => new Promise<void>((resolve) => setImmediate(resolve));
 
 /**
  * Builds the counts from the entries, once, for a read model that was projected before the counts existed (its

@@ -2,13 +2,7 @@ import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { deleted, recorded } from '../testing/history-events';
 import { log, randomHistory, scanned } from '../testing/trending-histories';
-import {
-  HISTORY_COLLECTION,
-  HISTORY_PROJECTION,
-  erasingTrendingToo,
-  historyEntries,
-  historyProjection,
-} from './history';
+import { HISTORY_COLLECTION, HISTORY_PROJECTION, erasingTrendingToo, historyEntries, historyProjection } from './history';
 import {
   TRENDING_BUCKET_MS,
   TRENDING_BUILT_CHECKPOINT,
