@@ -2,12 +2,7 @@
 // `node dist/bench/trending-measure.js <users> <entries per user> <items> <runs>`, built by bench/trending.mjs.
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { historyStream } from '../apps/history-svc/src/domain/events';
-import {
-  HISTORY_COLLECTION,
-  type HistoryEntryDocument,
-  historyEntries,
-  historyProjection,
-} from '../apps/history-svc/src/projections/history';
+import { HISTORY_COLLECTION, historyEntries, historyProjection } from '../apps/history-svc/src/projections/history';
 import {
   trendingCounts,
   trendingHorizon,

@@ -1,8 +1,8 @@
 import { MongoReadModelStore } from '@udp/readmodel';
 import { containersUnavailable, reportSkipped } from '@udp/test-kit';
 import { log, randomHistory, scanned } from '../testing/trending-histories';
-import { HISTORY_COLLECTION, erasingTrendingToo, historyEntries, historyProjection } from './history';
-import { trendingIndexes, trendingItems } from './trending';
+import { HISTORY_COLLECTION, erasingTrendingToo, historyEntries, historyProjection } from '../projections/history';
+import { trendingIndexes, trendingItems } from '../projections/trending';
 
 /**
  * The trending counts on MongoDB (CI: FerretDB on loopback through MONGO_URL; else a MongoDB testcontainer where
