@@ -9,6 +9,8 @@ import {
   type TrendingQuery,
   buildTrendingCounts,
   trendingCounts,
+  trendingIndexes,
+  trendingItemTotals,
   trendingItems,
 } from './trending';
 
@@ -17,8 +19,12 @@ const DAY = 24 * HOUR;
 const WINDOW = 7 * DAY;
 const now = 1000 * DAY + 17 * 60 * 1000; // 17 minutes into an hour
 
-function setup() {
+/** The read models with the indexes history-svc declares (the answer's fast path reads the sorted index). */
+async function setup() {
   const readModels = new MemoryReadModelStore();
+  await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
+  await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
+  await trendingIndexes(readModels);
   const options = { now: () => now, windowMs: WINDOW };
   const projection = historyProjection(readModels, options);
   const query = { now, windowMs: WINDOW, minUsers: 2, limit: 100 };
@@ -36,7 +42,7 @@ function setup() {
 
 describe('trending counts', () => {
   it('answer what a scan of the entries answers: most users first, only items with at least minUsers users in the window', async () => {
-    const t = setup();
+    const t = await setup();
     await t.apply(
       log([
         ['a', recorded('urn:hit', 1, now - DAY)],
@@ -62,7 +68,7 @@ describe('trending counts', () => {
   });
 
   it('follow an entry from hour to hour, and find the newest watch again when the newest one leaves', async () => {
-    const t = setup();
+    const t = await setup();
     await t.apply(
       log([
         ['a', recorded('urn:x', 1, now - 2 * DAY + 10)],
@@ -80,13 +86,17 @@ describe('trending counts', () => {
     'match the scan on random histories, applied once, twice, and by two projections at once (seed %i)',
     async (seed) => {
       const events = log(randomHistory(seed, 400, now));
-      const once = setup();
+      const once = await setup();
       await once.apply(events);
       expect(await once.answer()).toEqual(await once.expected());
       expect((await once.answer()).length).toBeGreaterThan(0);
+      // A short list (the answer stops early), and days later with no event since (sums stale, redone at query time).
+      for (const q of [{ limit: 3 }, { limit: 3, minUsers: 1 }, { now: now + 2 * DAY }, { now: now + 2 * DAY, limit: 2, minUsers: 1 }]) {
+        expect(await once.answer(q)).toEqual(await once.expected(q));
+      }
 
       // Every event twice, then the whole log again (a replay from an old checkpoint): nothing changes.
-      const twice = setup();
+      const twice = await setup();
       for (const event of events) {
         await twice.projection.apply(event);
         await twice.projection.apply(event);
@@ -95,7 +105,7 @@ describe('trending counts', () => {
       expect(await twice.answer()).toEqual(await once.answer());
 
       // Two replicas on one read model, each applying every event, interleaved at every await.
-      const shared = setup();
+      const shared = await setup();
       const other = historyProjection(shared.readModels, shared.options);
       await Promise.all([
         shared.apply(events),
@@ -108,7 +118,7 @@ describe('trending counts', () => {
   );
 
   it('are applied again after a stop between the counts and the entry (the entry is written last)', async () => {
-    const t = setup();
+    const t = await setup();
     const [first, second] = log([
       ['a', recorded('urn:x', 1, now - DAY)],
       ['a', recorded('urn:x', 1, now - 10)],
@@ -124,7 +134,7 @@ describe('trending counts', () => {
   });
 
   it('lose an erased user: the erasure deletes the entries through erasingTrendingToo', async () => {
-    const t = setup();
+    const t = await setup();
     const events = log(randomHistory(7, 400, now));
     await t.apply(events);
     const before = await t.answer({ minUsers: 1 });
@@ -135,8 +145,37 @@ describe('trending counts', () => {
     expect(after).not.toEqual(before);
   });
 
+  it('follow the window as time passes: hours that left it are dropped, their items summed again', async () => {
+    const clock = { now };
+    const readModels = new MemoryReadModelStore();
+    await trendingIndexes(readModels);
+    const projection = historyProjection(readModels, { now: () => clock.now, windowMs: WINDOW });
+    const events = log([
+      ['a', recorded('urn:x', 1, now - 6 * DAY)],
+      ['b', recorded('urn:x', 1, now - 6 * DAY)],
+      ['c', recorded('urn:x', 1, now - DAY)],
+      ['a', recorded('urn:y', 2, now - 6 * DAY)],
+      ['d', recorded('urn:z', 1, now)],
+    ]);
+    for (const event of events.slice(0, 4)) await projection.apply(event);
+    clock.now = now + 2 * DAY;
+    const query = { now: clock.now, windowMs: WINDOW, minUsers: 1, limit: 10 };
+    // Before any event in the new hour: the stale sums are summed at query time.
+    expect(await trendingItems(readModels, query)).toEqual([{ item_id: 'urn:x', users: 1, date: now - DAY }]);
+    await projection.apply(events[4]);
+    expect(await trendingItems(readModels, query)).toEqual([
+      { item_id: 'urn:z', users: 1, date: now },
+      { item_id: 'urn:x', users: 1, date: now - DAY },
+    ]);
+    expect((await trendingCounts(readModels).find({})).map((c) => c.item_id).sort()).toEqual(['urn:x', 'urn:z']);
+    expect((await trendingItemTotals(readModels).find({})).map((i) => [i.item_id, i.users]).sort()).toEqual([
+      ['urn:x', 1],
+      ['urn:z', 1],
+    ]);
+  });
+
   it('keep only the hours of the window', async () => {
-    const t = setup();
+    const t = await setup();
     await t.apply(
       log([
         ['a', recorded('urn:x', 1, now - 10 * DAY)],
@@ -148,7 +187,7 @@ describe('trending counts', () => {
   });
 
   it('are built from the entries once, for a read model projected before they existed', async () => {
-    const t = setup();
+    const t = await setup();
     await t.apply(log(randomHistory(11, 300, now)));
     const answer = await t.answer();
     const checkpoints = t.readModels.checkpoints();
