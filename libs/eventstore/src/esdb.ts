@@ -68,7 +68,8 @@ export class EsdbEventStore implements EventStore {
         const actual = typeof error.actualState === 'bigint' ? Number(error.actualState) : -1;
         throw new WrongExpectedRevisionError(streamId, expected, actual);
       }
-      this.writeFailures.failed(error);
+      // The server refused the write (a server that cannot be reached is seen by the ping itself).
+      if (!(error instanceof kurrent().UnavailableError)) this.writeFailures.failed(error);
       throw unavailable(error);
     }
   }

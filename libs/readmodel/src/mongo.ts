@@ -24,14 +24,18 @@ async function reachable<R>(operation: () => Promise<R>): Promise<R> {
 /** How long a failed write keeps the store DOWN when no write succeeds meanwhile (there is no probe write). */
 const WRITE_FAILURE_MEMORY_MS = 30_000;
 
-/** Runs a write, remembering whether it failed for the health check (a duplicate key is an answer, not a failure). */
+/**
+ * Runs a write, remembering for the health check whether the server refused it (disk full, quota...). A duplicate
+ * key is an answer, not a failure; a server that cannot be reached is seen by the ping itself (and remembering it
+ * would keep the store DOWN after the server is back).
+ */
 async function recorded<R>(failures: LastWriteFailure, write: () => Promise<R>): Promise<R> {
   try {
     const result = await write();
     failures.succeeded();
     return result;
   } catch (error) {
-    if (!(error instanceof driver().MongoServerError && error.code === DUPLICATE_KEY)) failures.failed(error);
+    if (error instanceof driver().MongoServerError && error.code !== DUPLICATE_KEY) failures.failed(error);
     throw error;
   }
 }
