@@ -33,9 +33,6 @@ export interface WriterData {
   maxPageCount?: number;
 }
 
-/** The table a health probe writes to (and empties in the same commit), created with the store's tables. */
-export const PROBE_TABLE = 'write_probe';
-
 export function sqliteWriter(): void {
   const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
   const { file, driver, maxPageCount } = workerData as WriterData;
@@ -59,9 +56,6 @@ export function sqliteWriter(): void {
   const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
   const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
 
-  // A probe writes a row larger than a page (so it needs room, as an append does) and deletes it in one commit.
-  const probeInsert = db.prepare('INSERT INTO write_probe (id, filler) VALUES (1, zeroblob(65536))');
-  const probeDelete = db.prepare('DELETE FROM write_probe');
   /** The storage failed (full, I/O, read-only...), not the append: the whole batch fails, and nothing is stored. */
   const storageFailure = (error: unknown) =>
     /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/.test(String((error as { code?: unknown }).code ?? ''));
@@ -101,10 +95,13 @@ export function sqliteWriter(): void {
   parentPort!.on('message', (request: WriterRequest) => {
     try {
       if (request.type === 'probe') {
+        // A row larger than a page (it needs room, as an append does), deleted in the same commit. The table is made
+        // here, not at open: a store opened on a full disk must still start (and read).
         db.transaction(() => {
-          probeDelete.run();
-          probeInsert.run();
-          probeDelete.run();
+          db.exec('CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY, filler BLOB)');
+          db.exec('DELETE FROM write_probe');
+          db.exec('INSERT INTO write_probe (id, filler) VALUES (1, zeroblob(65536))');
+          db.exec('DELETE FROM write_probe');
         }).immediate();
         parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
         return;

@@ -10,7 +10,6 @@ import {
   type WriterData,
   type WriterReply,
   type WriterRequest,
-  PROBE_TABLE,
   sqliteWriter,
 } from './sqlite-writer';
 import { LastWriteFailure } from './write-failure';
@@ -99,7 +98,6 @@ export class SqliteEventStore implements EventStore {
         UNIQUE (stream_id, event_id)
       );
       CREATE TABLE IF NOT EXISTS streams (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL);
-      CREATE TABLE IF NOT EXISTS ${PROBE_TABLE} (id INTEGER PRIMARY KEY, filler BLOB);
     `);
     this.stmt = {
       readStream: this.db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
