@@ -56,7 +56,7 @@ const post = (i: number) =>
 async function fillTheDisk() {
   for (let i = 0; i < 500; i++) {
     const res = await post(i);
-    if (res.status !== 200) return res;
+    if (res.status !== 200) return Object.assign(res, { refusedItem: `urn:item:${i}:` });
   }
   throw new Error('the store never filled up');
 }
@@ -74,12 +74,17 @@ describe('when the disk is full', () => {
   });
 
   it('says UP again once writes succeed again (space freed)', async () => {
-    await fillTheDisk();
+    const { refusedItem } = await fillTheDisk();
     expect((await system.http.get('/health/')).status).toBe(503);
     await store.deleteStream('padding');
     const health = await system.http.get('/health/');
     expect(health.status).toBe(200);
     expect(health.text).toBe('UP');
     expect((await post(1000)).status).toBe(200);
+    // The refused write left nothing behind.
+    const list = await system.http.get('/api/history/v2?limit=1000&with_deleted=true').set('authorization', alice);
+    const items = list.body.data.map((entry: { item_id: string }) => entry.item_id);
+    expect(items.some((id: string) => id.startsWith(refusedItem))).toBe(false);
+    expect(items.some((id: string) => id.startsWith('urn:item:1000:'))).toBe(true);
   });
 });
