@@ -6,6 +6,11 @@ import type { z } from '../zod';
  * request with these schemas) and the OpenAPI document registers it, so the two cannot say different things.
  */
 export interface Route<Params extends z.ZodType = z.ZodType, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType> {
+  /**
+   * The operation's stable name in the OpenAPI document (camelCase, unique): generated clients name their calls
+   * after it, so renaming one breaks them. The list is pinned in libs/contracts/src/operation-ids.unit.spec.ts.
+   */
+  operationId: string;
   method: 'get' | 'post' | 'put' | 'delete';
   /** The OpenAPI template: `{name}` is a path parameter. */
   path: string;
@@ -54,9 +59,10 @@ export function routesIn(table: RouteTable): AnyRoute[] {
 
 /** Adds one route to the OpenAPI registry. */
 export function registerRoute(registry: OpenAPIRegistry, route: AnyRoute): void {
-  const { method, path, summary, description, tags, deprecated, security, request, responses } = route;
+  const { operationId, method, path, summary, description, tags, deprecated, security, request, responses } = route;
   const { params, query, headers, body } = request ?? {};
   registry.registerPath({
+    operationId,
     method,
     path,
     tags,

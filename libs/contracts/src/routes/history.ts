@@ -15,9 +15,10 @@ import { commonErrors, empty, json, problem, writeErrors } from './helpers';
 const tags = ['history'];
 const conflict = { 429: problem('another request is updating this history; see Retry-After') };
 
-/** The operations served the same at `/api/history` and `/api/history/v2`. */
-const historyAt = (base: '/api/history' | '/api/history/v2') => ({
+/** The operations served the same at `/api/history` and `/api/history/v2`; `v` tells their operationIds apart. */
+const historyAt = (base: '/api/history' | '/api/history/v2', v: '' | 'V2') => ({
   list: defineRoute({
+    operationId: `listHistory${v}`,
     method: 'get',
     path: base,
     tags,
@@ -26,6 +27,7 @@ const historyAt = (base: '/api/history' | '/api/history/v2') => ({
     responses: { 200: json(History, 'the selected part of the history'), ...commonErrors },
   }),
   add: defineRoute({
+    operationId: `addHistoryItem${v}`,
     method: 'post',
     path: base,
     tags,
@@ -34,6 +36,7 @@ const historyAt = (base: '/api/history' | '/api/history/v2') => ({
     responses: { 200: json(Item, 'the stored item'), ...writeErrors, ...conflict },
   }),
   clear: defineRoute({
+    operationId: `clearHistory${v}`,
     method: 'delete',
     path: base,
     tags,
@@ -41,6 +44,7 @@ const historyAt = (base: '/api/history' | '/api/history/v2') => ({
     responses: { 204: empty('deleted'), ...commonErrors, ...conflict },
   }),
   addBatch: defineRoute({
+    operationId: `addHistoryItems${v}`,
     method: 'post',
     path: `${base}/batch`,
     tags,
@@ -49,6 +53,7 @@ const historyAt = (base: '/api/history' | '/api/history/v2') => ({
     responses: { 204: empty('stored'), ...writeErrors, ...conflict },
   }),
   positions: defineRoute({
+    operationId: `getPlaybackPositions${v}`,
     method: 'get',
     path: `${base}/positions`,
     tags,
@@ -71,9 +76,10 @@ const historyAt = (base: '/api/history' | '/api/history/v2') => ({
 
 /** history-svc: `/api/history` (the first API) and `/api/history/v2`. */
 export const historyApi = {
-  unversioned: historyAt('/api/history'),
-  v2: historyAt('/api/history/v2'),
+  unversioned: historyAt('/api/history', ''),
+  v2: historyAt('/api/history/v2', 'V2'),
   deleteByItemId: defineRoute({
+    operationId: 'deleteHistoryItemV2',
     method: 'delete',
     path: '/api/history/v2/{itemId}',
     tags,
@@ -82,6 +88,7 @@ export const historyApi = {
     responses: { 204: empty('deleted'), 404: problem('no such item'), ...commonErrors, ...conflict },
   }),
   deleteById: defineRoute({
+    operationId: 'deleteHistoryItemById',
     method: 'delete',
     path: '/api/history/{id}',
     tags,

@@ -23,6 +23,7 @@ const writtenAtPath = {
 /** preference-svc: `/api/preference`, a JSON document per key; `{path}` runs to the end of the URL. */
 export const preferenceApi = {
   listKeys: defineRoute({
+    operationId: 'listPreferenceKeys',
     method: 'get',
     path: '/api/preference',
     tags,
@@ -30,6 +31,7 @@ export const preferenceApi = {
     responses: { 200: json(PreferenceKeys, 'the keys, ascending'), ...commonErrors },
   }),
   read: defineRoute({
+    operationId: 'getPreference',
     method: 'get',
     path: '/api/preference/{key}',
     tags,
@@ -40,6 +42,7 @@ export const preferenceApi = {
     responses: { 200: json(JsonNode, 'the document, or the JSONPath result'), ...commonErrors, ...notFound },
   }),
   replace: defineRoute({
+    operationId: 'replacePreference',
     method: 'put',
     path: '/api/preference/{key}',
     tags,
@@ -54,6 +57,7 @@ export const preferenceApi = {
     },
   }),
   delete: defineRoute({
+    operationId: 'deletePreference',
     method: 'delete',
     path: '/api/preference/{key}',
     tags,
@@ -62,6 +66,7 @@ export const preferenceApi = {
     responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
   }),
   readAtPath: defineRoute({
+    operationId: 'getPreferenceAtPath',
     method: 'get',
     path: '/api/preference/{key}/{path}',
     restParam: 'path',
@@ -71,6 +76,7 @@ export const preferenceApi = {
     responses: { 200: json(JsonNode, 'the value at the path'), ...commonErrors, ...notFound },
   }),
   mergeAtPath: defineRoute({
+    operationId: 'mergePreferenceAtPath',
     method: 'post',
     path: '/api/preference/{key}/{path}',
     restParam: 'path',
@@ -82,6 +88,7 @@ export const preferenceApi = {
     responses: writtenAtPath,
   }),
   replaceAtPath: defineRoute({
+    operationId: 'replacePreferenceAtPath',
     method: 'put',
     path: '/api/preference/{key}/{path}',
     restParam: 'path',
@@ -92,6 +99,7 @@ export const preferenceApi = {
     responses: writtenAtPath,
   }),
   deleteAtPath: defineRoute({
+    operationId: 'deletePreferenceAtPath',
     method: 'delete',
     path: '/api/preference/{key}/{path}',
     restParam: 'path',
