@@ -49,8 +49,28 @@ export async function openApiDocument() {
 /** The generated module's text: openapi-typescript's types, formatted like the rest of the code. */
 export async function generate(document) {
   const ast = await openapiTS(document);
-  const source = HEADER + astToString(ast);
+  const source = HEADER + astToString(ast) + restParameters(document);
   return prettier.format(source, { ...(await prettier.resolveConfig(GENERATED)), filepath: GENERATED });
+}
+
+/**
+ * The one thing the client needs at run time from the document: which path parameters run to the end of the URL,
+ * slashes included (`x-rest-parameter`), by OpenAPI path. Sorted, so the file does not change with the order.
+ */
+function restParameters(document) {
+  const rest = {};
+  for (const [path, item] of Object.entries(document.paths ?? {})) {
+    for (const operation of Object.values(item ?? {})) {
+      if (operation?.['x-rest-parameter']) rest[path] = operation['x-rest-parameter'];
+    }
+  }
+  const entries = Object.keys(rest)
+    .sort()
+    .map((path) => `${JSON.stringify(path)}: ${JSON.stringify(rest[path])}`);
+  return `
+/** Path parameters that hold slashes (\`x-rest-parameter\`), by path: the client encodes each segment, not the slashes. */
+export const REST_PARAMETERS: Readonly<Record<string, string>> = { ${entries.join(', ')} };
+`;
 }
 
 async function main() {

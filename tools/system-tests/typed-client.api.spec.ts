@@ -61,6 +61,9 @@ describe('preferences through the typed client', () => {
     expect((await alice.GET('/api/preference')).data).toEqual([key]);
     const level = await alice.GET('/api/preference/{key}/{path}', { params: { path: { key, path: 'volume' } } });
     expect(level.data).toEqual({ level: 7 });
+    // The path runs to the end of the URL (x-rest-parameter): the client sends its slashes as slashes, not %2F.
+    const deep = await alice.GET('/api/preference/{key}/{path}', { params: { path: { key, path: 'volume/level' } } });
+    expect(deep.data).toBe(7);
 
     const missing = await bob.GET('/api/preference/{key}', { params: { path: { key } } });
     expect(missing.response.status).toBe(404);

@@ -5012,3 +5012,6 @@ export interface operations {
     };
   };
 }
+
+/** Path parameters that hold slashes (`x-rest-parameter`), by path: the client encodes each segment, not the slashes. */
+export const REST_PARAMETERS: Readonly<Record<string, string>> = { '/api/preference/{key}/{path}': 'path' };
