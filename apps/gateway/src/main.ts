@@ -45,7 +45,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   // Traces of an opted-out codops are not recorded at all: nothing exported, an empty debug block.
   setTracingOptOut((key) => {
     const [, api, version, codops] = key.split('/');
-    return api === 'api' && version === 'v1' && personalisation.codops[codops]?.tracing === false;
+    return (
+      api === 'api' && version === 'v1' && Object.hasOwn(personalisation.codops, codops) && personalisation.codops[codops].tracing === false
+    );
   });
   const personalisationRoutes = personalisationRouter({
     config: personalisation,

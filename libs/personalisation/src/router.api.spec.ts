@@ -191,6 +191,25 @@ it('refuses a bad u or size with 400 naming the field, and an unknown codops or 
   expect((await http.get(`/api/v1/zzebu/nope?u=${u}`)).status).toBe(404);
 });
 
+describe('given a component override that is a name every object has', () => {
+  // `in` finds Object.prototype's names: `constructor` passed the check and the call failed with a 500.
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__'])(
+    'when component=%s, then 400 naming the field, never a 5xx',
+    async (name) => {
+      const res = await http.get(`/api/v1/zzebu/trending?u=${u}&component=${name}`).set('x-service-debug-secret', secret);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].field).toBe('component');
+    },
+  );
+
+  it('when the codops or endpoint is such a name, then 404', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect((await http.get(`/api/v1/${name}/trending?u=${u}`)).status).toBe(404);
+      expect((await http.get(`/api/v1/zzebu/${name}?u=${u}`)).status).toBe(404);
+    }
+  });
+});
+
 it('never passes the debug secret (nor the client credentials) to a service', async () => {
   await http
     .get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`)

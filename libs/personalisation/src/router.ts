@@ -11,7 +11,7 @@ import {
 } from '@udp/contracts';
 import { HttpError, badRequest, mountRoute, unauthorized } from '@udp/http-kit';
 import { DEBUG_SECRET_HEADER, type DebugSpan, debugSpanCapture, orderByEnd } from '@udp/telemetry';
-import { BUILT_IN_COMPONENTS, type ServiceUrls } from './components';
+import { type Component, type ServiceUrls, builtInComponent } from './components';
 import { bucketOf, componentFor } from './selection';
 import { FailureLimiter, secretMatches } from './secrets';
 import type { ServiceCall } from './service-client';
@@ -60,7 +60,8 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
     const codops = Object.hasOwn(config.codops, codopsName) ? config.codops[codopsName] : undefined;
     const endpoint = codops && Object.hasOwn(codops.endpoints, endpointName) ? codops.endpoints[endpointName] : undefined;
     if (!codops || !endpoint) throw new HttpError(404, 'Not Found', 'unknown codops or endpoint');
-    if (query.component && !(query.component in endpoint.components)) {
+    // Own names only: `component=constructor` names no component (an `in` test would find Object's and fail later).
+    if (query.component && !Object.hasOwn(endpoint.components, query.component)) {
       throw badRequest(`component must be one of ${Object.keys(endpoint.components).join(', ')}`, [
         { field: 'component', message: 'not a component of this endpoint' },
       ]);
@@ -194,7 +195,7 @@ async function runEndpoint(
   timings: Record<string, number>,
 ): Promise<Outcome> {
   const run = async (component: string, fallback?: { reason: string }): Promise<EndpointItem[]> => {
-    const definition = BUILT_IN_COMPONENTS[component];
+    const definition = componentNamed(component);
     return tracer().startActiveSpan(`${endpointName}/${component}`, { kind: SpanKind.INTERNAL }, async (span) => {
       span.setAttributes({
         ...common,
@@ -229,7 +230,7 @@ async function runEndpoint(
     });
   };
 
-  if (BUILT_IN_COMPONENTS[chosen].personal && !userId) {
+  if (componentNamed(chosen).personal && !userId) {
     const fallback = { reason: 'anonymous' };
     return { component: TRENDING, items: await run(TRENDING, fallback), fallback };
   }
@@ -239,7 +240,7 @@ async function runEndpoint(
     const reason = error instanceof ComponentTimeout ? 'timeout' : 'error';
     let fallbackName = endpoint.fallback;
     if (!fallbackName) throw new HttpError(503, 'Service Unavailable', `${chosen} failed and the endpoint has no fallback`);
-    if (BUILT_IN_COMPONENTS[fallbackName].personal && !userId) fallbackName = TRENDING;
+    if (componentNamed(fallbackName).personal && !userId) fallbackName = TRENDING;
     const fallback = { reason };
     try {
       return { component: fallbackName, items: await run(fallbackName, fallback), fallback };
@@ -254,6 +255,13 @@ function collectSpans(traceId: string, handedBack: DebugSpan[]): DebugSpan[] {
   const local = debugSpanCapture.collect(traceId);
   const localIds = new Set(local.map((s) => s.span_id));
   return orderByEnd([...handedBack.filter((s) => s.trace_id === traceId && !localIds.has(s.span_id)), ...local]);
+}
+
+/** A component the configuration named (checked at start-up, so always found). */
+function componentNamed(name: string): Component {
+  const component = builtInComponent(name);
+  if (!component) throw new Error(`no component ${name}`);
+  return component;
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;
