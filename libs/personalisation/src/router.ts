@@ -173,7 +173,7 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
       answer.debug = debugBlock;
       answer.debug_spans = {
         trace_id: traceId,
-        spans: codops.tracing && gatewaySpan.isRecording() ? collectSpans(traceId, call.spans) : [],
+        spans: codops.tracing && gatewaySpan.isRecording() ? collectSpans(gatewaySpan, call.spans) : [],
       };
     }
     own?.end();
@@ -250,9 +250,13 @@ async function runEndpoint(
   }
 }
 
-/** This process's spans of the trace plus those the services handed back, once each, ordered by end. */
-function collectSpans(traceId: string, handedBack: DebugSpan[]): DebugSpan[] {
-  const local = debugSpanCapture.collect(traceId);
+/**
+ * This process's spans of this call (by the gateway span's id: never other calls of the same trace id) plus those
+ * the services handed back for it, once each, ordered by end.
+ */
+function collectSpans(gatewaySpan: Span, handedBack: DebugSpan[]): DebugSpan[] {
+  const traceId = gatewaySpan.spanContext().traceId;
+  const local = debugSpanCapture.collect(gatewaySpan.spanContext().spanId);
   const localIds = new Set(local.map((s) => s.span_id));
   return orderByEnd([...handedBack.filter((s) => s.trace_id === traceId && !localIds.has(s.span_id)), ...local]);
 }
