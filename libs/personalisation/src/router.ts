@@ -13,7 +13,7 @@ import { HttpError, badRequest, mountRoute, unauthorized } from '@udp/http-kit';
 import { DEBUG_SECRET_HEADER, type DebugSpan, debugSpanCapture, orderByEnd } from '@udp/telemetry';
 import { type Component, type ServiceUrls, builtInComponent } from './components';
 import { bucketOf, componentFor } from './selection';
-import { FailureLimiter, secretMatches } from './secrets';
+import { FailureLimiter, lockoutKey, secretMatches } from './secrets';
 import type { ServiceCall } from './service-client';
 
 /** The identity the gateway signs for calls that read no one's data (an anonymous caller's `trending`). */
@@ -72,7 +72,8 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
     delete req.headers[DEBUG_SECRET_HEADER];
     let debug = false;
     if (given !== undefined) {
-      const key = `${req.ip}\u0000${codopsName}`;
+      // Per codops and client (req.ip: the peer, or the client named by a proxy the gateway trusts).
+      const key = lockoutKey(codopsName, req.ip);
       const wait = limiter.blocked(key);
       if (wait !== null)
         throw new HttpError(429, 'Too Many Requests', 'too many wrong debug secrets; retry later', undefined, {
