@@ -287,7 +287,8 @@ describe('the debug-secret lockout, per codops and client', () => {
     try {
       for (let i = 1; i <= 3; i++)
         expect((await trending(gw.http, 'zzebu', 'wrong', { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(200);
-      for (const headers of [{ 'x-forwarded-for': '198.51.100.99' }, { forwarded: 'for=198.51.100.98' }, {}]) {
+      const spoofs: Array<Record<string, string>> = [{ 'x-forwarded-for': '198.51.100.99' }, { forwarded: 'for=198.51.100.98' }, {}];
+      for (const headers of spoofs) {
         const res = await trending(gw.http, 'zzebu', secret, headers);
         expect(res.status).toBe(429);
         expect(res.body.detail).toMatch(/too many wrong debug secrets/);
