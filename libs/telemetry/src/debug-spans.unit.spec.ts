@@ -42,12 +42,11 @@ describe('the debug capture collects the spans of one call', () => {
     const t = new BasicTracerProvider({ spanProcessors: [small] }).getTracer('test');
     const roots = [1, 2, 3].map((n) => {
       const root = t.startSpan(`call-${n}`);
-      const child = t.startSpan('child', {}, trace.setSpan(ROOT_CONTEXT, root));
       root.end();
-      child.end();
+      t.startSpan('child', {}, trace.setSpan(ROOT_CONTEXT, root)).end();
       return root.spanContext().spanId;
     });
     expect(small.collect(roots[0])).toEqual([]);
-    expect(small.collect(roots[2]).map((s) => s.name)).toEqual(['call-3', 'child']);
+    expect(small.collect(roots[2]).map((s) => s.name).sort()).toEqual(['call-3', 'child']);
   });
 });
