@@ -46,7 +46,10 @@ export function parseTrustedCallers(value: string | undefined): BlockList {
 
 /** Marks a listening server as the public edge: the trace context of its untrusted callers is not continued. */
 export function markPublicEdge(server: Server, trustedCallers: BlockList = new BlockList()): void {
-  server.on('connection', (socket: Socket) => edgeSockets.set(socket, isTrusted(trustedCallers, socket.remoteAddress)));
+  const mark = (socket: Socket) => edgeSockets.set(socket, isTrusted(trustedCallers, socket.remoteAddress));
+  server.on('connection', mark);
+  // A TLS server hands its requests the TLS socket, not the TCP one.
+  server.on('secureConnection', mark);
 }
 
 function isTrusted(list: BlockList, address: string | undefined): boolean {
