@@ -47,6 +47,11 @@ describe('the debug capture collects the spans of one call', () => {
       return root.spanContext().spanId;
     });
     expect(small.collect(roots[0])).toEqual([]);
-    expect(small.collect(roots[2]).map((s) => s.name).sort()).toEqual(['call-3', 'child']);
+    expect(
+      small
+        .collect(roots[2])
+        .map((s) => s.name)
+        .sort(),
+    ).toEqual(['call-3', 'child']);
   });
 });
