@@ -1,5 +1,6 @@
 import { DEFAULT_MAX_TOKEN_LIFETIME_S } from '@udp/auth';
 import { commonConfigSchema, z } from '@udp/config';
+import { parseTrustedCallers } from '@udp/telemetry';
 
 /** Shared with `npm run token`, so that the tokens it prints are within the gateway's limit. */
 export const maxTokenLifetime = z.coerce
@@ -29,6 +30,20 @@ export const gatewayConfigSchema = commonConfigSchema.extend({
   AUTH_USERINFO_ID_FIELD: z.string().min(1).default('sub'),
   /** Longest lifetime of an accepted JWT in seconds (`exp` is required); longer-lived tokens are refused. */
   AUTH_MAX_TOKEN_LIFETIME_S: maxTokenLifetime,
+  /**
+   * Callers (addresses or CIDR ranges, comma separated) whose W3C trace context the gateway continues; every other
+   * caller's request starts a new trace (its traceparent only a link). Default: none.
+   */
+  TRACE_TRUSTED_CALLERS: z
+    .string()
+    .default('')
+    .superRefine((value, ctx) => {
+      try {
+        parseTrustedCallers(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -23,4 +23,11 @@ describe('gateway config', () => {
     expect(loadConfig(gatewayConfigSchema, { AUTH_MAX_TOKEN_LIFETIME_S: '3600' }).AUTH_MAX_TOKEN_LIFETIME_S).toBe(3600);
     expect(() => loadConfig(gatewayConfigSchema, { AUTH_MAX_TOKEN_LIFETIME_S: 'a week' })).toThrow(/AUTH_MAX_TOKEN_LIFETIME_S/);
   });
+
+  it("trusts no caller's trace context by default; TRACE_TRUSTED_CALLERS takes addresses and CIDR ranges, a bad one named", () => {
+    expect(loadConfig(gatewayConfigSchema, {}).TRACE_TRUSTED_CALLERS).toBe('');
+    expect(loadConfig(gatewayConfigSchema, { TRACE_TRUSTED_CALLERS: '10.0.0.0/8, ::1,fd00::/8' }).TRACE_TRUSTED_CALLERS).toBeTruthy();
+    for (const bad of ['10.0.0.0/33', 'ingress', '10.0.0.1/8/1', '::1/129'])
+      expect(() => loadConfig(gatewayConfigSchema, { TRACE_TRUSTED_CALLERS: bad })).toThrow(/TRACE_TRUSTED_CALLERS/);
+  });
 });

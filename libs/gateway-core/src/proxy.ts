@@ -22,6 +22,13 @@ const DROPPED = new Set([
   DEBUG_SECRET_HEADER,
   DEBUG_SPANS_HEADER,
 ]);
+/**
+ * A caller's W3C trace context is not passed on as it came: the gateway starts its own trace (a caller's context is
+ * continued only from TRACE_TRUSTED_CALLERS, libs/telemetry/src/edge.ts), and the HTTP instrumentation injects the
+ * gateway's. Without this, a caller's `tracestate` and `baggage` would reach the service whenever the gateway's
+ * context has none of its own to write over them.
+ */
+const CALLER_TRACE_CONTEXT = ['traceparent', 'tracestate', 'baggage'];
 /** Answer headers that stay inside: the spans a service hands back for a debug block. */
 const INTERNAL_ANSWER_HEADERS = new Set(['connection', 'keep-alive', DEBUG_SPANS_HEADER]);
 
@@ -52,6 +59,7 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
   return (req: Request, res: Response, next: NextFunction) => {
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) if (!DROPPED.has(name)) headers[name] = value;
+    for (const name of CALLER_TRACE_CONTEXT) delete headers[name];
     Object.assign(headers, extra(req, res), { 'x-request-id': req.id, 'x-forwarded-proto': req.protocol });
     const times: { started: bigint; ended?: bigint } = { started: process.hrtime.bigint() };
     upstreamTimes.set(res, times);
@@ -93,6 +101,7 @@ export function dispatchInProcess(handler: RequestHandler, callerOf: (res: Respo
   return (req: Request, res: Response, next: NextFunction) => {
     // Only the dropped headers the request has (most are absent): a lookup, not a delete, for each of the others.
     for (const name of DROPPED) if (name !== 'host' && req.headers[name] !== undefined) delete req.headers[name];
+    for (const name of CALLER_TRACE_CONTEXT) if (req.headers[name] !== undefined) delete req.headers[name];
     req.headers['x-request-id'] = req.id;
     handOverInProcess(req, callerOf(res));
     // The gateway mounted this route under a prefix; the service routes on the full path.

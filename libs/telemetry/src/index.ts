@@ -3,3 +3,4 @@ export * from './tracing';
 export * from './debug-spans';
 export * from './redaction';
 export * from './sampling';
+export * from './edge';
