@@ -379,9 +379,21 @@ describe('listing and deleting', () => {
 describe('DELETE /api/data (erasure coordinator)', () => {
   const { ERASURE_TOPICS } = erasureEvents;
   const completions: ReceivedMessage[] = [];
+  const requests: erasureEvents.ErasureRequestedMessage[] = [];
+  const confirmations: erasureEvents.ErasureConfirmedMessage[] = [];
   let historyAnswers = true;
   beforeAll(async () => {
     await bus.subscribe(ERASURE_TOPICS.completed, 'test-observer', async (m) => void completions.push(m));
+    await bus.subscribe(
+      ERASURE_TOPICS.requested,
+      'test-observer',
+      async (m) => void requests.push(m.value as erasureEvents.ErasureRequestedMessage),
+    );
+    await bus.subscribe(
+      ERASURE_TOPICS.confirmed,
+      'test-observer',
+      async (m) => void confirmations.push(m.value as erasureEvents.ErasureConfirmedMessage),
+    );
     // A stand-in for history-svc's participant (built by its own service): confirms when told to.
     await bus.subscribe(ERASURE_TOPICS.requested, 'history-svc-erasure', async (m) => {
       if (!historyAnswers) return;
@@ -443,5 +455,40 @@ describe('DELETE /api/data (erasure coordinator)', () => {
     });
     await waitUntil(() => completions.some((m) => m.key === 'lea'));
     expect(completions.filter((m) => m.key === 'lea')).toHaveLength(1);
+  });
+
+  it('a request delivered again after the erasure confirms again and leaves the exports the user made since', async () => {
+    const auth = await system.auth('ned');
+    expect((await system.http.delete('/api/data').set('authorization', auth)).status).toBe(204);
+    const request = requests.find((r) => r.userId === 'ned')!;
+    const key = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+    expect((await exportReady(auth, key)).status).toBe('ready');
+
+    await bus.publish(ERASURE_TOPICS.requested, [{ key: 'ned', value: request }]);
+    const fromWorker = () => confirmations.filter((c) => c.erasureId === request.erasureId && c.service === 'export-worker');
+    await waitUntil(() => fromWorker().length === 2, 5000, 'the export-worker confirms the redelivered request');
+    expect(fromWorker()[1]).toMatchObject({
+      streamsDeleted: fromWorker()[0].streamsDeleted,
+      documentsDeleted: fromWorker()[0].documentsDeleted,
+    });
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body.map((s: { key: string }) => s.key)).toEqual([key]);
+    expect((await download(`/api/data/export/public/${key}`)).status).toBe(200);
+  });
+
+  it('requests a pending erasure again, of the participants that have not confirmed only, until it completes', async () => {
+    const auth = await system.auth('ola');
+    historyAnswers = false;
+    const res = await system.http.delete('/api/data').set('authorization', auth);
+    expect([res.status, res.body.confirmed]).toEqual([202, ['export-worker']]);
+    historyAnswers = true;
+    // Pending for less than a minute: not yet requested again.
+    expect(await worker.resumeErasures(60_000)).toBe(0);
+
+    expect(await worker.resumeErasures()).toBe(1);
+    await waitUntil(async () => (await system.http.get(res.headers.location).set('authorization', auth)).body.status === 'completed');
+    const again = requests.filter((r) => r.erasureId === res.body.erasureId);
+    expect(again.map((r) => r.participants)).toEqual([undefined, ['history-svc']]);
+    expect(confirmations.filter((c) => c.erasureId === res.body.erasureId).map((c) => c.service)).toEqual(['export-worker', 'history-svc']);
+    expect(await worker.resumeErasures()).toBe(0);
   });
 });
