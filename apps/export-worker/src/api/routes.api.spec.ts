@@ -30,6 +30,8 @@ let receiverPort: number;
 const received: Array<{ body: string; signature: string }> = [];
 const messages: ReceivedMessage[] = [];
 let failSources = false;
+/** The history source fails after its first page (a service going away in the middle of an export). */
+let failHalfWay = false;
 
 /** A user's data: 2,500 history entries (three pages), one playlist, two preferences, a profile. */
 const historyOf = (userId: string) =>
@@ -42,7 +44,10 @@ const areas = (userId: string): ExportArea[] => {
       kind: 'array',
       items: (async function* () {
         const all = historyOf(userId);
-        for (let i = 0; i < all.length; i += 1000) yield all.slice(i, i + 1000);
+        for (let i = 0; i < all.length; i += 1000) {
+          if (failHalfWay && i > 0) throw new Error('history went away');
+          yield all.slice(i, i + 1000);
+        }
       })(),
     },
     {
@@ -263,6 +268,19 @@ describe('POST /api/data/export', () => {
       expect((await download(`/api/data/export/public/${key}`)).status).toBe(404);
     } finally {
       failSources = false;
+    }
+  });
+
+  it('records a failure when a source fails half-way, and leaves no object behind', async () => {
+    const auth = await system.auth('eli');
+    const before = readdirSync(join(dir, 'exports')).length;
+    failHalfWay = true;
+    try {
+      const key = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+      expect(await exportReady(auth, key)).toMatchObject({ status: 'failed', reason: 'the export could not be built' });
+      expect(readdirSync(join(dir, 'exports'))).toHaveLength(before);
+    } finally {
+      failHalfWay = false;
     }
   });
 
