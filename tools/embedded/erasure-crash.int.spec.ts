@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileSecret, signDevToken } from '@udp/auth';
@@ -12,7 +12,7 @@ import { historyStreamId } from '../../apps/history-svc/src/domain/events';
 /**
  * Issue 18 #2, as an attacker did it on `npm start`: the embedded bundle as a process, a user with a large history
  * (seeded straight into the history store), `DELETE /api/data` answered 202, then kill -9 while the participants are
- * still erasing. After a restart on the same data directory the erasure completes by itself, the user's data is gone
+ * still erasing (an export of the user in flight too). After a restart on the same data directory the erasure completes by itself, the user's data is gone
  * through every API, a bystander keeps theirs, and no file under the data directory holds the user id.
  */
 const root = join(__dirname, '..', '..');
@@ -83,6 +83,8 @@ it('completes an erasure cut off by kill -9 after a restart, and leaves no byte 
     const total = (await (await call(first, user, 'GET', '/api/history/v2?limit=1')).json()) as { data: unknown[] };
     expect(total.data).toHaveLength(1);
 
+    // An export in flight too: neither it nor its requests made again at the restart may bring anything back.
+    expect((await call(first, user, 'POST', '/api/data/export', {})).status).toBe(201);
     const erased = await call(first, user, 'DELETE', '/api/data');
     expect(erased.status).toBe(202);
     erasureId = ((await erased.json()) as { erasureId: string }).erasureId;
@@ -104,10 +106,13 @@ it('completes an erasure cut off by kill -9 after a restart, and leaves no byte 
     expect(await (await call(second, user, 'GET', '/api/preference')).json()).toEqual([]);
     const playlists = (await (await call(second, user, 'GET', '/api/playlist/v3/watch_later')).json()) as { bookmarks?: unknown[] };
     expect(playlists.bookmarks ?? []).toEqual([]);
+    expect(await (await call(second, user, 'GET', '/api/data/export')).json()).toEqual([]);
     expect(((await (await call(second, bystander, 'GET', '/api/history/v2')).json()) as { data: unknown[] }).data).toHaveLength(10);
   } finally {
     await second.stop();
   }
   // The profile is left out above: reading it would create a new one (the user's own request).
+  const exportsDir = join(dataDir, 'exports');
+  expect(existsSync(exportsDir) ? readdirSync(exportsDir) : []).toEqual([]);
   expect(bytesFoundUnder(dataDir, [user])).toEqual([]);
 });
