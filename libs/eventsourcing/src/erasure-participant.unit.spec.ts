@@ -142,9 +142,9 @@ describe('erasureParticipant', () => {
 
   it("runs the service's own work before the streams go, and confirms only after it", async () => {
     const seen: number[] = [];
-    let store!: MemoryEventStore;
-    const t = await setUp(async (userId) => void seen.push((await store.readStream(streamOf(userId))).events.length));
-    store = t.store;
+    const the: { store?: MemoryEventStore } = {};
+    const t = await setUp(async (userId) => void seen.push((await the.store!.readStream(streamOf(userId))).events.length));
+    the.store = t.store;
     await handleCommandVisibly(t.write, streamOf('ann'), notes, note('a'));
     await t.request('e-8', 'ann');
     await waitUntil(() => t.confirmations.length === 1);
