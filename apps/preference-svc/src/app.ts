@@ -48,6 +48,8 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
           maxDocumentBytes: deps.limits?.maxDocumentBytes ?? PREFERENCE_LIMITS.maxDocumentBytes,
           maxKeyLength: deps.limits?.maxKeyLength ?? PREFERENCE_LIMITS.maxKeyLength,
           maxPathDepth: deps.limits?.maxPathDepth ?? PREFERENCE_LIMITS.maxPathDepth,
+          maxJsonPathSteps: deps.limits?.maxJsonPathSteps ?? PREFERENCE_LIMITS.maxJsonPathSteps,
+          maxJsonPathResultBytes: deps.limits?.maxJsonPathResultBytes ?? PREFERENCE_LIMITS.maxJsonPathResultBytes,
         },
         writeRetries: deps.writeRetries ?? DEFAULT_WRITE_RETRIES,
         now: deps.now ?? Date.now,

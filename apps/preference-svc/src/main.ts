@@ -17,6 +17,8 @@ export const start = serviceProcess({
         maxDocumentBytes: config.PREFERENCE_MAX_DOCUMENT_BYTES,
         maxKeyLength: config.PREFERENCE_MAX_KEY_LENGTH,
         maxPathDepth: config.PREFERENCE_MAX_PATH_DEPTH,
+        maxJsonPathSteps: config.PREFERENCE_MAX_JSONPATH_STEPS,
+        maxJsonPathResultBytes: config.PREFERENCE_MAX_JSONPATH_RESULT_BYTES,
       },
       writeRetries: config.PREFERENCE_WRITE_RETRIES,
     }),

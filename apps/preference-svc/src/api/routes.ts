@@ -72,7 +72,7 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
     const key = checkedKey(params.key);
     const document = await readDocument(documents, userIdOf(res), key);
     if (!document) throw notFound(`no preference ${key}`);
-    res.json(jsonpath === undefined ? document : queryJsonPath(document, jsonpath));
+    res.json(jsonpath === undefined ? document : queryJsonPath(document, jsonpath, limits));
   });
 
   mountRoute(router, preferenceApi.replace, async ({ params, body: document }, _req, res) => {

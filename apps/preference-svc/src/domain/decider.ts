@@ -60,7 +60,7 @@ export function preferenceDecider(limits: DocumentLimits): Decider<PreferenceCom
       case 'DeleteMatching': {
         const { key, jsonpath } = command.data;
         if (!document) throw notFound(`no preference ${key}`);
-        const result = deleteJsonPathMatches(document, jsonpath);
+        const result = deleteJsonPathMatches(document, jsonpath, limits);
         // `$` matches the document itself: removing it is removing the document.
         if (result.root) return [{ type: 'PreferenceDeleted', data: { key } }];
         if (result.removed === 0) return [];

@@ -3,7 +3,7 @@ import { DeciderSpecification } from '@udp/test-kit';
 import { type PreferenceCommand, preferenceDecider } from './decider';
 import type { PreferenceEvent } from './events';
 
-const limits = { maxDocumentBytes: 200, maxKeyLength: 10, maxPathDepth: 4 };
+const limits = { maxDocumentBytes: 200, maxKeyLength: 10, maxPathDepth: 4, maxJsonPathSteps: 10_000, maxJsonPathResultBytes: 10_000 };
 const spec = DeciderSpecification(preferenceDecider(limits));
 const at = (command: Omit<PreferenceCommand, 'metadata'>) => ({ ...command, metadata: { now: 1_700_000_000_000 } }) as PreferenceCommand;
 const written = (
