@@ -18,6 +18,14 @@ export const preferenceConfigSchema = commonConfigSchema.extend({
     .min(1024)
     .max(256 * 1024 * 1024)
     .default(PREFERENCE_LIMITS.maxJsonPathResultBytes),
+  /** Per-user quotas (422 past them): keys, and bytes of all the user's documents together. */
+  PREFERENCE_MAX_KEYS: z.coerce.number().int().min(1).max(1_000_000).default(PREFERENCE_LIMITS.maxKeys),
+  PREFERENCE_MAX_USER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .max(1024 * 1024 * 1024)
+    .default(PREFERENCE_LIMITS.maxUserBytes),
   PREFERENCE_WRITE_RETRIES: z.coerce.number().int().min(0).max(1000).default(25),
 });
 export type PreferenceConfig = z.infer<typeof preferenceConfigSchema>;

@@ -19,6 +19,8 @@ export const start = serviceProcess({
         maxPathDepth: config.PREFERENCE_MAX_PATH_DEPTH,
         maxJsonPathSteps: config.PREFERENCE_MAX_JSONPATH_STEPS,
         maxJsonPathResultBytes: config.PREFERENCE_MAX_JSONPATH_RESULT_BYTES,
+        maxKeys: config.PREFERENCE_MAX_KEYS,
+        maxUserBytes: config.PREFERENCE_MAX_USER_BYTES,
       },
       writeRetries: config.PREFERENCE_WRITE_RETRIES,
     }),

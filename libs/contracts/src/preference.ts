@@ -19,6 +19,10 @@ export const PREFERENCE_LIMITS = {
   maxJsonPathSteps: 100_000,
   /** Bytes of a GET's JSONPath answer (JSON text, about). */
   maxJsonPathResultBytes: 4 * 1024 * 1024,
+  /** Per-user quota: live keys (PREFERENCE_MAX_KEYS). */
+  maxKeys: 256,
+  /** Per-user quota: bytes of all the user's documents together (PREFERENCE_MAX_USER_BYTES): 16 documents at the largest. */
+  maxUserBytes: 4 * 1024 * 1024,
 } as const;
 
 /** Any JSON value: the content of a preference, or of a part of one. */

@@ -144,11 +144,14 @@ export function depthOf(value: unknown): number {
   return deepest;
 }
 
+/** Size of a document: bytes of its JSON text in UTF-8. */
+export const documentBytes = (document: JsonObject): number => Buffer.byteLength(JSON.stringify(document));
+
 /** Refuses a document past the limits: too deep is a 400 on `body`, too large a limit on `document` (413). */
 export function checkDocument(document: JsonObject, limits: DocumentLimits): void {
   if (depthOf(document) > limits.maxPathDepth)
     throw limitExceeded(`the document is nested deeper than ${limits.maxPathDepth} levels`, 'body');
-  const bytes = new TextEncoder().encode(JSON.stringify(document)).length;
+  const bytes = documentBytes(document);
   if (bytes > limits.maxDocumentBytes)
     throw limitExceeded(`the document would be ${bytes} bytes; the limit is ${limits.maxDocumentBytes}`, 'document');
 }
