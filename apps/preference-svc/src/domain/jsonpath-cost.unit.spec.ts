@@ -3,7 +3,10 @@ import { jsonPathCost } from './jsonpath-cost';
 
 /** Counts the library's own `_trace` calls and the children its descent looks at, the work the count bounds. */
 function libraryWork(document: unknown, expression: string): { work: number; results: number } {
-  const proto = JSONPath.prototype as unknown as { _trace: (...args: unknown[]) => unknown; _walk: (...args: unknown[]) => unknown };
+  const proto = JSONPath.prototype as unknown as {
+    _trace: (...args: unknown[]) => unknown;
+    _walk: (value: unknown, f: (key: unknown) => void) => unknown;
+  };
   const trace = proto._trace;
   const walk = proto._walk;
   let work = 0;
