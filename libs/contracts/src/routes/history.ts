@@ -1,4 +1,5 @@
 import {
+  HISTORY_LIMITS,
   History,
   HistoryItemBatch,
   HistoryItemIdParam,
@@ -10,10 +11,11 @@ import {
   PositionsQuery,
 } from '../history';
 import { defineRoute } from './define-route';
-import { commonErrors, empty, json, problem, writeErrors } from './helpers';
+import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './helpers';
 
 const tags = ['history'];
 const conflict = { 429: problem('another request is updating this history; see Retry-After') };
+const quota = quotaExceeded(`by default ${HISTORY_LIMITS.maxEntries} entries per user, deleted ones included (HISTORY_MAX_ENTRIES)`);
 
 /** The operations served the same at `/api/history` and `/api/history/v2`; `v` tells their operationIds apart. */
 const historyAt = (base: '/api/history' | '/api/history/v2', v: '' | 'V2') => ({
@@ -33,7 +35,7 @@ const historyAt = (base: '/api/history' | '/api/history/v2', v: '' | 'V2') => ({
     tags,
     summary: 'Add or update an item (newest date wins)',
     request: { body: NewItem },
-    responses: { 200: json(Item, 'the stored item'), ...writeErrors, ...conflict },
+    responses: { 200: json(Item, 'the stored item'), ...writeErrors, ...quota, ...conflict },
   }),
   clear: defineRoute({
     operationId: `clearHistory${v}`,
@@ -50,7 +52,7 @@ const historyAt = (base: '/api/history' | '/api/history/v2', v: '' | 'V2') => ({
     tags,
     summary: 'Add or update several items atomically',
     request: { body: HistoryItemBatch },
-    responses: { 204: empty('stored'), ...writeErrors, ...conflict },
+    responses: { 204: empty('stored'), ...writeErrors, ...quota, ...conflict },
   }),
   positions: defineRoute({
     operationId: `getPlaybackPositions${v}`,

@@ -26,14 +26,15 @@ import {
 } from '../playlists';
 import { z } from '../zod';
 import { defineRoute } from './define-route';
-import { commonErrors, empty, json, problem, writeErrors } from './helpers';
+import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './helpers';
 
 const notFound = { 404: problem("no such playlist or bookmark (another user's playlists are never found)") };
 const conflict = { 429: problem('the playlists kept changing under concurrent writes; see Retry-After') };
 const limits = {
-  400: problem(
-    `invalid input, or a limit reached (title "Limit Exceeded"): by default ${PLAYLIST_LIMITS.maxPlaylists} playlists per user and ` +
-      `${PLAYLIST_LIMITS.maxBookmarks} bookmarks per playlist; \`errors\` names each offending field`,
+  400: problem('invalid input; `errors` names each offending field'),
+  ...quotaExceeded(
+    `by default ${PLAYLIST_LIMITS.maxPlaylists} playlists per user (PLAYLIST_MAX_PLAYLISTS) and ` +
+      `${PLAYLIST_LIMITS.maxBookmarks} bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS)`,
   ),
 };
 const watchLater = { 409: problem('the watch-later playlist cannot be deleted') };

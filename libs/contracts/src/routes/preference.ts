@@ -1,7 +1,7 @@
-import { JsonNode, PartialUpdate, PreferenceDocument, PreferenceKeys, PreferenceQuery } from '../preference';
+import { JsonNode, PREFERENCE_LIMITS, PartialUpdate, PreferenceDocument, PreferenceKeys, PreferenceQuery } from '../preference';
 import { z } from '../zod';
 import { defineRoute } from './define-route';
-import { commonErrors, empty, json, problem, writeErrors } from './helpers';
+import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './helpers';
 
 const tags = ['preference'];
 const key = z.object({ key: z.string().openapi({ description: 'preference key (URL-encoded; any characters)' }) });
@@ -11,12 +11,16 @@ const keyAndPath = key.extend({
 const notFound = { 404: problem('no such preference, or nothing at that path') };
 const conflict = { 429: problem('the document kept changing under concurrent writes; see Retry-After') };
 const tooLarge = { 413: problem('body, or the resulting document, too large') };
+const quota = quotaExceeded(
+  `by default ${PREFERENCE_LIMITS.maxKeys} keys per user (PREFERENCE_MAX_KEYS) and ${PREFERENCE_LIMITS.maxUserBytes} bytes of all documents together (PREFERENCE_MAX_USER_BYTES)`,
+);
 /** What a write under a path answers: the value now there. */
 const writtenAtPath = {
   200: json(JsonNode, 'the value now at the path'),
   201: json(JsonNode, 'the document was created: the value now at the path'),
   ...writeErrors,
   ...tooLarge,
+  ...quota,
   ...conflict,
 };
 
@@ -53,6 +57,7 @@ export const preferenceApi = {
       201: json(PreferenceDocument, 'created: the stored document'),
       ...writeErrors,
       ...tooLarge,
+      ...quota,
       ...conflict,
     },
   }),
