@@ -647,6 +647,10 @@ export interface components {
       status: number;
       detail: string;
       errors?: components['schemas']['FieldProblem'][];
+      /** @description 422 Quota Exceeded: the setting of the per-user quota, e.g. PREFERENCE_MAX_KEYS */
+      limit?: string;
+      /** @description 422 Quota Exceeded: its configured value */
+      max?: number;
     };
     History: {
       data: components['schemas']['Item'][];
@@ -1154,6 +1158,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100000 entries per user, deleted ones included (HISTORY_MAX_ENTRIES) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description another request is updating this history; see Retry-After */
       429: {
         headers: {
@@ -1295,6 +1308,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100000 entries per user, deleted ones included (HISTORY_MAX_ENTRIES) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -1525,6 +1547,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100000 entries per user, deleted ones included (HISTORY_MAX_ENTRIES) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description another request is updating this history; see Retry-After */
       429: {
         headers: {
@@ -1666,6 +1697,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100000 entries per user, deleted ones included (HISTORY_MAX_ENTRIES) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2001,7 +2041,7 @@ export interface operations {
           'application/json': components['schemas']['PlaylistMetaData'];
         };
       };
-      /** @description invalid input, or a limit reached (title "Limit Exceeded"): by default 100 playlists per user and 1000 bookmarks per playlist; `errors` names each offending field */
+      /** @description invalid input; `errors` names each offending field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2039,6 +2079,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100 playlists per user (PLAYLIST_MAX_PLAYLISTS) and 1000 bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2151,7 +2200,7 @@ export interface operations {
           'application/json': components['schemas']['BookmarksIds'];
         };
       };
-      /** @description invalid input, or a limit reached (title "Limit Exceeded"): by default 100 playlists per user and 1000 bookmarks per playlist; `errors` names each offending field */
+      /** @description invalid input; `errors` names each offending field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2189,6 +2238,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100 playlists per user (PLAYLIST_MAX_PLAYLISTS) and 1000 bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2316,7 +2374,7 @@ export interface operations {
           'application/json': components['schemas']['Bookmark'];
         };
       };
-      /** @description invalid input, or a limit reached (title "Limit Exceeded"): by default 100 playlists per user and 1000 bookmarks per playlist; `errors` names each offending field */
+      /** @description invalid input; `errors` names each offending field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2363,6 +2421,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100 playlists per user (PLAYLIST_MAX_PLAYLISTS) and 1000 bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2772,7 +2839,7 @@ export interface operations {
           'application/json': components['schemas']['BookmarkV3'];
         };
       };
-      /** @description invalid input, or a limit reached (title "Limit Exceeded"): by default 100 playlists per user and 1000 bookmarks per playlist; `errors` names each offending field */
+      /** @description invalid input; `errors` names each offending field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2810,6 +2877,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100 playlists per user (PLAYLIST_MAX_PLAYLISTS) and 1000 bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -2937,7 +3013,7 @@ export interface operations {
           'application/json': components['schemas']['PlaylistMetaDataV3'];
         };
       };
-      /** @description invalid input, or a limit reached (title "Limit Exceeded"): by default 100 playlists per user and 1000 bookmarks per playlist; `errors` names each offending field */
+      /** @description invalid input; `errors` names each offending field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -2975,6 +3051,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100 playlists per user (PLAYLIST_MAX_PLAYLISTS) and 1000 bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -3109,7 +3194,7 @@ export interface operations {
           'application/json': components['schemas']['BookmarkV3'][];
         };
       };
-      /** @description invalid input, or a limit reached (title "Limit Exceeded"): by default 100 playlists per user and 1000 bookmarks per playlist; `errors` names each offending field */
+      /** @description invalid input; `errors` names each offending field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3156,6 +3241,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100 playlists per user (PLAYLIST_MAX_PLAYLISTS) and 1000 bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -3216,7 +3310,7 @@ export interface operations {
           'application/json': components['schemas']['BookmarkV3'];
         };
       };
-      /** @description invalid input, or a limit reached (title "Limit Exceeded"): by default 100 playlists per user and 1000 bookmarks per playlist; `errors` names each offending field */
+      /** @description invalid input; `errors` names each offending field */
       400: {
         headers: {
           [name: string]: unknown;
@@ -3263,6 +3357,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 100 playlists per user (PLAYLIST_MAX_PLAYLISTS) and 1000 bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
@@ -3503,7 +3606,7 @@ export interface operations {
   getPreference: {
     parameters: {
       query?: {
-        /** @description JSONPath expression ($, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j]; no filter or script expressions); ignored when a {path} is given */
+        /** @description JSONPath expression ($, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j]; no filter or script expressions); ignored when a {path} is given. At most 8 descendant (..) segments and 32 indexes in a union; an evaluation that would visit more than PREFERENCE_MAX_JSONPATH_STEPS (default 100000) nodes, or answer more than PREFERENCE_MAX_JSONPATH_RESULT_BYTES (default 4194304), is a 400 naming the limit */
         jsonpath?: string;
       };
       header?: never;
@@ -3650,6 +3753,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 256 keys per user (PREFERENCE_MAX_KEYS) and 4194304 bytes of all documents together (PREFERENCE_MAX_USER_BYTES) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description the document kept changing under concurrent writes; see Retry-After */
       429: {
         headers: {
@@ -3673,7 +3785,7 @@ export interface operations {
   deletePreference: {
     parameters: {
       query?: {
-        /** @description JSONPath expression ($, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j]; no filter or script expressions); ignored when a {path} is given */
+        /** @description JSONPath expression ($, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j]; no filter or script expressions); ignored when a {path} is given. At most 8 descendant (..) segments and 32 indexes in a union; an evaluation that would visit more than PREFERENCE_MAX_JSONPATH_STEPS (default 100000) nodes, or answer more than PREFERENCE_MAX_JSONPATH_RESULT_BYTES (default 4194304), is a 400 naming the limit */
         jsonpath?: string;
       };
       header?: never;
@@ -3899,6 +4011,15 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 256 keys per user (PREFERENCE_MAX_KEYS) and 4194304 bytes of all documents together (PREFERENCE_MAX_USER_BYTES) */
+      422: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description the document kept changing under concurrent writes; see Retry-After */
       429: {
         headers: {
@@ -3993,6 +4114,15 @@ export interface operations {
       };
       /** @description body is not JSON */
       415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description a per-user quota is reached (title "Quota Exceeded"; `limit` names the setting, `max` its value): by default 256 keys per user (PREFERENCE_MAX_KEYS) and 4194304 bytes of all documents together (PREFERENCE_MAX_USER_BYTES) */
+      422: {
         headers: {
           [name: string]: unknown;
         };
