@@ -1,3 +1,4 @@
+import type { ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import type { z } from '../zod';
 import { ProblemDetails } from '../common';
 
@@ -16,3 +17,18 @@ export const quotaExceeded = (what: string) => ({
 export const writeErrors = { ...commonErrors, 413: problem('body too large'), 415: problem('body is not JSON') };
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 export const empty = (description: string) => ({ description });
+
+const RATE_LIMITED =
+  'over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds';
+
+/** Every operation may meet the gateway's rate limits: its 429 says so beside any 429 of its own (a write conflict). */
+export function withRateLimit(responses: Record<number, ResponseConfig>): Record<number, ResponseConfig> {
+  const own = responses[429];
+  const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' as const, minimum: 1 } } };
+  return {
+    ...responses,
+    429: own
+      ? { ...own, description: `${own.description}; or ${RATE_LIMITED}`, headers: retryAfter }
+      : { ...problem(RATE_LIMITED), headers: retryAfter },
+  };
+}
