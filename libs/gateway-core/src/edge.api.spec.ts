@@ -236,6 +236,18 @@ describe('the client address behind proxies (TRUSTED_PROXIES)', () => {
     },
   );
 
+  it('given a client inside the trusted range, what it writes that is no address reaches the service as `unknown`', async () => {
+    const { http } = await gateway({ trustedProxies: ['loopback'] });
+    const res = await http
+      .get('/api/me')
+      .set('authorization', await bearer('alice'))
+      .set('x-forwarded-for', 'x;proto=https;by=evil, 127.0.0.1');
+    expect(res.body).toMatchObject({
+      forwardedFor: 'unknown, 127.0.0.1, 127.0.0.1',
+      forwarded: 'for=unknown;proto=http, for=127.0.0.1, for=127.0.0.1',
+    });
+  });
+
   it.each(['/api/me', '/api/inproc'])('given no trusted proxy, %s is told the peer only, whatever the client claims', async (path) => {
     const { http } = await gateway();
     const res = await http

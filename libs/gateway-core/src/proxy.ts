@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { isIPv6 } from 'node:net';
+import { isIP, isIPv6 } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { IDENTITY_HEADER } from '@udp/auth';
@@ -59,7 +59,8 @@ export function upstreamMs(res: Response): number | undefined {
  */
 export function forwardedHeaders(req: Request): Record<string, string> {
   const peer = req.socket.remoteAddress;
-  const chain = peer === undefined ? req.ips : [...req.ips, peer];
+  // An entry that is no address (a client inside a trusted range can write anything there) is passed on as `unknown`.
+  const chain = (peer === undefined ? req.ips : [...req.ips, peer]).map((address) => (isIP(address) ? address : 'unknown'));
   const node = (address: string) => (isIPv6(address) ? `"[${address}]"` : address);
   return {
     'x-forwarded-for': chain.join(', '),
