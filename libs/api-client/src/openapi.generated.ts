@@ -621,6 +621,21 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    ProblemDetails: {
+      type: string;
+      title: string;
+      status: number;
+      detail: string;
+      errors?: components['schemas']['FieldProblem'][];
+      /** @description 422 Quota Exceeded: the setting of the per-user quota, e.g. PREFERENCE_MAX_KEYS */
+      limit?: string;
+      /** @description 422 Quota Exceeded: its configured value */
+      max?: number;
+    };
+    FieldProblem: {
+      field: string;
+      message: string;
+    };
     HealthProblem: components['schemas']['ProblemDetails'] & {
       /** @description gateway: each service, UP or DOWN, with the parts a DOWN service named */
       services?: {
@@ -636,21 +651,6 @@ export interface components {
       checks?: {
         [key: string]: 'UP' | 'DOWN';
       };
-    };
-    FieldProblem: {
-      field: string;
-      message: string;
-    };
-    ProblemDetails: {
-      type: string;
-      title: string;
-      status: number;
-      detail: string;
-      errors?: components['schemas']['FieldProblem'][];
-      /** @description 422 Quota Exceeded: the setting of the per-user quota, e.g. PREFERENCE_MAX_KEYS */
-      limit?: string;
-      /** @description 422 Quota Exceeded: its configured value */
-      max?: number;
     };
     History: {
       data: components['schemas']['Item'][];
@@ -1014,6 +1014,17 @@ export interface operations {
           'text/plain': string;
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description a service or a store is down; the body names which */
       503: {
         headers: {
@@ -1074,6 +1085,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1167,9 +1189,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description another request is updating this history; see Retry-After */
+      /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1230,9 +1254,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description another request is updating this history; see Retry-After */
+      /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1324,9 +1350,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description another request is updating this history; see Retry-After */
+      /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1403,6 +1431,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description a store the request needs is down; nothing was stored, retry after `Retry-After` seconds */
       503: {
         headers: {
@@ -1463,6 +1502,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1556,9 +1606,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description another request is updating this history; see Retry-After */
+      /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1619,9 +1671,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description another request is updating this history; see Retry-After */
+      /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1713,9 +1767,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description another request is updating this history; see Retry-After */
+      /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1792,6 +1848,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description a store the request needs is down; nothing was stored, retry after `Retry-After` seconds */
       503: {
         headers: {
@@ -1857,9 +1924,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description another request is updating this history; see Retry-After */
+      /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1931,9 +2000,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description another request is updating this history; see Retry-After */
+      /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1993,6 +2064,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2095,9 +2177,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2158,9 +2242,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2254,9 +2340,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2324,6 +2412,17 @@ export interface operations {
       /** @description no such playlist or bookmark (another user's playlists are never found) */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2437,9 +2536,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2511,9 +2612,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2586,9 +2689,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2669,9 +2774,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2734,6 +2841,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description a store the request needs is down; nothing was stored, retry after `Retry-After` seconds */
       503: {
         headers: {
@@ -2788,9 +2906,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2893,9 +3013,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2963,6 +3085,17 @@ export interface operations {
       /** @description no such playlist or bookmark (another user's playlists are never found) */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3067,9 +3200,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3150,9 +3285,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3257,9 +3394,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3373,9 +3512,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3452,9 +3593,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3527,9 +3670,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the playlists kept changing under concurrent writes; see Retry-After */
+      /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3586,6 +3731,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3657,6 +3813,17 @@ export interface operations {
       /** @description no such preference, or nothing at that path */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3762,9 +3929,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the document kept changing under concurrent writes; see Retry-After */
+      /** @description the document kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3840,9 +4009,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the document kept changing under concurrent writes; see Retry-After */
+      /** @description the document kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3913,6 +4084,17 @@ export interface operations {
       /** @description no such preference, or nothing at that path */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4020,9 +4202,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the document kept changing under concurrent writes; see Retry-After */
+      /** @description the document kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4130,9 +4314,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the document kept changing under concurrent writes; see Retry-After */
+      /** @description the document kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4207,9 +4393,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the document kept changing under concurrent writes; see Retry-After */
+      /** @description the document kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4269,6 +4457,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4356,9 +4555,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description concurrent updates; see Retry-After */
+      /** @description concurrent updates; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4441,6 +4642,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description a store the request needs is down; nothing was stored, retry after `Retry-After` seconds */
       503: {
         headers: {
@@ -4481,6 +4693,17 @@ export interface operations {
       /** @description the Accept header asks for a type other than XML or JSON */
       406: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4530,6 +4753,17 @@ export interface operations {
       /** @description the Accept header asks for a type other than XML or JSON */
       406: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4587,6 +4821,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
     };
   };
   listExports: {
@@ -4628,6 +4873,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4712,6 +4968,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description a store the request needs is down; nothing was stored, retry after `Retry-After` seconds */
       503: {
         headers: {
@@ -4760,6 +5027,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4833,6 +5111,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description a store the request needs is down; nothing was stored, retry after `Retry-After` seconds */
       503: {
         headers: {
@@ -4898,6 +5187,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description a store the request needs is down; nothing was stored, retry after `Retry-After` seconds */
       503: {
         headers: {
@@ -4932,6 +5232,17 @@ export interface operations {
       /** @description no such export (or not yours), deleted, expired or not ready */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4986,6 +5297,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -5053,6 +5375,17 @@ export interface operations {
       /** @description no such erasure (or not yours) */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -5130,9 +5463,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description too many wrong debug secrets */
+      /** @description too many wrong debug secrets; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
