@@ -14,7 +14,7 @@ export const maxTokenLifetime = z.coerce
 const serviceUrl = (port: number) => z.string().url().default(`http://127.0.0.1:${port}`);
 
 /** A comma-separated list; each entry checked by `item`. */
-const commaList = (item: z.ZodType<string>) =>
+const commaList = (item: z.ZodType<string, string>) =>
   z
     .string()
     .transform((s) =>
@@ -34,7 +34,7 @@ const trustedProxy = z.string().refine(
     if (family === 0 || rest.length > 0) return false;
     return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
   },
-  (entry) => ({ message: `${entry} is not an IP address, a CIDR range, loopback, linklocal or uniquelocal` }),
+  { error: (issue) => `${String(issue.input)} is not an IP address, a CIDR range, loopback, linklocal or uniquelocal` },
 );
 
 /** `scheme://host[:port]` exactly as a browser sends it in `Origin` (no path, no trailing slash), or `*`. */
@@ -48,7 +48,7 @@ const corsOrigin = z.string().refine(
       return false;
     }
   },
-  (entry) => ({ message: `${entry} is not an origin such as https://app.example.com (no path, no trailing slash) or *` }),
+  { error: (issue) => `${String(issue.input)} is not an origin such as https://app.example.com (no path, no trailing slash) or *` },
 );
 
 const requestsPerWindow = z.coerce.number().int().min(0).max(1_000_000_000);

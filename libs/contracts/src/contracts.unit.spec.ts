@@ -60,7 +60,7 @@ describe('OpenAPI document', () => {
       expect(tooMany.description).toContain('rate-limited');
       expect(tooMany.headers).toHaveProperty('Retry-After');
     }
-    expect(doc.paths?.['/api/history/v2']?.post?.responses['429']).toMatchObject({
+    expect(doc.paths?.['/api/history/v2']?.post?.responses?.['429']).toMatchObject({
       description: expect.stringMatching(/another request is updating this history.*; or over a rate limit/),
     });
   });
