@@ -69,7 +69,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     rateLimits: { windowS: config.RATE_LIMIT_WINDOW_S, perUser: config.RATE_LIMIT_PER_USER, perAddress: config.RATE_LIMIT_PER_ADDRESS },
     routes: routes.map((route) => ({ ...route, handler: shared.inProcess?.[route.url] })),
   });
-  const { server, port } = await listen(app, config.PORT ?? 8080, config.HOST, limits);
+  const { server, port } = await listen(app, config.PORT ?? 8080, config.HOST, limits, logger);
   // The public edge: a caller's trace context is continued only from TRACE_TRUSTED_CALLERS.
   markPublicEdge(server, trustedCallers);
   logger.info({ port, auth: devMode ? 'embedded dev secret' : config.AUTH_JWKS_URL ? 'jwks' : 'shared secret' }, `${SERVICE} listening`);

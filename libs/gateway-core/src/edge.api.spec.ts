@@ -52,7 +52,11 @@ afterAll(async () => {
 });
 
 /** A gateway listening on loopback, routing `/api/me` over HTTP and `/api/inproc` in process to the echo service. */
-async function gateway(options: Partial<GatewayOptions> = {}, limits: ServerLimits = DEFAULT_SERVER_LIMITS) {
+async function gateway(
+  options: Partial<GatewayOptions> = {},
+  limits: ServerLimits = DEFAULT_SERVER_LIMITS,
+  log?: { warn: (...args: unknown[]) => void },
+) {
   const app = createGateway({
     logger: createLogger('test', 'silent'),
     identity,
@@ -63,7 +67,7 @@ async function gateway(options: Partial<GatewayOptions> = {}, limits: ServerLimi
     ],
     ...options,
   });
-  const { server, port } = await listen(app, 0, '127.0.0.1', limits);
+  const { server, port } = await listen(app, 0, '127.0.0.1', limits, log);
   servers.push(server);
   return { server, port, http: request(`http://127.0.0.1:${port}`) };
 }
@@ -316,7 +320,12 @@ describe('slow clients and the connection cap (HTTP_* server limits)', () => {
   });
 
   it('given a cap of 2 connections, a third is dropped while two are open', async () => {
-    const { server, port } = await gateway({}, { ...short, headersTimeoutMs: 5000, requestTimeoutMs: 5000, maxConnections: 2 });
+    const warnings: unknown[][] = [];
+    const { server, port } = await gateway(
+      {},
+      { ...short, headersTimeoutMs: 5000, requestTimeoutMs: 5000, maxConnections: 2 },
+      { warn: (...args) => warnings.push(args) },
+    );
     const accepted = new Promise<void>((resolve) => {
       let count = 0;
       server.on('connection', () => ++count === 2 && resolve());
@@ -327,6 +336,7 @@ describe('slow clients and the connection cap (HTTP_* server limits)', () => {
     const third = await rawExchange(port, 'GET /openapi.json HTTP/1.1\r\nHost: x\r\n\r\n');
     await dropped;
     expect(third.answer).toBe('');
+    expect(warnings).toEqual([[{ dropped: 1, max_connections: 2 }, 'connections dropped: HTTP_MAX_CONNECTIONS reached']]);
     for (const socket of open) socket.destroy();
   });
 

@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
 import { type CommonConfig, ConfigError, commonConfigSchema } from '@udp/config';
+import type { Logger } from '@udp/telemetry';
 
 /** A port someone else holds: a setting to change, said in one line instead of a stack trace. */
 function portProblem(error: NodeJS.ErrnoException, port: number, host: string): Error {
@@ -57,6 +58,7 @@ export function listen(
   port: number,
   host: string,
   limits: ServerLimits = DEFAULT_SERVER_LIMITS,
+  log?: Pick<Logger, 'warn'>,
 ): Promise<{ server: Server; port: number }> {
   return new Promise((resolvePromise, reject) => {
     const server = createServer(
@@ -74,6 +76,16 @@ export function listen(
       app,
     );
     if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+    // A full server is a signal for whoever is on call: one line per 10 s at most, with the number dropped since.
+    let dropped = 0;
+    let loggedAt = 0;
+    server.on('drop', () => {
+      dropped++;
+      if (Date.now() - loggedAt < 10_000) return;
+      log?.warn({ dropped, max_connections: limits.maxConnections }, 'connections dropped: HTTP_MAX_CONNECTIONS reached');
+      loggedAt = Date.now();
+      dropped = 0;
+    });
     server.once('error', (error: NodeJS.ErrnoException) => reject(portProblem(error, port, host)));
     server.listen(port, host, () => {
       const address = server.address();

@@ -35,7 +35,7 @@ export function serviceProcess<S extends z.ZodType<CommonConfig>>(definition: Se
     const logger = createLogger(definition.name, config.LOG_LEVEL);
     const adapters = await openAdapters(config, definition.name, shared, logger);
     const service = await definition.create({ adapters, config, logger });
-    const { server, port } = await listen(service.app, config.PORT ?? definition.defaultPort, config.HOST, limits);
+    const { server, port } = await listen(service.app, config.PORT ?? definition.defaultPort, config.HOST, limits, logger);
     logger.info({ port, ...adapters.describe, ...definition.describe?.(config) }, `${definition.name} listening`);
     return {
       port,
