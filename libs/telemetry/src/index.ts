@@ -4,3 +4,4 @@ export * from './debug-spans';
 export * from './redaction';
 export * from './sampling';
 export * from './edge';
+export * from './metrics-catalogue';
