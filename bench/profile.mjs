@@ -6,12 +6,13 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
+import { BENCH_RATE_LIMITS } from './load.mjs';
 const root = process.env.ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'prof-'));
 const child = spawn(
   process.execPath,
   [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.PROF] : []), join(root, 'dist/embedded/main.js')],
-  { env: { ...process.env, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
+  { env: { ...process.env, ...BENCH_RATE_LIMITS, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
 );
 const port = await new Promise((r) => {
   let o = '';

@@ -8,7 +8,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
-import { client, openLoop, percentile } from './load.mjs';
+import { BENCH_RATE_LIMITS, client, openLoop, percentile } from './load.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'udp-bench-'));
@@ -26,7 +26,7 @@ const LONG = arg('long', 100000);
 function start(args, readyPattern, stream = 'stderr') {
   const child = spawn(process.execPath, args, {
     cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    env: { ...process.env, ...BENCH_RATE_LIMITS, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.add(child);

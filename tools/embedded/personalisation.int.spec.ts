@@ -147,3 +147,95 @@ it('gives an opted-out codops an empty span list', async () => {
   expect(body.result.component).toBe('trending');
   expect(body.debug_spans.spans).toEqual([]);
 }, 30_000);
+
+describe('given a client that chooses its trace id (issue 18)', () => {
+  const chosen = '4bf92f3577b34da6a3ce929d0e0e4736';
+  const traceparent = `00-${chosen}-00f067aa0ba902b7-01`;
+
+  it("when bob calls with traceparent T and alice asks for her debug block with the same T, then alice's block holds none of bob's spans", async () => {
+    const bob = { authorization: `Bearer ${token('bob')}`, traceparent };
+    await fetch(`${base}/api/preference/bobs-key-7f3a`, { headers: bob });
+    await fetch(`${base}/api/data/export/public/bobs-export-key-91c2`, { headers: { traceparent } });
+
+    const res = await fetch(`${base}/api/v1/zzebu/trending?u=${u}`, {
+      headers: { authorization: `Bearer ${token('alice')}`, 'x-service-debug-secret': secret, traceparent },
+    });
+    expect(res.status).toBe(200);
+    const { trace_id: traceId, spans } = (await json(res)).debug_spans;
+    // The edge starts a new trace: the caller's trace id is not the call's.
+    expect(traceId).toMatch(/^[0-9a-f]{32}$/);
+    expect(traceId).not.toBe(chosen);
+    expect(spans.length).toBeGreaterThan(0);
+    for (const span of spans) expect(span.trace_id).toBe(traceId);
+    expect(spans.filter((s) => s.parent_id === null)).toHaveLength(1);
+    const text = JSON.stringify(spans);
+    expect(text).not.toContain('bobs-key-7f3a');
+    expect(text).not.toContain('bobs-export-key-91c2');
+    expect(text).not.toContain('/api/preference');
+  }, 30_000);
+
+  it('when a sampled traceparent calls the opted-out codops, then nothing is recorded: an empty span list', async () => {
+    const offSecret = execFileSync(process.execPath, [join(distDir, 'apps', 'gateway', 'codops-secret.js'), 'zzoff'], {
+      env: { ...process.env, DATA_DIR: dataDir },
+    })
+      .toString()
+      .trim();
+    const body = await json(
+      await fetch(`${base}/api/v1/zzoff/trending?u=${u}`, { headers: { 'x-service-debug-secret': offSecret, traceparent } }),
+    );
+    expect(body.debug_spans.spans).toEqual([]);
+    expect(body.debug_spans.trace_id).not.toBe(chosen);
+  }, 30_000);
+});
+
+describe('given a caller trusted with its trace context (TRACE_TRUSTED_CALLERS)', () => {
+  const chosen = '5cf92f3577b34da6a3ce929d0e0e4737';
+  const traceparent = `00-${chosen}-00f067aa0ba902b7-01`;
+  const trustedDir = mkdtempSync(join(tmpdir(), 'udp-personalisation-trusted-'));
+  let trusted: StartedProcess | undefined;
+  let trustedBase = '';
+  const cli = (name: string, arg: string) =>
+    execFileSync(process.execPath, [join(distDir, 'apps', 'gateway', `${name}.js`), arg], { env: { ...process.env, DATA_DIR: trustedDir } })
+      .toString()
+      .trim();
+  beforeAll(async () => {
+    trusted = await startProcess(
+      join(distDir, 'embedded', 'main.js'),
+      { ...embeddedEnv, DATA_DIR: trustedDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', TRACE_TRUSTED_CALLERS: '127.0.0.1, ::1' },
+      { stream: 'stderr', pattern: /gateway on http:\/\/localhost:(\d+)/ },
+    );
+    trustedBase = `http://127.0.0.1:${trusted.ready[1]}`;
+  }, 60_000);
+  afterAll(async () => {
+    await trusted?.stop();
+    rmSync(trustedDir, { recursive: true, force: true });
+  });
+
+  it("when bob and alice share its trace id, then the trace goes on, and alice's block still holds only her call's spans", async () => {
+    await fetch(`${trustedBase}/api/preference/bobs-key-7f3a`, {
+      headers: { authorization: `Bearer ${cli('token', 'bob')}`, traceparent },
+    });
+    await fetch(`${trustedBase}/api/data/export/public/bobs-export-key-91c2`, { headers: { traceparent } });
+    const res = await fetch(`${trustedBase}/api/v1/zzebu/trending?u=${u}`, {
+      headers: { 'x-service-debug-secret': cli('codops-secret', 'zzebu'), traceparent },
+    });
+    const { trace_id: traceId, spans } = (await json(res)).debug_spans;
+    expect(traceId).toBe(chosen);
+    expect(spans.map((s) => s.name)).toContain('trending');
+    const text = JSON.stringify(spans);
+    expect(text).not.toContain('bobs-key-7f3a');
+    expect(text).not.toContain('bobs-export-key-91c2');
+    // One tree: the gateway span (its parent the caller's span, not in the block) and what ran under it.
+    const ids = new Set(spans.map((s) => s.span_id));
+    expect(spans.filter((s) => !s.parent_id || !ids.has(s.parent_id))).toEqual([spans[spans.length - 1]]);
+  }, 30_000);
+
+  it('when it sends a sampled traceparent to the opted-out codops, then nothing is recorded', async () => {
+    const body = await json(
+      await fetch(`${trustedBase}/api/v1/zzoff/trending?u=${u}`, {
+        headers: { 'x-service-debug-secret': cli('codops-secret', 'zzoff'), traceparent },
+      }),
+    );
+    expect(body.debug_spans.spans).toEqual([]);
+  }, 30_000);
+});

@@ -42,22 +42,43 @@ it('exports the spans of a call and logs it with its request id and trace id', a
   const endpoint = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   system = await startProcess(
     join(distDir, 'embedded', 'main.js'),
-    { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', OTEL_EXPORTER_OTLP_ENDPOINT: endpoint, LOG_LEVEL: 'info' },
+    {
+      ...embeddedEnv,
+      DATA_DIR: dataDir,
+      // Both families: a call from ::1 comes from the trusted caller, one from 127.0.0.1 from anyone.
+      PORT: '0',
+      HOST: '::',
+      TRACE_TRUSTED_CALLERS: '::1',
+      OTEL_EXPORTER_OTLP_ENDPOINT: endpoint,
+      LOG_LEVEL: 'info',
+    },
     { stream: 'stderr', pattern: /gateway on http:\/\/localhost:(\d+)/ },
   );
   const base = `http://127.0.0.1:${system.ready[1]}`;
+  const trustedBase = `http://[::1]:${system.ready[1]}`;
   const token = execFileSync(process.execPath, [join(distDir, '..', '..', 'tools', 'token.mjs'), 'tess'], {
     env: { ...process.env, DATA_DIR: dataDir },
   })
     .toString()
     .trim();
 
+  // Issue 18: a sampled traceparent from the trusted caller to the opted-out codops records nothing.
+  const optedOut = '6df92f3577b34da6a3ce929d0e0e4738';
+  const off = await fetch(`${trustedBase}/api/v1/zzoff/trending?u=0b6f4d0c-8c77-4a3b-9a7e-2f1c0f6b6a10`, {
+    headers: { traceparent: `00-${optedOut}-00f067aa0ba902b7-01` },
+  });
+  expect(off.status).toBe(200);
+  // Any caller's sampled traceparent: not continued at the edge, only a link of the gateway's server span.
+  const caller = '7ef92f3577b34da6a3ce929d0e0e4739';
   const res = await fetch(`${base}/api/history/v2?limit=5`, {
-    headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-test-1' },
+    headers: { authorization: `Bearer ${token}`, 'x-request-id': 'trace-test-1', traceparent: `00-${caller}-00f067aa0ba902b7-01` },
   });
   expect(res.status).toBe(200);
 
   await waitUntil(() => exports.some((e) => e.includes('/api/history/v2')), 20_000, 'spans at the collector');
+  // Nothing of the opted-out call reached the collector (its exports came before this call's, or with them).
+  expect(exports.join('\n')).not.toContain('zzoff');
+  expect(exports.join('\n')).not.toContain(optedOut);
   const line = system
     .output('stdout')
     .split('\n')
@@ -66,11 +87,32 @@ it('exports the spans of a call and logs it with its request id and trace id', a
     .find((l) => l.request_id === 'trace-test-1' && l.message === 'request');
   expect(line).toMatchObject({ method: 'GET', path: '/api/history/v2', status: 200 });
   expect(line.trace_id).toMatch(/^[0-9a-f]{32}$/);
+  expect(line.trace_id).not.toBe(caller);
   expect(exports.join('\n')).toContain(line.trace_id);
   expect(exports.join('\n')).not.toContain('limit=5');
+  const spans = exportedSpans();
+  expect(spans.filter((s) => s.traceId === caller)).toEqual([]);
+  const linked = spans.filter((s) => (s.links ?? []).some((l) => l.traceId === caller));
+  expect(linked).toHaveLength(1);
+  expect(linked[0].traceId).toBe(line.trace_id);
+  expect(linked[0].parentSpanId ?? '').toBe('');
 }, 60_000);
 
-it('without a collector, gives every request a trace id in its log lines, continuing the traceparent of its caller', async () => {
+interface ExportedSpan {
+  traceId: string;
+  parentSpanId?: string;
+  name: string;
+  links?: Array<{ traceId: string }>;
+}
+/** Every span the stand-in collector received (OTLP/JSON, ids in hex). */
+function exportedSpans(): ExportedSpan[] {
+  const spans: ExportedSpan[] = [];
+  for (const body of exports)
+    for (const rs of JSON.parse(body).resourceSpans ?? []) for (const ss of rs.scopeSpans ?? []) spans.push(...(ss.spans ?? []));
+  return spans;
+}
+
+it('without a collector, gives every request a new trace id in its log lines, never the traceparent of its caller', async () => {
   const plainDir = mkdtempSync(join(tmpdir(), 'udp-tracing-plain-'));
   const plain = await startProcess(
     join(distDir, 'embedded', 'main.js'),
@@ -110,7 +152,8 @@ it('without a collector, gives every request a trace id in its log lines, contin
       expect(lines[0].trace_id).toMatch(/^[0-9a-f]{32}$/);
       expect(lines[1].trace_id).toBe(lines[0].trace_id);
     }
-    expect(linesOf('plain-traced')[0].trace_id).toBe(caller);
+    // The public edge starts a new trace (issue 18): the caller's trace id is not continued.
+    expect(linesOf('plain-traced')[0].trace_id).not.toBe(caller);
     expect(linesOf('plain-read')[0].trace_id).not.toBe(caller);
   } finally {
     await plain.stop();

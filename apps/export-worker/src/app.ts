@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import type { Bus, Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
-import { DomainError, Projector, handleCommand, writeSide } from '@udp/eventsourcing';
+import { DomainError, Projector, erasureParticipant, handleCommand, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, requireIdentity } from '@udp/http-kit';
 import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
@@ -14,7 +14,7 @@ import { erasureDocuments, erasuresProjection } from './projections/erasures';
 import { EXPORTS_COLLECTION, exportAddresses, exportDocuments, exportsProjection } from './projections/exports';
 import { exportMessagesPublisher } from './projections/messages';
 import type { AllowedHost, Resolver } from './worker/callback';
-import { erasureCoordinator, erasureParticipant } from './worker/erasure';
+import { PARTICIPANT, erasureCoordinator } from './worker/erasure';
 import { exportJob, exportRef } from './worker/export-job';
 import { type SourceUrls, userDataAreas } from './worker/sources';
 import type { ExportStorage } from './worker/storage';
@@ -45,6 +45,8 @@ export interface ExportWorkerDeps {
   sweepIntervalMs?: number;
   erasureParticipants?: string[];
   erasureTimeoutMs?: number;
+  /** How often erasures still pending (for at least this long) are requested again; they are also at start. */
+  erasureResumeIntervalMs?: number;
   now?: () => number;
   readYourWritesTimeoutMs?: number;
   maxBodyBytes?: number;
@@ -55,7 +57,7 @@ export interface ExportWorkerDeps {
    */
   redrivePendingOnStart?: boolean;
   /** Replaces the HTTP sources (benchmarks and tests of failures). */
-  areas?: (userId: string, requestId: string) => ExportArea[];
+  areas?: (userId: string, requestId: string, signal: AbortSignal) => ExportArea[];
 }
 
 export interface ExportWorker {
@@ -64,6 +66,8 @@ export interface ExportWorker {
   drain(): Promise<void>;
   /** Deletes exports past their expiry and resumes interrupted callbacks, now (also runs every sweepIntervalMs). */
   sweep(): Promise<number>;
+  /** Requests again every erasure pending for at least `olderThanMs` (also at start, and every erasureResumeIntervalMs). */
+  resumeErasures(olderThanMs?: number): Promise<number>;
   stop(): Promise<void>;
 }
 
@@ -89,7 +93,7 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     logger,
     now,
     write: writeSide(store, exportsProjector, deps.readYourWritesTimeoutMs, logger),
-    areas: deps.areas ?? ((userId, requestId) => userDataAreas(deps.sources, identity, userId, requestId)),
+    areas: deps.areas ?? ((userId, requestId, signal) => userDataAreas(deps.sources, identity, userId, requestId, signal)),
     callback: {
       allowed: deps.callbackHosts ?? [],
       secret: deps.callbackSecret,
@@ -106,10 +110,32 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     now,
     write: writeSide(store, erasuresProjector, deps.readYourWritesTimeoutMs, logger),
     projector: erasuresProjector,
+    erasures: erasureDocuments(readModels),
     participants: deps.erasureParticipants ?? [...erasureEvents.DEFAULT_ERASURE_PARTICIPANTS],
     timeoutMs: deps.erasureTimeoutMs ?? 10_000,
   });
-  const participant = erasureParticipant({ store, projector: exportsProjector, docs, storage, bus, now, logger });
+  // The export-worker's own part of an erasure, by the rule every service follows (done erasures remembered by id):
+  // the user's exports in flight are cancelled and every stored object of the user's exports removed first.
+  const participant = await erasureParticipant({
+    service: PARTICIPANT,
+    bus,
+    store,
+    readModels,
+    streamsOfUser: (userId) => [exportStreamId(userId)],
+    documentsOfUser: (userId) => [{ collection: EXPORTS_COLLECTION, filter: { userId } }],
+    projectors: [exportsProjector],
+    async beforeStreamsDeleted(userId) {
+      await job.cancel(userId);
+      const { events } = await store.readStream(exportStreamId(userId));
+      const state = exportsDecider.fold(
+        events.map((e) => exportsDecider.upcast(e.type, e.data)),
+        exportsDecider.initialState(),
+      );
+      for (const record of state.exports.values()) for (const id of record.attempts) await storage.remove(id);
+    },
+    logger,
+    now,
+  });
 
   // Consumer groups: every instance shares the work of each (Kafka spreads partitions over the instances).
   const consumers: Consumer[] = [
@@ -117,11 +143,6 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
       const parsed = exportEvents.ExportRequestedMessage.safeParse(m.value);
       if (!parsed.success) return void logger.warn({ topic: m.topic, offset: m.offset }, 'malformed export request skipped');
       await job.handle(parsed.data, m.headers?.['event-id'] ?? m.offset);
-    }),
-    await bus.subscribe(ERASURE_TOPICS.requested, 'export-worker-erasure', async (m) => {
-      const parsed = erasureEvents.ErasureRequestedMessage.safeParse(m.value);
-      if (!parsed.success) return void logger.warn({ topic: m.topic, offset: m.offset }, 'malformed erasure request skipped');
-      await participant(parsed.data);
     }),
     await bus.subscribe(ERASURE_TOPICS.confirmed, 'export-worker-erasure-coordinator', async (m) => {
       const parsed = erasureEvents.ErasureConfirmedMessage.safeParse(m.value);
@@ -179,6 +200,16 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   }, deps.sweepIntervalMs ?? 60_000);
   timer.unref();
 
+  // Erasures accepted before a crash (or whose request a bus lost) are requested again now, and any that is late
+  // again later: an accepted erasure completes whatever process stopped (participants are idempotent by erasure id).
+  const resumeIntervalMs = deps.erasureResumeIntervalMs ?? 30_000;
+  const resumeErasures = (olderThanMs = 0) => coordinator.resume(olderThanMs);
+  let resuming: Promise<unknown> = resumeErasures().catch((error) => logger.warn({ err: error }, 'pending erasures not resumed'));
+  const resumeTimer = setInterval(() => {
+    resuming = resumeErasures(resumeIntervalMs).catch((error) => logger.warn({ err: error }, 'pending erasures not resumed'));
+  }, resumeIntervalMs);
+  resumeTimer.unref();
+
   const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024 });
   app.get(
     '/health/',
@@ -211,10 +242,14 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     app,
     drain: () => job.drain(),
     sweep,
+    resumeErasures,
     async stop() {
       clearInterval(timer);
+      clearInterval(resumeTimer);
       await sweeping;
+      await resuming;
       for (const consumer of consumers) await consumer.stop();
+      await participant.stop();
       await job.drain();
       await publisher.stop();
       await erasuresProjector.stop();

@@ -43,6 +43,8 @@ export const exportConfigSchema = commonConfigSchema.extend({
   EXPORT_CALLBACK_RETRY_MS: z.coerce.number().int().min(1).max(600_000).default(2000),
   EXPORT_SWEEP_INTERVAL_MS: z.coerce.number().int().min(10).max(86_400_000).default(60_000),
   ERASURE_TIMEOUT_MS: z.coerce.number().int().min(0).max(600_000).default(10_000),
+  /** How often erasures pending for at least this long are requested again (also at every start). */
+  ERASURE_RESUME_INTERVAL_MS: z.coerce.number().int().min(100).max(86_400_000).default(30_000),
   ERASURE_PARTICIPANTS: z
     .string()
     .optional()

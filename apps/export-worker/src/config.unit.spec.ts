@@ -8,6 +8,7 @@ describe('export-worker config', () => {
     expect(config.EXPORT_CALLBACK_HOSTS).toEqual([]);
     expect(config.ERASURE_PARTICIPANTS).toEqual(['history-svc', 'playlist-svc', 'preference-svc', 'profile-svc', 'export-worker']);
     expect(config.HISTORY_SVC_URL).toBe('http://127.0.0.1:8081');
+    expect(config.ERASURE_RESUME_INTERVAL_MS).toBe(30_000);
   });
 
   it('reads durations, callback hosts and participants', () => {

@@ -45,6 +45,7 @@ export const start = serviceProcess({
       sweepIntervalMs: config.EXPORT_SWEEP_INTERVAL_MS,
       erasureParticipants: config.ERASURE_PARTICIPANTS,
       erasureTimeoutMs: config.ERASURE_TIMEOUT_MS,
+      erasureResumeIntervalMs: config.ERASURE_RESUME_INTERVAL_MS,
       readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
       // The in-process bus forgets its messages when the process stops; Kafka does not.
       redrivePendingOnStart: !config.KAFKA_BROKERS,

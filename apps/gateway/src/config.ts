@@ -1,5 +1,7 @@
+import { isIP } from 'node:net';
 import { DEFAULT_MAX_TOKEN_LIFETIME_S } from '@udp/auth';
 import { commonConfigSchema, z } from '@udp/config';
+import { parseTrustedCallers } from '@udp/telemetry';
 
 /** Shared with `npm run token`, so that the tokens it prints are within the gateway's limit. */
 export const maxTokenLifetime = z.coerce
@@ -10,6 +12,46 @@ export const maxTokenLifetime = z.coerce
   .default(DEFAULT_MAX_TOKEN_LIFETIME_S);
 
 const serviceUrl = (port: number) => z.string().url().default(`http://127.0.0.1:${port}`);
+
+/** A comma-separated list; each entry checked by `item`. */
+const commaList = (item: z.ZodType<string, string>) =>
+  z
+    .string()
+    .transform((s) =>
+      s
+        .split(',')
+        .map((entry) => entry.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(item));
+
+/** An address, a CIDR range (`10.0.0.0/8`, `fd00::/8`), or one of Express's names for a range. */
+const trustedProxy = z.string().refine(
+  (entry) => {
+    if (['loopback', 'linklocal', 'uniquelocal'].includes(entry)) return true;
+    const [address, bits, ...rest] = entry.split('/');
+    const family = isIP(address);
+    if (family === 0 || rest.length > 0) return false;
+    return bits === undefined || (/^\d{1,3}$/.test(bits) && Number(bits) <= (family === 4 ? 32 : 128));
+  },
+  { error: (issue) => `${String(issue.input)} is not an IP address, a CIDR range, loopback, linklocal or uniquelocal` },
+);
+
+/** `scheme://host[:port]` exactly as a browser sends it in `Origin` (no path, no trailing slash), or `*`. */
+const corsOrigin = z.string().refine(
+  (entry) => {
+    if (entry === '*') return true;
+    try {
+      const url = new URL(entry);
+      return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === entry;
+    } catch {
+      return false;
+    }
+  },
+  { error: (issue) => `${String(issue.input)} is not an origin such as https://app.example.com (no path, no trailing slash) or *` },
+);
+
+const requestsPerWindow = z.coerce.number().int().min(0).max(1_000_000_000);
 
 /** The gateway's settings: where each service is, and how callers are authenticated. */
 export const gatewayConfigSchema = commonConfigSchema.extend({
@@ -29,6 +71,30 @@ export const gatewayConfigSchema = commonConfigSchema.extend({
   AUTH_USERINFO_ID_FIELD: z.string().min(1).default('sub'),
   /** Longest lifetime of an accepted JWT in seconds (`exp` is required); longer-lived tokens are refused. */
   AUTH_MAX_TOKEN_LIFETIME_S: maxTokenLifetime,
+  /**
+   * Callers (addresses or CIDR ranges, comma separated) whose W3C trace context the gateway continues; every other
+   * caller's request starts a new trace (its traceparent only a link). Default: none.
+   */
+  TRACE_TRUSTED_CALLERS: z
+    .string()
+    .default('')
+    .superRefine((value, ctx) => {
+      try {
+        parseTrustedCallers(value);
+      } catch (error) {
+        ctx.addIssue({ code: 'custom', message: (error as Error).message });
+      }
+    }),
   UPSTREAM_TIMEOUT_MS: z.coerce.number().int().min(100).max(300_000).default(30_000),
+  /** Proxies whose X-Forwarded-For the gateway believes (Express `trust proxy`); unset: none, req.ip is the peer. */
+  TRUSTED_PROXIES: commaList(trustedProxy).optional(),
+  /** Origins whose browser apps may call the API (CORS); `*` alone: any origin, without credentials; unset: none. */
+  CORS_ORIGINS: commaList(corsOrigin)
+    .refine((origins) => !origins.includes('*') || origins.length === 1, { message: '* must stand alone' })
+    .optional(),
+  /** Rate limits: requests per window of RATE_LIMIT_WINDOW_S seconds, per authenticated user and per client address. */
+  RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(3600).default(10),
+  RATE_LIMIT_PER_USER: requestsPerWindow.default(1000),
+  RATE_LIMIT_PER_ADDRESS: requestsPerWindow.default(10_000),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

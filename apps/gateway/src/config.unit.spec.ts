@@ -23,4 +23,52 @@ describe('gateway config', () => {
     expect(loadConfig(gatewayConfigSchema, { AUTH_MAX_TOKEN_LIFETIME_S: '3600' }).AUTH_MAX_TOKEN_LIFETIME_S).toBe(3600);
     expect(() => loadConfig(gatewayConfigSchema, { AUTH_MAX_TOKEN_LIFETIME_S: 'a week' })).toThrow(/AUTH_MAX_TOKEN_LIFETIME_S/);
   });
+
+  it("trusts no caller's trace context by default; TRACE_TRUSTED_CALLERS takes addresses and CIDR ranges, a bad one named", () => {
+    expect(loadConfig(gatewayConfigSchema, {}).TRACE_TRUSTED_CALLERS).toBe('');
+    expect(loadConfig(gatewayConfigSchema, { TRACE_TRUSTED_CALLERS: '10.0.0.0/8, ::1,fd00::/8' }).TRACE_TRUSTED_CALLERS).toBeTruthy();
+    for (const bad of ['10.0.0.0/33', 'ingress', '10.0.0.1/8/1', '::1/129'])
+      expect(() => loadConfig(gatewayConfigSchema, { TRACE_TRUSTED_CALLERS: bad })).toThrow(/TRACE_TRUSTED_CALLERS/);
+  });
+
+  it('trusts no proxy and allows no origin by default; rate limits are on with generous defaults', () => {
+    const config = loadConfig(gatewayConfigSchema, {});
+    expect(config.TRUSTED_PROXIES).toBeUndefined();
+    expect(config.CORS_ORIGINS).toBeUndefined();
+    expect([config.RATE_LIMIT_WINDOW_S, config.RATE_LIMIT_PER_USER, config.RATE_LIMIT_PER_ADDRESS]).toEqual([10, 1000, 10_000]);
+  });
+
+  it('reads TRUSTED_PROXIES as addresses, CIDR ranges and named ranges, and names a wrong entry', () => {
+    expect(loadConfig(gatewayConfigSchema, { TRUSTED_PROXIES: '10.0.0.0/8, fd00::/8,loopback,192.0.2.7' }).TRUSTED_PROXIES).toEqual([
+      '10.0.0.0/8',
+      'fd00::/8',
+      'loopback',
+      '192.0.2.7',
+    ]);
+    for (const bad of ['10.0.0.0/33', 'ingress', '10.0.0.1/8/8', 'fd00::/129', 'true', '1'])
+      expect(() => loadConfig(gatewayConfigSchema, { TRUSTED_PROXIES: bad })).toThrow(/TRUSTED_PROXIES/);
+  });
+
+  it('reads CORS_ORIGINS as exact origins or * alone, and names a wrong entry', () => {
+    expect(loadConfig(gatewayConfigSchema, { CORS_ORIGINS: 'https://app.example.com,http://localhost:3000' }).CORS_ORIGINS).toEqual([
+      'https://app.example.com',
+      'http://localhost:3000',
+    ]);
+    expect(loadConfig(gatewayConfigSchema, { CORS_ORIGINS: '*' }).CORS_ORIGINS).toEqual(['*']);
+    for (const bad of [
+      'https://app.example.com/',
+      'app.example.com',
+      'https://a.example/path',
+      'ftp://a.example',
+      '*,https://a.example',
+      'null',
+    ])
+      expect(() => loadConfig(gatewayConfigSchema, { CORS_ORIGINS: bad })).toThrow(/CORS_ORIGINS/);
+  });
+
+  it('names a wrong rate limit', () => {
+    expect(loadConfig(gatewayConfigSchema, { RATE_LIMIT_PER_USER: '0' }).RATE_LIMIT_PER_USER).toBe(0);
+    expect(() => loadConfig(gatewayConfigSchema, { RATE_LIMIT_PER_ADDRESS: '-1' })).toThrow(/RATE_LIMIT_PER_ADDRESS/);
+    expect(() => loadConfig(gatewayConfigSchema, { RATE_LIMIT_WINDOW_S: '0' })).toThrow(/RATE_LIMIT_WINDOW_S/);
+  });
 });

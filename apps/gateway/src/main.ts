@@ -4,8 +4,8 @@ import { Authenticator, DEV_ISSUER, InternalIdentity, fileSecret } from '@udp/au
 import { loadConfig } from '@udp/config';
 import { createGateway, type ServiceRoute } from '@udp/gateway-core';
 import { loadCodopsSecrets, loadPersonalisationConfig, personalisationRouter } from '@udp/personalisation';
-import { closeServer, listen } from '@udp/runtime';
-import { createLogger, setTracingOptOut, startTracing } from '@udp/telemetry';
+import { closeServer, listen, serverLimitsOf } from '@udp/runtime';
+import { createLogger, markPublicEdge, parseTrustedCallers, setTracingOptOut, startTracing } from '@udp/telemetry';
 import { gatewayConfigSchema } from './config';
 
 const SERVICE = 'gateway';
@@ -16,6 +16,8 @@ const SERVICE = 'gateway';
  */
 export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inProcess?: Record<string, RequestHandler> } = {}) {
   const config = loadConfig(gatewayConfigSchema, env);
+  const trustedCallers = parseTrustedCallers(config.TRACE_TRUSTED_CALLERS);
+  const limits = serverLimitsOf(config);
   startTracing({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const logger = createLogger(SERVICE, config.LOG_LEVEL);
   const dataDir = resolve(config.DATA_DIR);
@@ -45,7 +47,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   // Traces of an opted-out codops are not recorded at all: nothing exported, an empty debug block.
   setTracingOptOut((key) => {
     const [, api, version, codops] = key.split('/');
-    return api === 'api' && version === 'v1' && personalisation.codops[codops]?.tracing === false;
+    return (
+      api === 'api' && version === 'v1' && Object.hasOwn(personalisation.codops, codops) && personalisation.codops[codops].tracing === false
+    );
   });
   const personalisationRoutes = personalisationRouter({
     config: personalisation,
@@ -60,9 +64,14 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     identity,
     logger,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
+    trustedProxies: config.TRUSTED_PROXIES,
+    corsOrigins: config.CORS_ORIGINS,
+    rateLimits: { windowS: config.RATE_LIMIT_WINDOW_S, perUser: config.RATE_LIMIT_PER_USER, perAddress: config.RATE_LIMIT_PER_ADDRESS },
     routes: routes.map((route) => ({ ...route, handler: shared.inProcess?.[route.url] })),
   });
-  const { server, port } = await listen(app, config.PORT ?? 8080, config.HOST);
+  const { server, port } = await listen(app, config.PORT ?? 8080, config.HOST, limits, logger);
+  // The public edge: a caller's trace context is continued only from TRACE_TRUSTED_CALLERS.
+  markPublicEdge(server, trustedCallers);
   logger.info({ port, auth: devMode ? 'embedded dev secret' : config.AUTH_JWKS_URL ? 'jwks' : 'shared secret' }, `${SERVICE} listening`);
   return { port, stop: () => closeServer(server) };
 }

@@ -1,3 +1,4 @@
+import { HISTORY_LIMITS } from '@udp/contracts';
 import { type StreamStateCache, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { serviceFoldedStates, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
@@ -23,6 +24,8 @@ export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
   cachedHistories?: number;
   trendingWindowMs?: number;
   trendingMinUsers?: number;
+  /** Per-user quota: entries of a history, tombstones included (HISTORY_MAX_ENTRIES). */
+  maxEntries?: number;
 }
 
 export interface HistoryService extends ServiceApp {
@@ -65,6 +68,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
         states,
         snapshots,
         model: { entries: historyEntries(readModels), heads: historyHeads(readModels) },
+        quotas: { maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries },
         now,
       }),
       internalRoutes({

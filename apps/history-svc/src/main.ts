@@ -15,5 +15,6 @@ export const start = serviceProcess({
       maxBodyBytes: config.MAX_BODY_BYTES,
       trendingWindowMs: config.TRENDING_WINDOW_MS,
       trendingMinUsers: config.TRENDING_MIN_USERS,
+      maxEntries: config.HISTORY_MAX_ENTRIES,
     }),
 });

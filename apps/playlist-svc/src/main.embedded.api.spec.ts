@@ -31,9 +31,12 @@ it('takes its limits from the environment and keeps acknowledged writes across a
   ).toBe(201);
   expect((await http.post('/api/playlist/v3/fav/bookmarks').set(as('gina')).send({ itemId: 'b' })).status).toBe(201);
   const full = await http.post('/api/playlist/v3/fav/bookmarks').set(as('gina')).send({ itemId: 'c' });
-  expect([full.status, full.body.title]).toEqual([400, 'Limit Exceeded']);
+  expect([full.status, full.body.title, full.body.limit]).toEqual([422, 'Quota Exceeded', 'PLAYLIST_MAX_BOOKMARKS']);
   const tooMany = await http.post('/api/playlist/v2').set(as('gina')).send({ name: 'Second' });
-  expect([tooMany.status, tooMany.body.detail]).toEqual([400, 'a user has at most 1 playlists besides watch later']);
+  expect([tooMany.status, tooMany.body.detail]).toEqual([
+    422,
+    'a user has at most 1 playlists besides watch later (PLAYLIST_MAX_PLAYLISTS)',
+  ]);
   await http.post('/api/playlist/v2/watch_later/bookmarks').set(as('gina')).send({ media_id: 'w' });
   const before = (await http.get('/api/playlist/v3').set(as('gina'))).body;
   expect((await http.get('/api/playlist/v3').set({ [IDENTITY_HEADER]: 'forged' })).status).toBe(401);

@@ -4,6 +4,7 @@ import { serviceHttpApp } from '@udp/http-kit';
 import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
 import { preferenceRoutes } from './api/routes';
 import { migrateLegacyPreferenceStreams } from './migrations/legacy-streams';
+import type { PreferenceQuotas } from './domain/decider';
 import type { DocumentLimits } from './domain/json-document';
 import {
   PREFERENCE_KEYS,
@@ -15,7 +16,7 @@ import {
 } from './projections/preferences';
 
 export interface PreferenceServiceDeps extends ServiceDeps {
-  limits?: Partial<DocumentLimits>;
+  limits?: Partial<DocumentLimits & PreferenceQuotas>;
   /** Re-reads after a conflicting append before answering 429 (default 25: 20 parallel writers all land). */
   writeRetries?: number;
 }
@@ -48,6 +49,10 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
           maxDocumentBytes: deps.limits?.maxDocumentBytes ?? PREFERENCE_LIMITS.maxDocumentBytes,
           maxKeyLength: deps.limits?.maxKeyLength ?? PREFERENCE_LIMITS.maxKeyLength,
           maxPathDepth: deps.limits?.maxPathDepth ?? PREFERENCE_LIMITS.maxPathDepth,
+          maxJsonPathSteps: deps.limits?.maxJsonPathSteps ?? PREFERENCE_LIMITS.maxJsonPathSteps,
+          maxJsonPathResultBytes: deps.limits?.maxJsonPathResultBytes ?? PREFERENCE_LIMITS.maxJsonPathResultBytes,
+          maxKeys: deps.limits?.maxKeys ?? PREFERENCE_LIMITS.maxKeys,
+          maxUserBytes: deps.limits?.maxUserBytes ?? PREFERENCE_LIMITS.maxUserBytes,
         },
         writeRetries: deps.writeRetries ?? DEFAULT_WRITE_RETRIES,
         now: deps.now ?? Date.now,

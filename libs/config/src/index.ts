@@ -45,6 +45,14 @@ export const commonConfigSchema = z.object({
     .min(1024)
     .max(64 * 1024 * 1024)
     .default(4 * 1024 * 1024),
+  /** The request line and headers must arrive within this many ms (Node's default: 60 s). */
+  HTTP_HEADERS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(15_000),
+  /** The whole request, body included, within this many ms (Node's default: 300 s): a slow body is cut off. */
+  HTTP_REQUEST_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(60_000),
+  /** An idle keep-alive connection is closed after this many ms: above the 60 s idle timeout of common load balancers. */
+  HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(65_000),
+  /** Open connections per server beyond this are dropped; 0: no cap. */
+  HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
 });
 export type CommonConfig = z.infer<typeof commonConfigSchema>;
 

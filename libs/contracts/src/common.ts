@@ -45,6 +45,11 @@ export const ProblemDetails = z
     status: z.number().int(),
     detail: z.string(),
     errors: z.array(FieldProblem).optional(),
+    limit: z
+      .string()
+      .optional()
+      .openapi({ description: '422 Quota Exceeded: the setting of the per-user quota, e.g. PREFERENCE_MAX_KEYS' }),
+    max: z.number().int().optional().openapi({ description: '422 Quota Exceeded: its configured value' }),
   })
   .openapi('ProblemDetails');
 

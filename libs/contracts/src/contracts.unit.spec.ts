@@ -53,6 +53,18 @@ describe('OpenAPI document', () => {
     expect(Object.keys(doc.components?.schemas ?? {})).toEqual(expect.arrayContaining(['ExportRequest', 'ExportStatus', 'ErasureStatus']));
   });
 
+  it('documents the gateway rate limit (429 rate-limited with Retry-After) on every operation, beside a write conflict', () => {
+    const operations = Object.values(doc.paths ?? {}).flatMap((operations) => Object.values(operations ?? {}));
+    for (const operation of operations) {
+      const tooMany = (operation as { responses: Record<string, { description: string; headers?: object }> }).responses['429'];
+      expect(tooMany.description).toContain('rate-limited');
+      expect(tooMany.headers).toHaveProperty('Retry-After');
+    }
+    expect(doc.paths?.['/api/history/v2']?.post?.responses?.['429']).toMatchObject({
+      description: expect.stringMatching(/another request is updating this history.*; or over a rate limit/),
+    });
+  });
+
   it('documents every route of the route tables, once each, and nothing else', () => {
     const documented = Object.entries(doc.paths ?? {}).flatMap(([path, operations]) =>
       Object.keys(operations ?? {}).map((method) => `${method.toUpperCase()} ${path}`),

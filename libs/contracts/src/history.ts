@@ -7,6 +7,8 @@ export const HISTORY_LIMITS = {
   maxPageSize: 1000,
   maxBatchSize: 5000,
   maxItemIdsPerQuery: 1000,
+  /** Per-user quota: entries of a history, deleted ones included (HISTORY_MAX_ENTRIES in history-svc). */
+  maxEntries: 100_000,
 } as const;
 
 const ItemId = businessId('item_id');

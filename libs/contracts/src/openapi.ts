@@ -3,6 +3,7 @@ import { catalogueApi } from './routes/catalogue';
 import { type AnyRoute, registerRoute, routesIn } from './routes/define-route';
 import { exportApi } from './routes/export';
 import { healthApi } from './routes/health';
+import { withRateLimit } from './routes/helpers';
 import { historyApi } from './routes/history';
 import { personalisationApi } from './routes/personalisation';
 import { playlistApi } from './routes/playlists';
@@ -31,7 +32,7 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     name: 'Authorization',
     description: '`sessionToken <token>`, as the mobile apps send it',
   });
-  for (const route of PUBLIC_ROUTES) registerRoute(registry, route);
+  for (const route of PUBLIC_ROUTES) registerRoute(registry, { ...route, responses: withRateLimit(route.responses) });
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

@@ -2,13 +2,27 @@ import { z } from './zod';
 
 /**
  * Limits of the preference API and their defaults; preference-svc reads the configured values from
- * PREFERENCE_MAX_DOCUMENT_BYTES, PREFERENCE_MAX_KEY_LENGTH, PREFERENCE_MAX_PATH_DEPTH (docs/preference-svc.md).
+ * PREFERENCE_MAX_DOCUMENT_BYTES, PREFERENCE_MAX_KEY_LENGTH, PREFERENCE_MAX_PATH_DEPTH,
+ * PREFERENCE_MAX_JSONPATH_STEPS, PREFERENCE_MAX_JSONPATH_RESULT_BYTES (docs/preference-svc.md). The
+ * expression's own limits (length, descendant segments, union members) are fixed: they are part of the API.
  */
 export const PREFERENCE_LIMITS = {
   maxDocumentBytes: 256 * 1024,
   maxKeyLength: 256,
   maxPathDepth: 32,
   maxJsonPathLength: 1024,
+  /** `..` segments in one expression. */
+  maxJsonPathDescendants: 8,
+  /** Indexes in one union `[i,j,...]`. */
+  maxJsonPathUnionMembers: 32,
+  /** Steps of one evaluation (nodes visited, duplicates included), counted before it runs: about 30 ms. */
+  maxJsonPathSteps: 100_000,
+  /** Bytes of a GET's JSONPath answer (JSON text, about). */
+  maxJsonPathResultBytes: 4 * 1024 * 1024,
+  /** Per-user quota: live keys (PREFERENCE_MAX_KEYS). */
+  maxKeys: 256,
+  /** Per-user quota: bytes of all the user's documents together (PREFERENCE_MAX_USER_BYTES): 16 documents at the largest. */
+  maxUserBytes: 4 * 1024 * 1024,
 } as const;
 
 /** Any JSON value: the content of a preference, or of a part of one. */
@@ -51,6 +65,12 @@ const SLICE = `(?:${INDEX})?:(?:${INDEX})?(?::(?:${INDEX})?)?`;
 const BRACKET = `\\[(?:${QUOTED}|${SLICE}|\\*|${INDEX}(?:,${INDEX})*)\\]`;
 export const JSONPATH_PATTERN = new RegExp(`^\\$(?:\\.(?:${NAME}|\\*)|\\.\\.(?:${NAME}|\\*|${BRACKET})|${BRACKET})*$`);
 
+/** The expression without its quoted names (which may hold `..` or digits): what the counts below look at. */
+const unquoted = (expression: string) => expression.replace(/'[^']*'|"[^"]*"/g, "''");
+const descendantSegments = (expression: string) => unquoted(expression).split('..').length - 1;
+const largestUnion = (expression: string) =>
+  Math.max(0, ...(unquoted(expression).match(/\[[^\]]*\]/g) ?? []).map((bracket) => bracket.split(',').length));
+
 export const JsonPathExpression = z
   .string()
   .max(PREFERENCE_LIMITS.maxJsonPathLength, { error: `jsonpath is at most ${PREFERENCE_LIMITS.maxJsonPathLength} characters`, abort: true })
@@ -59,13 +79,24 @@ export const JsonPathExpression = z
       /\[\s*[?(]/.test(String(issue.input))
         ? 'filter and script expressions are not supported'
         : "invalid expression (supported: $, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j])",
+    abort: true,
+  })
+  // Each `..` and each union member multiplies the work of an evaluation; the evaluation has its own budget too.
+  .refine((expression) => descendantSegments(expression) <= PREFERENCE_LIMITS.maxJsonPathDescendants, {
+    error: `at most ${PREFERENCE_LIMITS.maxJsonPathDescendants} descendant (..) segments`,
+  })
+  .refine((expression) => largestUnion(expression) <= PREFERENCE_LIMITS.maxJsonPathUnionMembers, {
+    error: `at most ${PREFERENCE_LIMITS.maxJsonPathUnionMembers} indexes in a union [i,j,...]`,
   });
 
 export const PreferenceQuery = z
   .object({
     jsonpath: JsonPathExpression.optional().openapi({
       description:
-        "JSONPath expression ($, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j]; no filter or script expressions); ignored when a {path} is given",
+        "JSONPath expression ($, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j]; no filter or script expressions); ignored when a {path} is given. " +
+        `At most ${PREFERENCE_LIMITS.maxJsonPathDescendants} descendant (..) segments and ${PREFERENCE_LIMITS.maxJsonPathUnionMembers} indexes in a union; ` +
+        `an evaluation that would visit more than PREFERENCE_MAX_JSONPATH_STEPS (default ${PREFERENCE_LIMITS.maxJsonPathSteps}) nodes, ` +
+        `or answer more than PREFERENCE_MAX_JSONPATH_RESULT_BYTES (default ${PREFERENCE_LIMITS.maxJsonPathResultBytes}), is a 400 naming the limit`,
     }),
   })
   .openapi('PreferenceQuery');

@@ -1,6 +1,12 @@
 import { EpochMillis } from './common';
 import { z } from './zod';
 
+/**
+ * Sent by a worker that reads a profile on a user's behalf (the export-worker): the read answers 404 when the user
+ * has no profile instead of creating one, so that no worker brings an erased user back.
+ */
+export const PROFILE_NO_CREATE_HEADER = 'x-udp-no-create';
+
 /** The profile fields a user may show on the public profile. */
 export const PROFILE_PUBLIC_FIELDS = ['displayName', 'firstName', 'lastName', 'language', 'avatarUrl'] as const;
 export const ProfilePublicField = z.enum(PROFILE_PUBLIC_FIELDS, { message: `must be one of ${PROFILE_PUBLIC_FIELDS.join(', ')}` });

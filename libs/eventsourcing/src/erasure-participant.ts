@@ -46,6 +46,11 @@ export interface ErasureParticipantOptions {
   projectors: ErasableProjector[];
   /** In-memory folded states of the write side. */
   caches?: Array<StreamStateCache<unknown>>;
+  /**
+   * The service's own work before the user's streams are deleted (export-worker: stop the user's exports in flight
+   * and remove their files). Asked after `streamsOfUser` and `documentsOfUser`; must be safe to repeat.
+   */
+  beforeStreamsDeleted?(userId: string): Promise<void>;
   /** Saved aggregate states (snapshots hold the user's data too). */
   snapshots?: { delete(streamId: string): Promise<void> };
   logger?: ErasureLogger;
@@ -81,6 +86,7 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
   const erase = async (userId: string): Promise<ErasureResult> => {
     const streams = await options.streamsOfUser(userId);
     const documents = await options.documentsOfUser(userId);
+    await options.beforeStreamsDeleted?.(userId);
     let streamsDeleted = 0;
     for (const streamId of streams) {
       // Whether it exists, without reading its events (a history can hold 100,000 of them).
@@ -109,7 +115,9 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
       );
       return;
     }
-    const { erasureId, userId } = parsed.data;
+    const { erasureId, userId, participants } = parsed.data;
+    // A request published again names only the participants that have not confirmed: the others have nothing to do.
+    if (participants && !participants.includes(service)) return;
     // A request delivered again after it was done must not erase what the user wrote since: it confirms again.
     const done = await handled.get(erasureId);
     const result = done ? { streamsDeleted: done.streamsDeleted, documentsDeleted: done.documentsDeleted } : await erase(userId);

@@ -22,7 +22,7 @@ const notes: Decider<Note, Noted, string[]> = {
 const note = (text: string): Note => ({ type: 'Note', data: { note: text }, metadata: { now: 0 } });
 const streamOf = (userId: string) => `notes-${userId}`;
 
-async function setUp() {
+async function setUp(beforeStreamsDeleted?: (userId: string) => Promise<void>) {
   const store = new MemoryEventStore();
   const readModels = new MemoryReadModelStore();
   const bus = new InProcessBus(1);
@@ -47,12 +47,15 @@ async function setUp() {
     caches: [cache],
     streamsOfUser: (userId) => [streamOf(userId)],
     documentsOfUser: (userId) => [{ collection: 'notes', filter: { userId } }],
+    beforeStreamsDeleted,
     now: () => 42,
   });
   const confirmations: ReceivedMessage[] = [];
   await bus.subscribe(erasureEvents.ERASURE_TOPICS.confirmed, 'test', async (m) => void confirmations.push(m));
-  const request = (erasureId: string, userId: string) =>
-    bus.publish(erasureEvents.ERASURE_TOPICS.requested, [{ key: userId, value: { erasureId, userId, requestedAt: 1 } }]);
+  const request = (erasureId: string, userId: string, participants?: string[]) =>
+    bus.publish(erasureEvents.ERASURE_TOPICS.requested, [
+      { key: userId, value: { erasureId, userId, requestedAt: 1, ...(participants && { participants }) } },
+    ]);
   const stop = async () => {
     await participant.stop();
     await projector.stop();
@@ -124,6 +127,28 @@ describe('erasureParticipant', () => {
     await t.request('e-5', 'ann');
     await waitUntil(() => t.confirmations.length === 1);
     expect(t.confirmations[0].value.erasureId).toBe('e-5');
+    await t.stop();
+  });
+
+  it('acts on a request that names participants only when it is one of them', async () => {
+    const t = await setUp();
+    await handleCommandVisibly(t.write, streamOf('ann'), notes, note('a'));
+    await t.request('e-6', 'ann', ['other-svc']);
+    await t.request('e-7', 'ann', ['other-svc', 'notes-svc']);
+    await waitUntil(() => t.confirmations.length === 1);
+    expect(t.confirmations.map((m) => [m.value.erasureId, m.value.streamsDeleted])).toEqual([['e-7', 1]]);
+    await t.stop();
+  });
+
+  it("runs the service's own work before the streams go, and confirms only after it", async () => {
+    const seen: number[] = [];
+    const the: { store?: MemoryEventStore } = {};
+    const t = await setUp(async (userId) => void seen.push((await the.store!.readStream(streamOf(userId))).events.length));
+    the.store = t.store;
+    await handleCommandVisibly(t.write, streamOf('ann'), notes, note('a'));
+    await t.request('e-8', 'ann');
+    await waitUntil(() => t.confirmations.length === 1);
+    expect(seen).toEqual([1]);
     await t.stop();
   });
 });

@@ -13,9 +13,11 @@ import {
   unauthorized,
 } from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
+import { answerPreflight, corsHeaders } from './cors';
 import { docsPage } from './docs-page';
 import { checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
 import { dispatchInProcess, forward, serviceHealth, upstreamMs } from './proxy';
+import { perAddressLimit, perUserLimit, type RateLimits } from './rate-limits';
 
 export interface ServiceRoute {
   /** The service's name in /health/ (default: its first prefix). */
@@ -37,6 +39,15 @@ export interface GatewayOptions {
   upstreamTimeoutMs?: number;
   /** Routes the gateway serves itself (e.g. `/api/v1/{codops}/{endpoint}`), before the services' prefixes. */
   routers?: RequestHandler[];
+  /**
+   * The proxies in front of the gateway (TRUSTED_PROXIES: addresses, CIDR ranges, `loopback`...), Express's
+   * `trust proxy`: only a peer listed here may say who the client is (X-Forwarded-For). Absent: none.
+   */
+  trustedProxies?: string[];
+  /** Origins whose browser apps may call (CORS_ORIGINS); `['*']`: any, without credentials. Absent or empty: none. */
+  corsOrigins?: string[];
+  /** Absent: no rate limits (tests of other things); the app always passes its configuration. */
+  rateLimits?: RateLimits;
 }
 
 /**
@@ -48,6 +59,8 @@ export function createGateway(options: GatewayOptions): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // req.ip is the client only when the peer is a trusted proxy; an untrusted peer's X-Forwarded-For is ignored.
+  app.set('trust proxy', options.trustedProxies?.length ? options.trustedProxies : false);
   // The gateway's access line also says how long the service took (`upstream_ms`), when one was called.
   app.use(
     requestContext(logger, {
@@ -57,6 +70,12 @@ export function createGateway(options: GatewayOptions): Express {
       },
     }),
   );
+  // CORS headers first, so that every answer a browser app gets (a 429 too) is readable by it; then the limit per
+  // client address, for every request (preflights, /health/, /docs and floods without credentials included).
+  if (options.corsOrigins?.length) app.use(corsHeaders(options.corsOrigins));
+  const limits = options.rateLimits;
+  if (limits?.perAddress) app.use(perAddressLimit(limits, logger));
+  app.use(answerPreflight);
   app.use(rejectUndecodablePath);
   app.use(nameServerSpanByRoute());
   const document = buildOpenApiDocument();
@@ -98,6 +117,8 @@ export function createGateway(options: GatewayOptions): Express {
     }
   };
 
+  // One limiter for every authenticated route: a user's quota is one, whatever the service.
+  const perUser = limits?.perUser ? [perUserLimit(limits, logger)] : [];
   for (const route of routes) {
     // Signed only for a hop over HTTP; an in-process service is handed the caller itself.
     const vouch = (_req: Request, res: Response): Record<string, string> =>
@@ -106,7 +127,7 @@ export function createGateway(options: GatewayOptions): Express {
       ? dispatchInProcess(route.handler, (res): Identity | undefined => res.locals.caller, route.url)
       : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
     for (const prefix of route.prefixes) {
-      app.use(prefix, ...(route.public ? [proxy] : [checkTokenType, authenticate, proxy]));
+      app.use(prefix, ...(route.public ? [proxy] : [checkTokenType, authenticate, ...perUser, proxy]));
     }
   }
 

@@ -68,6 +68,29 @@ describe('gateway', () => {
     expect(seen['x-request-id']).toBe(res.headers['x-request-id']);
   });
 
+  it("passes no caller's trace context (traceparent, tracestate, baggage) to a service, over HTTP or in process", async () => {
+    const token = await signDevToken(secret, 'alice');
+    const inProcess = createGateway({
+      logger,
+      identity,
+      authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
+      routes: [{ prefixes: ['/api/things'], url: 'http://127.0.0.1:1', handler: upstreamApp }],
+    });
+    for (const app of [gateway(), inProcess]) {
+      seen = {};
+      const res = await request(app)
+        .get('/api/things/x')
+        .set('authorization', `Bearer ${token}`)
+        .set('traceparent', '00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01')
+        .set('tracestate', 'udp=p:1.000000')
+        .set('baggage', 'userId=someone-else');
+      expect(res.status).toBe(201);
+      expect(seen.traceparent).toBeUndefined();
+      expect(seen.tracestate).toBeUndefined();
+      expect(seen.baggage).toBeUndefined();
+    }
+  });
+
   it('calls an in-process service handler with the same path, headers and body as over HTTP, minus credentials', async () => {
     const inProcess = createGateway({
       logger,

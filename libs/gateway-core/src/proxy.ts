@@ -1,4 +1,5 @@
 import http from 'node:http';
+import { isIP, isIPv6 } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
 import { IDENTITY_HEADER } from '@udp/auth';
@@ -21,7 +22,20 @@ const DROPPED = new Set([
   IDENTITY_HEADER,
   DEBUG_SECRET_HEADER,
   DEBUG_SPANS_HEADER,
+  // Who the client is, as the client itself claims: replaced by what the gateway knows (`forwardedHeaders`).
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-forwarded-proto',
+  'x-real-ip',
 ]);
+/**
+ * A caller's W3C trace context is not passed on as it came: the gateway starts its own trace (a caller's context is
+ * continued only from TRACE_TRUSTED_CALLERS, libs/telemetry/src/edge.ts), and the HTTP instrumentation injects the
+ * gateway's. Without this, a caller's `tracestate` and `baggage` would reach the service whenever the gateway's
+ * context has none of its own to write over them.
+ */
+const CALLER_TRACE_CONTEXT = ['traceparent', 'tracestate', 'baggage'];
 /** Answer headers that stay inside: the spans a service hands back for a debug block. */
 const INTERNAL_ANSWER_HEADERS = new Set(['connection', 'keep-alive', DEBUG_SPANS_HEADER]);
 
@@ -35,6 +49,24 @@ export function upstreamMs(res: Response): number | undefined {
   const times = upstreamTimes.get(res);
   if (!times) return undefined;
   return Math.round(Number((times.ended ?? process.hrtime.bigint()) - times.started) / 1e5) / 10;
+}
+
+/**
+ * `X-Forwarded-For` and `Forwarded` (RFC 7239) for the service: the client as the gateway determined it (`req.ip`),
+ * then each trusted proxy on the way, the gateway's own peer last. What an untrusted peer claims in its own
+ * `X-Forwarded-For` is not passed on (Express's `trust proxy`, set from TRUSTED_PROXIES, decides how far the
+ * client's header is believed: without it the chain is the peer alone).
+ */
+export function forwardedHeaders(req: Request): Record<string, string> {
+  const peer = req.socket.remoteAddress;
+  // An entry that is no address (a client inside a trusted range can write anything there) is passed on as `unknown`.
+  const chain = (peer === undefined ? req.ips : [...req.ips, peer]).map((address) => (isIP(address) ? address : 'unknown'));
+  const node = (address: string) => (isIPv6(address) ? `"[${address}]"` : address);
+  return {
+    'x-forwarded-for': chain.join(', '),
+    forwarded: chain.map((address, i) => `for=${node(address)}${i === 0 ? `;proto=${req.protocol}` : ''}`).join(', '),
+    'x-forwarded-proto': req.protocol,
+  };
 }
 
 export interface ProxyTarget {
@@ -52,7 +84,8 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
   return (req: Request, res: Response, next: NextFunction) => {
     const headers: http.OutgoingHttpHeaders = {};
     for (const [name, value] of Object.entries(req.headers)) if (!DROPPED.has(name)) headers[name] = value;
-    Object.assign(headers, extra(req, res), { 'x-request-id': req.id, 'x-forwarded-proto': req.protocol });
+    for (const name of CALLER_TRACE_CONTEXT) delete headers[name];
+    Object.assign(headers, extra(req, res), forwardedHeaders(req), { 'x-request-id': req.id });
     const times: { started: bigint; ended?: bigint } = { started: process.hrtime.bigint() };
     upstreamTimes.set(res, times);
     const upstream = http.request(
@@ -79,6 +112,11 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
       if (res.headersSent) return res.destroy(error);
       next(error instanceof HttpError ? error : new HttpError(502, 'Bad Gateway', 'the service is unavailable'));
     });
+    // A client gone before its answer (cut off by the request timeout, or left) takes the service's request with it:
+    // else the service would wait for the rest of the body until its own timeout.
+    res.once('close', () => {
+      if (!res.writableFinished) upstream.destroy();
+    });
     req.pipe(upstream);
   };
 }
@@ -91,8 +129,12 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
  */
 export function dispatchInProcess(handler: RequestHandler, callerOf: (res: Response) => { userId: string } | undefined, serviceUrl = '') {
   return (req: Request, res: Response, next: NextFunction) => {
+    // Read before the client's own forwarding headers go: with trusted proxies, req.ip and req.protocol come from them.
+    const forwarded = forwardedHeaders(req);
     // Only the dropped headers the request has (most are absent): a lookup, not a delete, for each of the others.
     for (const name of DROPPED) if (name !== 'host' && req.headers[name] !== undefined) delete req.headers[name];
+    for (const name of CALLER_TRACE_CONTEXT) if (req.headers[name] !== undefined) delete req.headers[name];
+    Object.assign(req.headers, forwarded);
     req.headers['x-request-id'] = req.id;
     handOverInProcess(req, callerOf(res));
     // The gateway mounted this route under a prefix; the service routes on the full path.

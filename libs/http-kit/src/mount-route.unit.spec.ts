@@ -6,6 +6,7 @@ import { createServiceApp, useNotFoundAndErrorHandlers } from './service-app';
 
 const responses = { 200: { description: 'ok' } };
 const addTag = defineRoute({
+  operationId: 'addTag',
   method: 'post',
   path: '/things/{thingId}/tags',
   tags: ['test'],
@@ -18,6 +19,7 @@ const addTag = defineRoute({
   responses,
 });
 const readAt = defineRoute({
+  operationId: 'readAt',
   method: 'get',
   path: '/docs/{key}/{path}',
   restParam: 'path',
@@ -27,6 +29,7 @@ const readAt = defineRoute({
   responses,
 });
 const download = defineRoute({
+  operationId: 'download',
   method: 'get',
   path: '/files/{key}',
   malformedPathIsNotFound: true,

@@ -126,6 +126,8 @@ const DOMAIN_STATUS: Record<DomainError['kind'], [number, string]> = {
   Invalid: [400, 'Bad Request'],
   Conflict: [409, 'Conflict'],
   LimitExceeded: [400, 'Limit Exceeded'],
+  // A request that is well formed but would take the user past a quota of stored data (docs/architecture.md).
+  QuotaExceeded: [422, 'Quota Exceeded'],
   Forbidden: [403, 'Forbidden'],
 };
 
@@ -138,7 +140,10 @@ export function errorHandler(error: unknown, req: Request, res: Response, _next:
   }
   if (error instanceof DomainError) {
     const [status, title] = DOMAIN_STATUS[error.kind];
-    return sendProblem(res, status, title, error.message, error.field ? { errors: [{ field: error.field, message: error.message }] } : {});
+    return sendProblem(res, status, title, error.message, {
+      ...(error.field ? { errors: [{ field: error.field, message: error.message }] } : {}),
+      ...error.quota,
+    });
   }
   // Express could not decode a route parameter (rejectUndecodablePath normally answers first).
   if (error instanceof URIError) {

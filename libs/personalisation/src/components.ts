@@ -76,3 +76,8 @@ export const BUILT_IN_COMPONENTS: Record<string, Component> = {
     },
   },
 };
+
+/** The built-in component of that name; undefined for any other (own names only: `constructor` is not one). */
+export function builtInComponent(name: string): Component | undefined {
+  return Object.hasOwn(BUILT_IN_COMPONENTS, name) ? BUILT_IN_COMPONENTS[name] : undefined;
+}

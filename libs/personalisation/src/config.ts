@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { PersonalisationConfig } from '@udp/contracts';
-import { BUILT_IN_COMPONENTS } from './components';
+import { BUILT_IN_COMPONENTS, builtInComponent } from './components';
 import builtIn from './endpoints.json';
 
 /** A personalisation configuration that cannot be used: start-up stops with this message. */
@@ -35,7 +35,7 @@ export function loadPersonalisationConfig(env: NodeJS.ProcessEnv = process.env):
   for (const [codops, c] of Object.entries(parsed.data.codops)) {
     for (const [name, endpoint] of Object.entries(c.endpoints)) {
       for (const component of [...Object.keys(endpoint.components), ...(endpoint.fallback ? [endpoint.fallback] : [])]) {
-        if (!BUILT_IN_COMPONENTS[component]) {
+        if (!builtInComponent(component)) {
           throw new PersonalisationConfigError(
             `personalisation config (${source}): codops.${codops}.endpoints.${name}: unknown component ${component} (known: ${Object.keys(BUILT_IN_COMPONENTS).join(', ')})`,
           );

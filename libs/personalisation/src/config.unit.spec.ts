@@ -29,6 +29,15 @@ describe('the personalisation configuration', () => {
     expect(() => loadPersonalisationConfig({ PERSONALISATION_CONFIG: '{' })).toThrow(PersonalisationConfigError);
   });
 
+  it("refuses a component or fallback named after an object's own names (constructor, toString...)", () => {
+    for (const name of ['constructor', 'toString', 'hasOwnProperty', '__proto__']) {
+      const components = { codops: { abc: { endpoints: { one: { components: { [name]: 1 } } } } } };
+      expect(() => loadPersonalisationConfig({ PERSONALISATION_CONFIG: JSON.stringify(components) })).toThrow(PersonalisationConfigError);
+      const fallback = { codops: { abc: { endpoints: { one: { components: { trending: 1 }, fallback: name } } } } };
+      expect(() => loadPersonalisationConfig({ PERSONALISATION_CONFIG: JSON.stringify(fallback) })).toThrow(PersonalisationConfigError);
+    }
+  });
+
   it('reads CODOPS_SECRETS, or makes one secret per codops in DATA_DIR', () => {
     expect(loadCodopsSecrets(['zzebu'], { CODOPS_SECRETS: 'zzebu:0123456789abcdef,other:fedcba9876543210' }, '/nonexistent')).toEqual(
       new Map([

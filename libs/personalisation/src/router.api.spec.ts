@@ -8,6 +8,7 @@ import { createGateway } from '@udp/gateway-core';
 import { closeServer, listen } from '@udp/runtime';
 import { createLogger } from '@udp/telemetry';
 import { personalisationRouter } from './router';
+import { FailureLimiter } from './secrets';
 
 /**
  * The gateway's personalisation route through the real gateway, against a stand-in history service whose answers
@@ -20,6 +21,7 @@ let mode: 'ok' | 'fail' | 'hang' | 'trending-fails' = 'ok';
 let service: Server;
 let gateway: Server;
 let http: ReturnType<typeof request>;
+let serviceUrl = '';
 const u = '0b6f4d0c-8c77-4a3b-9a7e-2f1c0f6b6a10';
 const secret = 'zzebu-debug-secret-0123456789';
 
@@ -38,8 +40,10 @@ const config: PersonalisationConfig = {
         later: { components: { 'watch-later': 1 }, fallback: 'trending', budget_ms: 300, default_size: 20 },
       },
     },
+    zzabc: { tracing: true, endpoints: { trending: { components: { trending: 1 }, budget_ms: 300, default_size: 20 } } },
   },
 };
+const abcSecret = 'zzabc-debug-secret-0123456789';
 
 beforeAll(async () => {
   const fake = express();
@@ -78,6 +82,7 @@ beforeAll(async () => {
   ({ server: service } = await listen(fake, 0, '127.0.0.1'));
   const address = service.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  serviceUrl = url;
   const authenticator = new Authenticator({ jwtSecret, issuer: DEV_ISSUER });
   const app = createGateway({
     routes: [],
@@ -191,6 +196,25 @@ it('refuses a bad u or size with 400 naming the field, and an unknown codops or 
   expect((await http.get(`/api/v1/zzebu/nope?u=${u}`)).status).toBe(404);
 });
 
+describe('given a component override that is a name every object has', () => {
+  // `in` finds Object.prototype's names: `constructor` passed the check and the call failed with a 500.
+  it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__'])(
+    'when component=%s, then 400 naming the field, never a 5xx',
+    async (name) => {
+      const res = await http.get(`/api/v1/zzebu/trending?u=${u}&component=${name}`).set('x-service-debug-secret', secret);
+      expect(res.status).toBe(400);
+      expect(res.body.errors[0].field).toBe('component');
+    },
+  );
+
+  it('when the codops or endpoint is such a name, then 404', async () => {
+    for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
+      expect((await http.get(`/api/v1/${name}/trending?u=${u}`)).status).toBe(404);
+      expect((await http.get(`/api/v1/zzebu/${name}?u=${u}`)).status).toBe(404);
+    }
+  });
+});
+
 it('never passes the debug secret (nor the client credentials) to a service', async () => {
   await http
     .get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`)
@@ -226,4 +250,80 @@ it('answers a wrong secret without the block, then 429 after too many', async ()
   expect(last.headers['retry-after']).toBeDefined();
   // Without the header the endpoint still answers.
   expect((await http.get(`/api/v1/zzebu/trending?u=${u}`)).status).toBe(200);
+});
+
+describe('the debug-secret lockout, per codops and client', () => {
+  /** A gateway of its own with a fresh lockout of 3 wrong secrets; `trustProxy` as the edge's TRUSTED_PROXIES sets it. */
+  async function gatewayWith(trustProxy?: string) {
+    const authenticator = new Authenticator({ jwtSecret, issuer: DEV_ISSUER });
+    const app = createGateway({
+      routes: [],
+      identity,
+      authenticator,
+      logger: createLogger('test', 'silent'),
+      routers: [
+        personalisationRouter({
+          config,
+          secrets: new Map([
+            ['zzebu', secret],
+            ['zzabc', abcSecret],
+          ]),
+          services: { history: serviceUrl, playlist: serviceUrl },
+          identity,
+          authenticator,
+          limiter: new FailureLimiter(3),
+        }),
+      ],
+    });
+    if (trustProxy) app.set('trust proxy', trustProxy);
+    const { server, port } = await listen(app, 0, '127.0.0.1');
+    return { http: request(`http://127.0.0.1:${port}`), close: () => closeServer(server) };
+  }
+  const trending = (h: ReturnType<typeof request>, codops: string, key: string, headers: Record<string, string> = {}) =>
+    h.get(`/api/v1/${codops}/trending?u=${u}`).set('x-service-debug-secret', key).set(headers);
+
+  it('given no trusted proxy, when a client locked out sends its own X-Forwarded-For or Forwarded, then it stays locked out', async () => {
+    const gw = await gatewayWith();
+    try {
+      for (let i = 1; i <= 3; i++)
+        expect((await trending(gw.http, 'zzebu', 'wrong', { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(200);
+      const spoofs: Array<Record<string, string>> = [{ 'x-forwarded-for': '198.51.100.99' }, { forwarded: 'for=198.51.100.98' }, {}];
+      for (const headers of spoofs) {
+        const res = await trending(gw.http, 'zzebu', secret, headers);
+        expect(res.status).toBe(429);
+        expect(res.body.detail).toMatch(/too many wrong debug secrets/);
+      }
+      // Another codops of the same client has its own bucket.
+      const other = await trending(gw.http, 'zzabc', abcSecret);
+      expect(other.status).toBe(200);
+      expect(other.body.debug_spans).toBeDefined();
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('given an ingress the gateway trusts, when one client behind it is locked out, then the others are not', async () => {
+    const gw = await gatewayWith('loopback');
+    try {
+      const mallory = { 'x-forwarded-for': '203.0.113.66' };
+      for (let i = 0; i < 3; i++) await trending(gw.http, 'zzebu', 'wrong', mallory);
+      expect((await trending(gw.http, 'zzebu', secret, mallory)).status).toBe(429);
+      const alice = await trending(gw.http, 'zzebu', secret, { 'x-forwarded-for': '203.0.113.7' });
+      expect(alice.status).toBe(200);
+      expect(alice.body.debug_spans).toBeDefined();
+    } finally {
+      await gw.close();
+    }
+  });
+
+  it('given an ingress the gateway trusts, when an IPv6 client rotates its addresses within its /64, then it is one client', async () => {
+    const gw = await gatewayWith('loopback');
+    try {
+      for (let i = 1; i <= 3; i++) await trending(gw.http, 'zzebu', 'wrong', { 'x-forwarded-for': `2001:db8:7:9::${i}` });
+      expect((await trending(gw.http, 'zzebu', secret, { 'x-forwarded-for': '2001:db8:7:9:abcd::4' })).status).toBe(429);
+      expect((await trending(gw.http, 'zzebu', secret, { 'x-forwarded-for': '2001:db8:7:a::1' })).status).toBe(200);
+    } finally {
+      await gw.close();
+    }
+  });
 });

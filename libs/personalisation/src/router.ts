@@ -11,9 +11,9 @@ import {
 } from '@udp/contracts';
 import { HttpError, badRequest, mountRoute, unauthorized } from '@udp/http-kit';
 import { DEBUG_SECRET_HEADER, type DebugSpan, debugSpanCapture, orderByEnd } from '@udp/telemetry';
-import { BUILT_IN_COMPONENTS, type ServiceUrls } from './components';
+import { type Component, type ServiceUrls, builtInComponent } from './components';
 import { bucketOf, componentFor } from './selection';
-import { FailureLimiter, secretMatches } from './secrets';
+import { FailureLimiter, lockoutKey, secretMatches } from './secrets';
 import type { ServiceCall } from './service-client';
 
 /** The identity the gateway signs for calls that read no one's data (an anonymous caller's `trending`). */
@@ -60,7 +60,8 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
     const codops = Object.hasOwn(config.codops, codopsName) ? config.codops[codopsName] : undefined;
     const endpoint = codops && Object.hasOwn(codops.endpoints, endpointName) ? codops.endpoints[endpointName] : undefined;
     if (!codops || !endpoint) throw new HttpError(404, 'Not Found', 'unknown codops or endpoint');
-    if (query.component && !(query.component in endpoint.components)) {
+    // Own names only: `component=constructor` names no component (an `in` test would find Object's and fail later).
+    if (query.component && !Object.hasOwn(endpoint.components, query.component)) {
       throw badRequest(`component must be one of ${Object.keys(endpoint.components).join(', ')}`, [
         { field: 'component', message: 'not a component of this endpoint' },
       ]);
@@ -71,7 +72,8 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
     delete req.headers[DEBUG_SECRET_HEADER];
     let debug = false;
     if (given !== undefined) {
-      const key = `${req.ip}\u0000${codopsName}`;
+      // Per codops and client (req.ip: the peer, or the client named by a proxy the gateway trusts).
+      const key = lockoutKey(codopsName, req.ip);
       const wait = limiter.blocked(key);
       if (wait !== null)
         throw new HttpError(429, 'Too Many Requests', 'too many wrong debug secrets; retry later', undefined, {
@@ -172,7 +174,7 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
       answer.debug = debugBlock;
       answer.debug_spans = {
         trace_id: traceId,
-        spans: codops.tracing && gatewaySpan.isRecording() ? collectSpans(traceId, call.spans) : [],
+        spans: codops.tracing && gatewaySpan.isRecording() ? collectSpans(gatewaySpan, call.spans) : [],
       };
     }
     own?.end();
@@ -194,7 +196,7 @@ async function runEndpoint(
   timings: Record<string, number>,
 ): Promise<Outcome> {
   const run = async (component: string, fallback?: { reason: string }): Promise<EndpointItem[]> => {
-    const definition = BUILT_IN_COMPONENTS[component];
+    const definition = componentNamed(component);
     return tracer().startActiveSpan(`${endpointName}/${component}`, { kind: SpanKind.INTERNAL }, async (span) => {
       span.setAttributes({
         ...common,
@@ -229,7 +231,7 @@ async function runEndpoint(
     });
   };
 
-  if (BUILT_IN_COMPONENTS[chosen].personal && !userId) {
+  if (componentNamed(chosen).personal && !userId) {
     const fallback = { reason: 'anonymous' };
     return { component: TRENDING, items: await run(TRENDING, fallback), fallback };
   }
@@ -239,7 +241,7 @@ async function runEndpoint(
     const reason = error instanceof ComponentTimeout ? 'timeout' : 'error';
     let fallbackName = endpoint.fallback;
     if (!fallbackName) throw new HttpError(503, 'Service Unavailable', `${chosen} failed and the endpoint has no fallback`);
-    if (BUILT_IN_COMPONENTS[fallbackName].personal && !userId) fallbackName = TRENDING;
+    if (componentNamed(fallbackName).personal && !userId) fallbackName = TRENDING;
     const fallback = { reason };
     try {
       return { component: fallbackName, items: await run(fallbackName, fallback), fallback };
@@ -249,11 +251,22 @@ async function runEndpoint(
   }
 }
 
-/** This process's spans of the trace plus those the services handed back, once each, ordered by end. */
-function collectSpans(traceId: string, handedBack: DebugSpan[]): DebugSpan[] {
-  const local = debugSpanCapture.collect(traceId);
+/**
+ * This process's spans of this call (by the gateway span's id: never other calls of the same trace id) plus those
+ * the services handed back for it, once each, ordered by end.
+ */
+function collectSpans(gatewaySpan: Span, handedBack: DebugSpan[]): DebugSpan[] {
+  const traceId = gatewaySpan.spanContext().traceId;
+  const local = debugSpanCapture.collect(gatewaySpan.spanContext().spanId);
   const localIds = new Set(local.map((s) => s.span_id));
   return orderByEnd([...handedBack.filter((s) => s.trace_id === traceId && !localIds.has(s.span_id)), ...local]);
+}
+
+/** A component the configuration named (checked at start-up, so always found). */
+function componentNamed(name: string): Component {
+  const component = builtInComponent(name);
+  if (!component) throw new Error(`no component ${name}`);
+  return component;
 }
 
 const round = (ms: number) => Math.round(ms * 10) / 10;

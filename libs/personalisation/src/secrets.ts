@@ -1,4 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
+import { isIPv4, isIPv6 } from 'node:net';
 import { fileSecret } from '@udp/auth';
 
 /**
@@ -33,13 +34,40 @@ export function secretMatches(expected: string | undefined, given: string): bool
   return timingSafeEqual(a, b);
 }
 
-/** Wrong secrets per client address: at most `limit` per `windowMs`, then 429 until the window passes. */
+/**
+ * The lockout bucket of a wrong debug secret: the codops and the client. The client is the address Express gives
+ * (`req.ip`: the socket's peer, or the client an ingress named when the gateway trusts it as a proxy; a header a
+ * client sends itself changes nothing otherwise), an IPv6 client by its /64 (one subscriber's network: rotating
+ * addresses within it would otherwise give fresh buckets).
+ */
+export function lockoutKey(codops: string, address: string | undefined): string {
+  return `${codops}\u0000${clientOf(address ?? '')}`;
+}
+
+function clientOf(address: string): string {
+  const plain = address.split('%')[0];
+  const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(plain)?.[1];
+  if (mapped || isIPv4(plain)) return mapped ?? plain;
+  if (!isIPv6(plain)) return plain;
+  const [head, tail] = plain.split('::');
+  const groups = (part: string | undefined) => (part ? part.split(':') : []);
+  const left = groups(head);
+  const right = tail === undefined ? [] : groups(tail);
+  const full = [...left, ...new Array<string>(8 - left.length - right.length).fill('0'), ...right];
+  return `${full
+    .slice(0, 4)
+    .map((g) => parseInt(g, 16).toString(16))
+    .join(':')}::/64`;
+}
+
+/** Wrong secrets per lockout key: at most `limit` per `windowMs`, then 429 until the window passes. */
 export class FailureLimiter {
   private readonly failures = new Map<string, { count: number; since: number }>();
   constructor(
     private readonly limit = 5,
     private readonly windowMs = 60_000,
     private readonly now: () => number = Date.now,
+    private readonly maxKeys = 100_000,
   ) {}
 
   blocked(key: string): number | null {
@@ -57,8 +85,23 @@ export class FailureLimiter {
     const now = this.now();
     const entry = this.failures.get(key);
     if (!entry || entry.since + this.windowMs <= now) {
-      if (this.failures.size > 100_000) this.failures.clear();
+      this.failures.delete(key);
+      if (this.failures.size >= this.maxKeys) this.evictOne(now);
       this.failures.set(key, { count: 1, since: now });
     } else entry.count++;
+  }
+
+  /**
+   * A bound against many keys. It used to clear every entry at once, so a client with many addresses could lift
+   * every lockout, its own included; now it forgets one entry, the oldest that is not locked out (or expired), and
+   * only when the oldest 1000 are all locked out, the oldest of them.
+   */
+  private evictOne(now: number): void {
+    let checked = 0;
+    for (const [key, entry] of this.failures) {
+      if (entry.count < this.limit || entry.since + this.windowMs <= now) return void this.failures.delete(key);
+      if (++checked >= 1000) break;
+    }
+    this.failures.delete(this.failures.keys().next().value as string);
   }
 }

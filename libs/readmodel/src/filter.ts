@@ -116,7 +116,12 @@ export function cloneData<T>(value: T): T {
   if (value === null || typeof value !== 'object') return value;
   if (Array.isArray(value)) return value.map(cloneData) as T;
   const copy: Record<string, unknown> = {};
-  for (const key in value) copy[key] = cloneData((value as Record<string, unknown>)[key]);
+  for (const key in value) {
+    const item = cloneData((value as Record<string, unknown>)[key]);
+    // A JSON field may be called `__proto__`: an assignment would set the copy's prototype instead.
+    if (key === '__proto__') Object.defineProperty(copy, key, { value: item, enumerable: true, writable: true, configurable: true });
+    else copy[key] = item;
+  }
   return copy as T;
 }
 

@@ -59,3 +59,14 @@ describe('memory read model: index order through writes and reads in any interle
     }
   });
 });
+
+describe('memory read model: documents holding JSON a client wrote', () => {
+  it('keeps a field called __proto__ as data (a copy by assignment would set its prototype instead)', async () => {
+    const store = new MemoryReadModelStore();
+    const doc = JSON.parse('{"_id":"d1","revision":1,"value":{"__proto__":{"polluted":true},"b":2}}') as { _id: string; revision: number };
+    await store.collection('c').upsertIfNewer(doc);
+    const read = (await store.collection('c').get('d1')) as unknown as { value: object };
+    expect(JSON.stringify(read.value)).toBe('{"__proto__":{"polluted":true},"b":2}');
+    expect(Object.getPrototypeOf(read.value)).toBe(Object.prototype);
+  });
+});

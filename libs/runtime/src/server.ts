@@ -1,6 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
-import { ConfigError } from '@udp/config';
+import { type CommonConfig, ConfigError, commonConfigSchema } from '@udp/config';
+import type { Logger } from '@udp/telemetry';
 
 /** A port someone else holds: a setting to change, said in one line instead of a stack trace. */
 function portProblem(error: NodeJS.ErrnoException, port: number, host: string): Error {
@@ -19,15 +20,77 @@ export function assertPortFree(port: number, host: string): Promise<void> {
   });
 }
 
-/** Starts listening; resolves with the bound port (PORT=0 picks a free one, for tests). */
-export function listen(app: Express, port: number, host: string): Promise<{ server: Server; port: number }> {
+/** How long a client may take and how many connections it may hold (docs/architecture.md, "The public edge"). */
+export interface ServerLimits {
+  /** The request line and headers must arrive within this (408 and closed after). */
+  headersTimeoutMs: number;
+  /** The whole request, body included, must arrive within this: a slow body cannot hold a connection longer. */
+  requestTimeoutMs: number;
+  /** An idle keep-alive connection is closed after this. */
+  keepAliveTimeoutMs: number;
+  /** Connections beyond this many are dropped at once (0: no cap). */
+  maxConnections: number;
+}
+
+/** The limits as configured (`HTTP_*` in libs/config); a bad pair is a start-up error naming both variables. */
+export function serverLimitsOf(config: CommonConfig): ServerLimits {
+  if (config.HTTP_HEADERS_TIMEOUT_MS > config.HTTP_REQUEST_TIMEOUT_MS)
+    throw new ConfigError(
+      `invalid configuration:\n  HTTP_HEADERS_TIMEOUT_MS: ${config.HTTP_HEADERS_TIMEOUT_MS} must not exceed HTTP_REQUEST_TIMEOUT_MS (${config.HTTP_REQUEST_TIMEOUT_MS})`,
+    );
+  return {
+    headersTimeoutMs: config.HTTP_HEADERS_TIMEOUT_MS,
+    requestTimeoutMs: config.HTTP_REQUEST_TIMEOUT_MS,
+    keepAliveTimeoutMs: config.HTTP_KEEP_ALIVE_TIMEOUT_MS,
+    maxConnections: config.HTTP_MAX_CONNECTIONS,
+  };
+}
+
+/** The defaults of `serverLimitsOf`, for servers started without a configuration (tests). */
+export const DEFAULT_SERVER_LIMITS: ServerLimits = serverLimitsOf(commonConfigSchema.parse({}));
+
+/**
+ * Starts listening; resolves with the bound port (PORT=0 picks a free one, for tests). Every server of the system
+ * (the gateway's and each service's) starts here, so the limits apply to all of them alike.
+ */
+export function listen(
+  app: Express,
+  port: number,
+  host: string,
+  limits: ServerLimits = DEFAULT_SERVER_LIMITS,
+  log?: Pick<Logger, 'warn'>,
+): Promise<{ server: Server; port: number }> {
   return new Promise((resolvePromise, reject) => {
-    const server = app.listen(port, host, (error?: Error) => {
-      if (error) return reject(portProblem(error, port, host));
+    const server = createServer(
+      {
+        headersTimeout: limits.headersTimeoutMs,
+        requestTimeout: limits.requestTimeoutMs,
+        keepAliveTimeout: limits.keepAliveTimeoutMs,
+        // Node checks the two timeouts every 30 s by default, so a slow client would hold on for up to 30 s more:
+        // checked every tenth of the shorter timeout instead (at most every 5 s; a walk over the open connections).
+        connectionsCheckingInterval: Math.min(
+          5000,
+          Math.max(50, Math.floor(Math.min(limits.headersTimeoutMs, limits.requestTimeoutMs) / 10)),
+        ),
+      },
+      app,
+    );
+    if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
+    // A full server is a signal for whoever is on call: one line per 10 s at most, with the number dropped since.
+    let dropped = 0;
+    let loggedAt = 0;
+    server.on('drop', () => {
+      dropped++;
+      if (Date.now() - loggedAt < 10_000) return;
+      log?.warn({ dropped, max_connections: limits.maxConnections }, 'connections dropped: HTTP_MAX_CONNECTIONS reached');
+      loggedAt = Date.now();
+      dropped = 0;
+    });
+    server.once('error', (error: NodeJS.ErrnoException) => reject(portProblem(error, port, host)));
+    server.listen(port, host, () => {
       const address = server.address();
       resolvePromise({ server, port: typeof address === 'object' && address ? address.port : port });
     });
-    server.keepAliveTimeout = 65_000;
   });
 }
 

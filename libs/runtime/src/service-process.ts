@@ -4,7 +4,7 @@ import type { Bus } from '@udp/bus';
 import { type CommonConfig, loadConfig, type z } from '@udp/config';
 import { createLogger, startTracing, type Logger } from '@udp/telemetry';
 import { type Adapters, closeAdapters, openAdapters } from './adapters';
-import { closeServer, listen } from './server';
+import { closeServer, listen, serverLimitsOf } from './server';
 
 /** What makes a service itself; the rest of running it is the same for every service. */
 export interface ServiceDefinition<S extends z.ZodType<CommonConfig>> {
@@ -30,11 +30,12 @@ export interface RunningService {
 export function serviceProcess<S extends z.ZodType<CommonConfig>>(definition: ServiceDefinition<S>) {
   return async function start(env: NodeJS.ProcessEnv = process.env, shared: { bus?: Bus } = {}): Promise<RunningService> {
     const config = loadConfig(definition.configSchema, env);
+    const limits = serverLimitsOf(config);
     startTracing({ serviceName: definition.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
     const logger = createLogger(definition.name, config.LOG_LEVEL);
     const adapters = await openAdapters(config, definition.name, shared, logger);
     const service = await definition.create({ adapters, config, logger });
-    const { server, port } = await listen(service.app, config.PORT ?? definition.defaultPort, config.HOST);
+    const { server, port } = await listen(service.app, config.PORT ?? definition.defaultPort, config.HOST, limits, logger);
     logger.info({ port, ...adapters.describe, ...definition.describe?.(config) }, `${definition.name} listening`);
     return {
       port,

@@ -1,5 +1,5 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
-import { type Context, type HrTime, SpanKind } from '@opentelemetry/api';
+import { type Context, type HrTime, SpanKind, trace } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { redactAttributes } from './redaction';
 
@@ -38,50 +38,75 @@ function toDebugSpan(span: ReadableSpan, endMs?: number): DebugSpan {
 }
 
 /**
- * Keeps, in this process, the spans of recent recorded traces (before the tail's export decision), so a debug call
- * can return all spans of its own trace. Spans still open (the gateway span while it writes the answer, a service's
- * server span while it writes its headers) are shown as they are at that moment, ending then. Ended spans are kept
- * as the SDK made them and shaped for the debug block only when one is asked for: nearly no trace ever is.
+ * Keeps, in this process, the spans of recent recorded calls (before the tail's export decision), so a debug call
+ * can return the spans of its own call. Spans are grouped by their local root: the span this process started
+ * without a local parent (the gateway's server span; a service's server span under the gateway's remote client
+ * span). A call collects by its own root span id, never by trace id: a trace id can be chosen by a client (a
+ * `traceparent`), a root span id is made here, so no other call's spans can join a debug block, even in the same
+ * trace. Spans still open (the gateway span while it writes the answer) are shown as they are at that moment,
+ * ending then. Ended spans are kept as the SDK made them and shaped only when a block is asked for.
  */
 export class DebugSpanCapture implements SpanProcessor {
+  /** Ended spans by local root span id (insertion order: oldest first, evicted beyond maxCalls). */
   private readonly ended = new Map<string, ReadableSpan[]>();
-  private readonly open = new Map<string, Span>();
+  /** Open spans by span id, with their local root. */
+  private readonly open = new Map<string, { span: Span; root: string }>();
+  /** Local root of each span seen, so a child started under an ended parent still joins its call. */
+  private readonly rootOf = new Map<string, string>();
 
-  constructor(private readonly maxTraces = 2000) {}
+  constructor(private readonly maxCalls = 2000) {}
 
-  onStart(span: Span, _context: Context): void {
-    this.open.set(span.spanContext().spanId, span);
+  onStart(span: Span, parentContext: Context): void {
+    const spanId = span.spanContext().spanId;
+    const parent = trace.getSpanContext(parentContext);
+    // A remote parent (another process, or a caller) starts a new local call.
+    const root = (parent && !parent.isRemote && this.rootOf.get(parent.spanId)) || spanId;
+    if (this.rootOf.size >= this.maxCalls * 64) this.rootOf.delete(this.rootOf.keys().next().value as string);
+    this.rootOf.set(spanId, root);
+    this.open.set(spanId, { span, root });
   }
 
   onEnd(span: ReadableSpan): void {
-    const { traceId, spanId } = span.spanContext();
+    const { spanId } = span.spanContext();
+    const root = this.open.get(spanId)?.root ?? this.rootOf.get(spanId) ?? spanId;
     this.open.delete(spanId);
-    let spans = this.ended.get(traceId);
+    let spans = this.ended.get(root);
     if (!spans) {
-      if (this.ended.size >= this.maxTraces) this.ended.delete(this.ended.keys().next().value as string);
-      this.ended.set(traceId, (spans = []));
+      if (this.ended.size >= this.maxCalls) this.evict(this.ended.keys().next().value as string);
+      this.ended.set(root, (spans = []));
     }
     spans.push(span);
   }
 
-  /** Every span of the trace seen here: the ended ones, then the open ones as of now; ordered by end time. */
+  /** The local root of a span seen here (itself when it is one, or unknown). */
+  localRootOf(spanId: string): string {
+    return this.rootOf.get(spanId) ?? spanId;
+  }
+
+  /**
+   * Every span of the call whose local root is (or whose span tree holds) `spanId`: the ended ones, then the open
+   * ones as of now; ordered by end time.
+   */
   // The SDK times spans on performance.timeOrigin + performance.now(), which drifts from Date.now(): same clock here.
-  collect(traceId: string, now = performance.timeOrigin + performance.now()): DebugSpan[] {
-    const spans = (this.ended.get(traceId) ?? []).map((span) => toDebugSpan(span));
-    for (const span of this.open.values()) {
-      if (span.spanContext().traceId === traceId) spans.push(toDebugSpan(span as unknown as ReadableSpan, now));
+  collect(spanId: string, now = performance.timeOrigin + performance.now()): DebugSpan[] {
+    const root = this.localRootOf(spanId);
+    const spans = (this.ended.get(root) ?? []).map((span) => toDebugSpan(span));
+    for (const entry of this.open.values()) {
+      if (entry.root === root) spans.push(toDebugSpan(entry.span as unknown as ReadableSpan, now));
     }
     return orderByEnd(spans);
   }
 
-  forget(traceId: string): void {
-    this.ended.delete(traceId);
+  private evict(root: string): void {
+    for (const span of this.ended.get(root) ?? []) this.rootOf.delete(span.spanContext().spanId);
+    this.ended.delete(root);
   }
 
   async forceFlush(): Promise<void> {}
   async shutdown(): Promise<void> {
     this.ended.clear();
     this.open.clear();
+    this.rootOf.clear();
   }
 }
 

@@ -1,6 +1,7 @@
 import {
   type Attributes,
   type Context,
+  type SpanContext,
   type SpanKind,
   type TextMapGetter,
   type TextMapPropagator,
@@ -113,25 +114,39 @@ export class EndpointRateSampler implements Sampler {
 
   shouldSample(context: Context, _traceId: string, name: string, _kind: SpanKind, attributes: Attributes): SamplingResult {
     const parent = trace.getSpanContext(context);
-    if (parent && trace.isSpanContextValid(parent)) {
-      // A child follows its trace: recorded when the trace is (the tail decides what is exported).
-      return {
-        decision: parent.traceFlags & 1 ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD,
-        traceState: parent.traceState,
-      };
-    }
+    const valid = parent !== undefined && trace.isSpanContextValid(parent);
+    // A child in this process follows its trace: recorded when the trace is (the tail decides what is exported).
+    if (valid && !parent.isRemote) return this.follow(parent);
     // First, as it is the cheapest: most calls, where nothing but a debug block would read their spans.
-    if (this.options.recordEveryTrace === false && context.getValue(DEBUG_REQUESTED) !== true) {
+    if (this.options.recordEveryTrace === false && context.getValue(DEBUG_REQUESTED) !== true && !valid) {
       return { decision: SamplingDecision.NOT_RECORD };
     }
     const key = (this.options.keyOf ?? endpointKeyOf)(name, attributes);
+    // Opted out whoever the caller is: a sampled parent does not make an opted-out codops recorded.
     if (this.options.optedOut?.(key)) return { decision: SamplingDecision.NOT_RECORD };
+    if (valid) {
+      // A remote parent: our own head decided when the trace state carries our key (a service under the gateway),
+      // and an unsampled parent is not recorded. Otherwise (a caller trusted at the edge, whose context the gateway
+      // kept) the sampled flag decides nothing: the trace gets this head's decision, as if it started here, so no
+      // caller can force a keep probability of 1 by sending a sampled traceparent without our state.
+      if (parent.traceState?.get(STATE_KEY) !== undefined || !(parent.traceFlags & 1)) return this.follow(parent);
+      if (this.options.recordEveryTrace === false && context.getValue(DEBUG_REQUESTED) !== true) {
+        return { decision: SamplingDecision.NOT_RECORD };
+      }
+    }
     const rate = this.meter.observe(key);
     const p = Math.min(1, this.options.tracesPerEndpointPerS / rate);
     return {
       decision: SamplingDecision.RECORD_AND_SAMPLED,
-      traceState: createTraceState().set(STATE_KEY, `p:${p.toFixed(6)}`),
+      traceState: (valid && parent.traceState ? parent.traceState : createTraceState()).set(STATE_KEY, `p:${p.toFixed(6)}`),
       attributes: { 'sampling.endpoint': key, 'sampling.probability': Number(p.toFixed(6)) },
+    };
+  }
+
+  private follow(parent: SpanContext): SamplingResult {
+    return {
+      decision: parent.traceFlags & 1 ? SamplingDecision.RECORD_AND_SAMPLED : SamplingDecision.NOT_RECORD,
+      traceState: parent.traceState,
     };
   }
 

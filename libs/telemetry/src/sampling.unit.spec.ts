@@ -93,9 +93,41 @@ describe('sampling per endpoint from its measured rate', () => {
     expect(endpointKeyOf('GET', { 'http.target': '/api/history/v2/urn:a?x=1' })).toBe('/api/history/v2');
   });
 
-  it('does not record opted-out endpoints', () => {
+  it("does not record opted-out endpoints, even under a sampled remote parent (ours or a caller's)", () => {
     const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, optedOut: (key) => key.startsWith('/api/v1/zzoff/') });
-    expect(sampler.shouldSample(ROOT_CONTEXT, '', 'GET', SpanKind.SERVER, { 'url.path': '/api/v1/zzoff/trending' }).decision).toBe(0);
+    const attributes = { 'url.path': '/api/v1/zzoff/trending' };
+    expect(sampler.shouldSample(ROOT_CONTEXT, '', 'GET', SpanKind.SERVER, attributes).decision).toBe(SamplingDecision.NOT_RECORD);
+    for (const state of ['', 'udp=p:1.000000']) {
+      const parent = trace.setSpanContext(ROOT_CONTEXT, {
+        traceId: traceId(),
+        spanId: '0123456789abcdef',
+        traceFlags: TraceFlags.SAMPLED,
+        isRemote: true,
+        traceState: createTraceState(state),
+      });
+      expect(sampler.shouldSample(parent, '', 'GET', SpanKind.SERVER, attributes).decision).toBe(SamplingDecision.NOT_RECORD);
+    }
+  });
+
+  it("gives a sampled remote parent without our tracestate the endpoint's keep probability, not 1", () => {
+    let now = 0;
+    const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, meter: new RateMeter(10, () => now) });
+    const attributes = { 'url.path': '/api/v1/zzebu/busy' };
+    // A busy endpoint: 1000 calls in one second.
+    for (let i = 0; i < 1000; i++) sampler.shouldSample(ROOT_CONTEXT, '', 'GET', SpanKind.SERVER, attributes);
+    now = 999;
+    const caller = trace.setSpanContext(ROOT_CONTEXT, {
+      traceId: traceId(),
+      spanId: '0123456789abcdef',
+      traceFlags: TraceFlags.SAMPLED,
+      isRemote: true,
+      traceState: createTraceState('vendor=x'),
+    });
+    const result = sampler.shouldSample(caller, '', 'GET', SpanKind.SERVER, attributes);
+    expect(result.decision).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+    const state = result.traceState!;
+    expect(state.get('vendor')).toBe('x');
+    expect(keepProbabilityOf(rootSpan(traceId(), state.serialize()))).toBeLessThan(0.02);
   });
 });
 
@@ -114,11 +146,24 @@ describe('where nothing exports spans, only calls that ask for their debug block
     expect(decide(incoming({ 'x-service-debug-secret': 'whatever' }))).toBe(SamplingDecision.RECORD_AND_SAMPLED);
   });
 
-  it('given a recorded parent, a child span is recorded; given a non-recorded one, it is not', () => {
-    const parent = (flags: TraceFlags) =>
-      trace.setSpanContext(ROOT_CONTEXT, { traceId: traceId(), spanId: '0123456789abcdef', traceFlags: flags, isRemote: true });
-    expect(decide(parent(TraceFlags.SAMPLED))).toBe(SamplingDecision.RECORD_AND_SAMPLED);
-    expect(decide(parent(TraceFlags.NONE))).toBe(SamplingDecision.NOT_RECORD);
+  it('given a recorded parent of our trace (our tracestate), a span is recorded; given a non-recorded one, it is not', () => {
+    const parent = (flags: TraceFlags, isRemote: boolean) =>
+      trace.setSpanContext(ROOT_CONTEXT, {
+        traceId: traceId(),
+        spanId: '0123456789abcdef',
+        traceFlags: flags,
+        isRemote,
+        traceState: createTraceState('udp=p:0.500000'),
+      });
+    for (const remote of [true, false]) {
+      expect(decide(parent(TraceFlags.SAMPLED, remote))).toBe(SamplingDecision.RECORD_AND_SAMPLED);
+      expect(decide(parent(TraceFlags.NONE, remote))).toBe(SamplingDecision.NOT_RECORD);
+    }
+  });
+
+  it('given a sampled remote parent without our tracestate (a caller), then it is not recorded unless it asks for its block', () => {
+    const foreign = trace.setSpanContext(ROOT_CONTEXT, { traceId: traceId(), spanId: '0123456789abcdef', traceFlags: 1, isRemote: true });
+    expect(decide(foreign)).toBe(SamplingDecision.NOT_RECORD);
   });
 
   it('with an exporter (the default), every trace is recorded', () => {

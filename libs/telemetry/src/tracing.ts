@@ -2,6 +2,7 @@ import type { Context } from '@opentelemetry/api';
 import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { debugSpanCapture } from './debug-spans';
+import { EdgePropagator, linkCallerTrace, noteIncomingRequest } from './edge';
 import { redactAttributes } from './redaction';
 import { DebugRequestPropagator, EndpointRateSampler, TailSamplingProcessor } from './sampling';
 
@@ -86,8 +87,14 @@ export function startTracing(options: TracingOptions): boolean {
   });
   // W3C trace context and baggage (the SDK's defaults), plus the mark of a call that asks for its debug block.
   provider.register({
+    // The W3C part is not extracted from untrusted callers at the public edge (edge.ts).
     propagator: new core.CompositePropagator({
-      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator(), new DebugRequestPropagator()],
+      propagators: [
+        new EdgePropagator(
+          new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] }),
+        ),
+        new DebugRequestPropagator(),
+      ],
     }),
   });
   registerInstrumentations({ tracerProvider: provider, instrumentations: instrumentations() });
@@ -104,10 +111,16 @@ function instrumentations() {
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
   const list: import('@opentelemetry/instrumentation').Instrumentation[] = [
     new HttpInstrumentation({
+      // Runs before the trace context is read: marks an untrusted caller's request at the public edge (edge.ts).
+      startIncomingSpanHook: (request) => {
+        noteIncomingRequest(request);
+        return {};
+      },
       // Query strings can hold personal data: keep only the path in span names and attributes.
       requestHook: (span, request) => {
         const path = 'path' in request && typeof request.path === 'string' ? request.path.split('?')[0] : undefined;
         if (path) span.setAttribute('url.path', path);
+        linkCallerTrace(span, request);
       },
     }),
   ];

@@ -30,6 +30,8 @@ let receiverPort: number;
 const received: Array<{ body: string; signature: string }> = [];
 const messages: ReceivedMessage[] = [];
 let failSources = false;
+/** The history source fails after its first page (a service going away in the middle of an export). */
+let failHalfWay = false;
 
 /** A user's data: 2,500 history entries (three pages), one playlist, two preferences, a profile. */
 const historyOf = (userId: string) =>
@@ -42,7 +44,10 @@ const areas = (userId: string): ExportArea[] => {
       kind: 'array',
       items: (async function* () {
         const all = historyOf(userId);
-        for (let i = 0; i < all.length; i += 1000) yield all.slice(i, i + 1000);
+        for (let i = 0; i < all.length; i += 1000) {
+          if (failHalfWay && i > 0) throw new Error('history went away');
+          yield all.slice(i, i + 1000);
+        }
       })(),
     },
     {
@@ -266,6 +271,19 @@ describe('POST /api/data/export', () => {
     }
   });
 
+  it('records a failure when a source fails half-way, and leaves no object behind', async () => {
+    const auth = await system.auth('eli');
+    const before = readdirSync(join(dir, 'exports')).length;
+    failHalfWay = true;
+    try {
+      const key = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+      expect(await exportReady(auth, key)).toMatchObject({ status: 'failed', reason: 'the export could not be built' });
+      expect(readdirSync(join(dir, 'exports'))).toHaveLength(before);
+    } finally {
+      failHalfWay = false;
+    }
+  });
+
   it('limits the exports a user keeps at a time', async () => {
     const auth = await system.auth('fay');
     for (let i = 0; i < 4; i++) expect((await system.http.post('/api/data/export').set('authorization', auth).send({})).status).toBe(201);
@@ -379,9 +397,21 @@ describe('listing and deleting', () => {
 describe('DELETE /api/data (erasure coordinator)', () => {
   const { ERASURE_TOPICS } = erasureEvents;
   const completions: ReceivedMessage[] = [];
+  const requests: erasureEvents.ErasureRequestedMessage[] = [];
+  const confirmations: erasureEvents.ErasureConfirmedMessage[] = [];
   let historyAnswers = true;
   beforeAll(async () => {
     await bus.subscribe(ERASURE_TOPICS.completed, 'test-observer', async (m) => void completions.push(m));
+    await bus.subscribe(
+      ERASURE_TOPICS.requested,
+      'test-observer',
+      async (m) => void requests.push(m.value as erasureEvents.ErasureRequestedMessage),
+    );
+    await bus.subscribe(
+      ERASURE_TOPICS.confirmed,
+      'test-observer',
+      async (m) => void confirmations.push(m.value as erasureEvents.ErasureConfirmedMessage),
+    );
     // A stand-in for history-svc's participant (built by its own service): confirms when told to.
     await bus.subscribe(ERASURE_TOPICS.requested, 'history-svc-erasure', async (m) => {
       if (!historyAnswers) return;
@@ -443,5 +473,40 @@ describe('DELETE /api/data (erasure coordinator)', () => {
     });
     await waitUntil(() => completions.some((m) => m.key === 'lea'));
     expect(completions.filter((m) => m.key === 'lea')).toHaveLength(1);
+  });
+
+  it('a request delivered again after the erasure confirms again and leaves the exports the user made since', async () => {
+    const auth = await system.auth('ned');
+    expect((await system.http.delete('/api/data').set('authorization', auth)).status).toBe(204);
+    const request = requests.find((r) => r.userId === 'ned')!;
+    const key = (await system.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
+    expect((await exportReady(auth, key)).status).toBe('ready');
+
+    await bus.publish(ERASURE_TOPICS.requested, [{ key: 'ned', value: request }]);
+    const fromWorker = () => confirmations.filter((c) => c.erasureId === request.erasureId && c.service === 'export-worker');
+    await waitUntil(() => fromWorker().length === 2, 5000, 'the export-worker confirms the redelivered request');
+    expect(fromWorker()[1]).toMatchObject({
+      streamsDeleted: fromWorker()[0].streamsDeleted,
+      documentsDeleted: fromWorker()[0].documentsDeleted,
+    });
+    expect((await system.http.get('/api/data/export').set('authorization', auth)).body.map((s: { key: string }) => s.key)).toEqual([key]);
+    expect((await download(`/api/data/export/public/${key}`)).status).toBe(200);
+  });
+
+  it('requests a pending erasure again, of the participants that have not confirmed only, until it completes', async () => {
+    const auth = await system.auth('ola');
+    historyAnswers = false;
+    const res = await system.http.delete('/api/data').set('authorization', auth);
+    expect([res.status, res.body.confirmed]).toEqual([202, ['export-worker']]);
+    historyAnswers = true;
+    // Pending for less than a minute: not yet requested again.
+    expect(await worker.resumeErasures(60_000)).toBe(0);
+
+    expect(await worker.resumeErasures()).toBe(1);
+    await waitUntil(async () => (await system.http.get(res.headers.location).set('authorization', auth)).body.status === 'completed');
+    const again = requests.filter((r) => r.erasureId === res.body.erasureId);
+    expect(again.map((r) => r.participants)).toEqual([undefined, ['history-svc']]);
+    expect(confirmations.filter((c) => c.erasureId === res.body.erasureId).map((c) => c.service)).toEqual(['export-worker', 'history-svc']);
+    expect(await worker.resumeErasures()).toBe(0);
   });
 });

@@ -125,4 +125,12 @@ describe('sanitiseFileName', () => {
     for (const name of ['', '/', '../..', '\u0001\u0002', 'a/']) expect(sanitiseFileName(name)).toBeNull();
     expect(sanitiseFileName('x'.repeat(500))!.length).toBe(200);
   });
+  it('removes bidirectional controls, so a name cannot show another extension than it has', () => {
+    // "invoice\u202Egpj.exe.zip" shows as "invoicepiz.exe.jpg" (the override reverses what follows it).
+    expect(sanitiseFileName('invoice\u202Egpj.exe')).toBe('invoicegpj.exe.zip');
+    const controls = '\u061c\u200e\u200f\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069';
+    expect(sanitiseFileName(`a${controls}b`)).toBe('ab.zip');
+    expect(sanitiseFileName(controls)).toBeNull();
+    expect(sanitiseFileName('\u05e9\u05dc\u05d5\u05dd')).toBe('\u05e9\u05dc\u05d5\u05dd.zip');
+  });
 });

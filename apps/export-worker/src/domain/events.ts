@@ -6,6 +6,7 @@ import type { exportStreamEvents } from '@udp/contracts';
  */
 export type ExportEvent = exportStreamEvents.ExportStreamEvent;
 export type ErasureEvent = exportStreamEvents.ErasureStreamEvent;
+export type PendingErasureEvent = exportStreamEvents.PendingErasureEvent;
 
 export const EXPORT_STREAM_PREFIX = 'export-';
 export const ERASURE_STREAM_PREFIX = 'erasure-';
@@ -21,6 +22,12 @@ export const userIdOfExportStream = (streamId: string) =>
 /** One stream per erasure; its id is a UUID the coordinator made. */
 export const erasureStreamId = (erasureId: string) => `${ERASURE_STREAM_PREFIX}${erasureId}`;
 export const erasureIdOfStream = (streamId: string) => streamId.slice(ERASURE_STREAM_PREFIX.length);
+
+/**
+ * The user of an erasure not completed yet: a stream of its own, deleted once the erasure completes (its prefix
+ * does not start with `erasure-`, so the erasure statuses never see it).
+ */
+export const pendingErasureStreamId = (erasureId: string) => `pending-erasure-${erasureId}`;
 
 /** Maps stored events to the current shapes. All events are still at version 1, so these are the identity. */
 export function upcastExportEvent(type: string, data: Record<string, unknown>): ExportEvent {

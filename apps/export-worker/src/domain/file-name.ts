@@ -1,14 +1,21 @@
 import { EXPORT_FILE_NAME_MAX } from '@udp/contracts';
 
 /**
+ * Bidirectional controls (ALM, LRM, RLM, embeddings, overrides, isolates): a right-to-left override makes
+ * `invoice<U+202E>piz.exe` look like `invoiceexe.zip`, so a name could show another extension than it has.
+ */
+const BIDI_CONTROLS = /[\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]/g;
+
+/**
  * The name a download is saved under: the last path part only (no directories, no `..`), without control
- * characters, quotes or backslashes, at most EXPORT_FILE_NAME_MAX characters, ending in `.zip`. Null when
+ * characters, bidirectional controls, quotes or backslashes, at most EXPORT_FILE_NAME_MAX characters, ending in `.zip`. Null when
  * nothing usable is left.
  */
 export function sanitiseFileName(given: string): string | null {
   const lastPart = given.split(/[/\\]/).pop() ?? '';
   let name = lastPart
     .replace(/[\u0000-\u001f\u007f-\u009f"]/g, '')
+    .replace(BIDI_CONTROLS, '')
     .replace(/\s+/g, ' ')
     .trim();
   name = name.replace(/^\.+/, '');

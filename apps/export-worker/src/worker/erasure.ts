@@ -5,11 +5,9 @@ import { type Projector, handleCommand, handleCommandVisibly, type WriteSide } f
 import type { EventStore } from '@udp/eventstore';
 import type { Collection } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
-import { exportsDecider } from '../domain/decider';
-import { type ErasureCommand, allConfirmed, erasureDecider } from '../domain/erasure-decider';
-import { type ExportEvent, erasureStreamId, exportStreamId } from '../domain/events';
-import type { ExportDocument } from '../projections/exports';
-import type { ExportStorage } from './storage';
+import { type ErasureCommand, type ErasureState, allConfirmed, erasureDecider } from '../domain/erasure-decider';
+import { type PendingErasureEvent, erasureStreamId, pendingErasureStreamId } from '../domain/events';
+import type { ErasureDocument } from '../projections/erasures';
 
 const { ERASURE_TOPICS } = erasureEvents;
 export const PARTICIPANT = 'export-worker';
@@ -21,6 +19,8 @@ export interface CoordinatorDeps {
   store: EventStore;
   write: WriteSide;
   projector: Pick<Projector, 'waitFor'>;
+  /** The erasure statuses: where the erasures still pending are found. */
+  erasures: Collection<ErasureDocument>;
   bus: Bus;
   participants: string[];
   timeoutMs: number;
@@ -29,9 +29,14 @@ export interface CoordinatorDeps {
 }
 
 /**
- * `DELETE /api/data`: records the erasure on its own stream, publishes `requested`, and waits (bounded) until
- * every participant confirmed. Confirmations are recorded by whichever instance receives them; the last one
- * publishes `completed` and then records it (a crash in between publishes again: at least once).
+ * `DELETE /api/data`: records the erasure on its own stream, keeps its user on a stream of its own until it
+ * completes, publishes `requested`, and waits (bounded) until every participant confirmed. Confirmations are
+ * recorded by whichever instance receives them; the last one publishes `completed`, deletes the user's record and
+ * then records the completion (a crash in between does it again: at least once).
+ *
+ * An accepted erasure is a promise: `resume` publishes the request again, to the participants that have not
+ * confirmed, for every erasure still pending (at start and periodically), so it completes after any crash of the
+ * coordinator (before it published) or of a participant (before it confirmed), whatever the bus kept.
  */
 export function erasureCoordinator(deps: CoordinatorDeps) {
   const run = (erasureId: string, command: Omit<ErasureCommand, 'metadata'>) =>
@@ -48,6 +53,10 @@ export function erasureCoordinator(deps: CoordinatorDeps) {
       metadata: { now: deps.now() },
     } as const;
     const recorded = await handleCommandVisibly(deps.write, streamId, erasureDecider, command, { retries: 0 });
+    // After the record (a crash between the two leaves a pending erasure without a user, never accepted: no user
+    // id left behind), before the answer (every accepted erasure can be published again).
+    const held: PendingErasureEvent = { type: 'PendingErasureRecorded', data: { userId } };
+    await deps.store.appendToStream(pendingErasureStreamId(erasureId), [{ id: randomUUID(), ...held }], { expectedRevision: 'no_stream' });
     const requestedAt = (recorded.events[0].data as { requestedAt: number }).requestedAt;
     const message: erasureEvents.ErasureRequestedMessage = { erasureId, userId, requestedAt };
     await deps.bus.publish(ERASURE_TOPICS.requested, [{ key: userId, value: message }]);
@@ -56,58 +65,80 @@ export function erasureCoordinator(deps: CoordinatorDeps) {
     return { erasureId, completed };
   }
 
-  async function onConfirmed(message: erasureEvents.ErasureConfirmedMessage): Promise<void> {
-    const { erasureId, userId, service, streamsDeleted, documentsDeleted } = message;
-    const confirmed = await run(erasureId, { type: 'ConfirmParticipant', data: { service, streamsDeleted, documentsDeleted } });
-    const state = confirmed.events.reduce(erasureDecider.evolve, confirmed.stateBefore);
-    if (!state.erasureId || state.completed || !allConfirmed(state)) return;
-    const requested = await deps.store.readStream(erasureStreamId(erasureId));
-    const requestedAt = (requested.events[0]?.data as { requestedAt?: number } | undefined)?.requestedAt ?? 0;
-    const completedAt = deps.now();
-    const value: erasureEvents.ErasureCompletedMessage = { erasureId, userId, services: state.participants, requestedAt, completedAt };
-    await deps.bus.publish(ERASURE_TOPICS.completed, [{ key: userId, value }]);
+  async function stateOf(erasureId: string): Promise<{ state: ErasureState; requestedAt: number }> {
+    const { events } = await deps.store.readStream(erasureStreamId(erasureId));
+    const folded = events.map((e) => erasureDecider.upcast(e.type, e.data));
+    const requested = folded.find((e) => e.type === 'ErasureRequested');
+    return {
+      state: erasureDecider.fold(folded, erasureDecider.initialState()),
+      requestedAt: requested?.type === 'ErasureRequested' ? requested.data.requestedAt : 0,
+    };
+  }
+
+  /** The user of an erasure not completed yet; undefined once its record is deleted (or was never written). */
+  async function pendingUser(erasureId: string): Promise<string | undefined> {
+    const { events } = await deps.store.readStream(pendingErasureStreamId(erasureId));
+    const held = events.find((e) => e.type === 'PendingErasureRecorded')?.data as PendingErasureEvent['data'] | undefined;
+    return held?.userId;
+  }
+
+  /** Every participant confirmed: `completed` is published, the user's record deleted, the completion recorded. */
+  async function complete(erasureId: string, state: ErasureState, requestedAt: number, userId: string | undefined): Promise<void> {
+    // Without its user the message was published before a crash that came after the record's deletion.
+    if (userId !== undefined) {
+      const value: erasureEvents.ErasureCompletedMessage = {
+        erasureId,
+        userId,
+        services: state.participants,
+        requestedAt,
+        completedAt: deps.now(),
+      };
+      await deps.bus.publish(ERASURE_TOPICS.completed, [{ key: userId, value }]);
+    }
+    await deps.store.deleteStream(pendingErasureStreamId(erasureId));
     await run(erasureId, { type: 'CompleteErasure', data: {} });
     deps.logger.info({ erasureId }, 'erasure completed');
   }
 
-  return { request, onConfirmed };
-}
+  async function onConfirmed(message: erasureEvents.ErasureConfirmedMessage): Promise<void> {
+    const { erasureId, userId, service, streamsDeleted, documentsDeleted } = message;
+    const confirmed = await run(erasureId, { type: 'ConfirmParticipant', data: { service, streamsDeleted, documentsDeleted } });
+    const state = erasureDecider.fold(confirmed.events, confirmed.stateBefore);
+    if (!state.erasureId || state.completed || !allConfirmed(state)) return;
+    const { requestedAt } = await stateOf(erasureId);
+    await complete(erasureId, state, requestedAt, userId);
+  }
 
-export interface ParticipantDeps {
-  store: EventStore;
-  projector: Pick<Projector, 'waitFor'>;
-  docs: Collection<ExportDocument>;
-  storage: ExportStorage;
-  bus: Bus;
-  now: () => number;
-  logger: Logger;
-}
+  const unknownUser = new Set<string>();
 
-/** The export-worker's own part of an erasure: the user's zips, export stream and statuses, then `confirmed`. */
-export function erasureParticipant(deps: ParticipantDeps) {
-  return async function onRequested(message: erasureEvents.ErasureRequestedMessage): Promise<void> {
-    const { erasureId, userId } = message;
-    const streamId = exportStreamId(userId);
-    const stream = await deps.store.readStream(streamId);
-    const events = stream.events.map((e) => ({ type: e.type, data: e.data }) as ExportEvent);
-    const state = events.reduce(exportsDecider.evolve, exportsDecider.initialState());
-    for (const record of state.exports.values()) for (const id of record.attempts) await deps.storage.remove(id);
-    let streamsDeleted = 0;
-    if (stream.revision >= 0) {
-      // Let the statuses show every event first, so none is projected again after the documents are gone.
-      await deps.projector.waitFor(streamId, stream.revision, 5000);
-      await deps.store.deleteStream(streamId);
-      streamsDeleted = 1;
+  /**
+   * Publishes the request of every erasure pending since `olderThanMs` again, naming only the participants that have
+   * not confirmed; completes one whose confirmations were all recorded before a crash. Returns how many it took up.
+   */
+  async function resume(olderThanMs = 0): Promise<number> {
+    let resumed = 0;
+    for (const doc of await deps.erasures.find({ status: 'pending', requestedAt: { $lte: deps.now() - olderThanMs } })) {
+      const erasureId = doc._id;
+      const { state, requestedAt } = await stateOf(erasureId);
+      if (!state.erasureId || state.completed) continue;
+      const userId = await pendingUser(erasureId);
+      if (allConfirmed(state)) {
+        await complete(erasureId, state, requestedAt, userId);
+      } else if (userId === undefined) {
+        // The coordinator stopped between the record and the user's: the request was never answered, nor published.
+        if (!unknownUser.has(erasureId)) deps.logger.warn({ erasureId }, 'pending erasure without its user: it was never accepted');
+        unknownUser.add(erasureId);
+        continue;
+      } else {
+        const participants = state.participants.filter((p) => !state.confirmed.includes(p));
+        const value: erasureEvents.ErasureRequestedMessage = { erasureId, userId, requestedAt, participants };
+        await deps.bus.publish(ERASURE_TOPICS.requested, [{ key: userId, value }]);
+        deps.logger.info({ erasureId, participants }, 'pending erasure requested again');
+      }
+      resumed++;
     }
-    const documentsDeleted = await deps.docs.deleteMany({ userId });
-    const value: erasureEvents.ErasureConfirmedMessage = {
-      erasureId,
-      userId,
-      service: PARTICIPANT,
-      streamsDeleted,
-      documentsDeleted,
-      confirmedAt: deps.now(),
-    };
-    await deps.bus.publish(ERASURE_TOPICS.confirmed, [{ key: userId, value }]);
-  };
+    return resumed;
+  }
+
+  return { request, onConfirmed, resume };
 }

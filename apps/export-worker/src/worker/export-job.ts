@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { setTimeout as delay } from 'node:timers/promises';
 import { exportEvents } from '@udp/contracts';
 import { DomainError, handleCommand, handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
@@ -16,8 +17,8 @@ export interface ExportJobDeps {
   /** The statuses' write side: a completion is announced (callback) only once the statuses show it. */
   write: WriteSide;
   storage: ExportStorage;
-  /** The areas of one user's export (HTTP sources in production). */
-  areas(userId: string, requestId: string): ExportArea[];
+  /** The areas of one user's export (HTTP sources in production); `signal` aborts their reads (erasure). */
+  areas(userId: string, requestId: string, signal: AbortSignal): ExportArea[];
   addresses: ExportAddresses;
   callback: CallbackOptions & { attempts: number; retryDelayMs: number };
   logger: Logger;
@@ -43,12 +44,38 @@ const refused = (error: unknown) => error instanceof DomainError;
  * each attempt is recorded (with its storage object) before it writes, the completion is appended with the
  * expected revision, and only a pending export can complete. A redelivered request for an export that is ready
  * changes nothing; an attempt that was killed half-way is removed by the next one; a losing concurrent attempt
- * removes its own object.
+ * removes its own object. An erasure of the user cancels the exports in flight (`cancel`): they stop reading, remove
+ * their object and record nothing.
  */
 export function exportJob(deps: ExportJobDeps) {
   const callbacks = new Set<Promise<void>>();
+  /** Builds in flight on this instance, by user: what an erasure cancels. */
+  const running = new Map<string, Set<{ controller: AbortController; done: Promise<void> }>>();
 
   async function handle(message: exportEvents.ExportRequestedMessage, requestId: string): Promise<void> {
+    const controller = new AbortController();
+    let finished!: () => void;
+    const entry = { controller, done: new Promise<void>((resolve) => (finished = resolve)) };
+    const ofUser = running.get(message.userId) ?? new Set();
+    running.set(message.userId, ofUser.add(entry));
+    try {
+      await build(message, requestId, controller.signal);
+    } finally {
+      ofUser.delete(entry);
+      if (!ofUser.size && running.get(message.userId) === ofUser) running.delete(message.userId);
+      finished();
+    }
+  }
+
+  /** Stops the user's builds in flight on this instance and waits until they have removed their objects. */
+  async function cancel(userId: string): Promise<number> {
+    const entries = [...(running.get(userId) ?? [])];
+    for (const { controller } of entries) controller.abort();
+    await Promise.all(entries.map((e) => e.done));
+    return entries.length;
+  }
+
+  async function build(message: exportEvents.ExportRequestedMessage, requestId: string, signal: AbortSignal): Promise<void> {
     const { key, userId } = message;
     const storageId = deps.storage.newId();
     let started;
@@ -61,17 +88,24 @@ export function exportJob(deps: ExportJobDeps) {
     const before = started.stateBefore.exports.get(key)!;
     // Earlier attempts were killed or lost a race: their objects (whole or partial) go.
     for (const old of before.attempts) await deps.storage.remove(old);
+    const cancelled = async () => {
+      // The user's data is being erased: the stream goes with it, so nothing is recorded (not even a failure).
+      await deps.storage.remove(storageId);
+      deps.logger.info({ export: exportRef(key) }, 'export cancelled by an erasure');
+    };
 
     const attempts = deps.buildAttempts ?? 3;
     let built;
     for (let attempt = 1; ; attempt++) {
       try {
-        built = await buildZip(deps.areas(userId, requestId), { userId, createdAt: deps.now() }, (zip) =>
+        if (signal.aborted) return cancelled();
+        built = await buildZip(deps.areas(userId, requestId, signal), { userId, createdAt: deps.now() }, (zip) =>
           deps.storage.write(storageId, zip),
         );
         break;
       } catch (error) {
         await deps.storage.remove(storageId);
+        if (signal.aborted) return cancelled();
         deps.logger.warn({ err: error, export: exportRef(key), attempt }, 'export build failed');
         if (attempt >= attempts) {
           const reason = error instanceof SourceError ? error.message : 'the export could not be built';
@@ -80,9 +114,10 @@ export function exportJob(deps: ExportJobDeps) {
           });
           return;
         }
-        await new Promise((r) => setTimeout(r, (deps.buildRetryDelayMs ?? 1000) * attempt));
+        await delay((deps.buildRetryDelayMs ?? 1000) * attempt, undefined, { signal }).catch(() => undefined);
       }
     }
+    if (signal.aborted) return cancelled();
 
     let completed;
     try {
@@ -155,6 +190,7 @@ export function exportJob(deps: ExportJobDeps) {
 
   return {
     handle,
+    cancel,
     resumeCallback,
     /** Waits for callbacks still running (shutdown, tests). */
     async drain(): Promise<void> {

@@ -1,4 +1,4 @@
-import type { FullPlaylistV3, History, Profile, RetrievedPlaylistsV3 } from '@udp/contracts';
+import { type FullPlaylistV3, type History, PROFILE_NO_CREATE_HEADER, type Profile, type RetrievedPlaylistsV3 } from '@udp/contracts';
 import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
 import type { ExportArea } from './zip';
 
@@ -19,19 +19,28 @@ const HISTORY_PAGE = 1000;
 
 /**
  * The areas of a user's export, read through each service's own API with an identity signed as the gateway
- * signs it: the export holds exactly what the API shows that user.
+ * signs it: the export holds exactly what the API shows that user. Reads only: the profile is asked with
+ * PROFILE_NO_CREATE_HEADER (a user without a profile gets `null` in profile.json, and still has none afterwards).
+ * `signal` aborts every read (an erasure cancels the export).
  */
 export function userDataAreas(
   urls: SourceUrls | (() => SourceUrls),
   identity: InternalIdentity,
   userId: string,
   requestId: string,
+  signal?: AbortSignal,
 ): ExportArea[] {
   const base = () => (typeof urls === 'function' ? urls() : urls);
   const get = async <T>(service: keyof SourceUrls, path: string, allowNotFound = false): Promise<T | null> => {
+    const timeout = AbortSignal.timeout(30_000);
     const res = await fetch(`${base()[service].replace(/\/$/, '')}${path}`, {
-      headers: { [IDENTITY_HEADER]: identity.sign({ userId }), 'x-request-id': requestId, accept: 'application/json' },
-      signal: AbortSignal.timeout(30_000),
+      headers: {
+        [IDENTITY_HEADER]: identity.sign({ userId }),
+        [PROFILE_NO_CREATE_HEADER]: '1',
+        'x-request-id': requestId,
+        accept: 'application/json',
+      },
+      signal: signal ? AbortSignal.any([timeout, signal]) : timeout,
     }).catch((error: Error) => {
       throw new SourceError(`${service} unreachable: ${error.message}`);
     });
@@ -78,6 +87,6 @@ export function userDataAreas(
     { file: 'history.json', kind: 'array', items: history() },
     { file: 'playlists.json', kind: 'array', items: playlists() },
     { file: 'preferences.json', kind: 'object', entries: preferences() },
-    { file: 'profile.json', kind: 'value', value: async () => (await get<Profile>('profile', '/api/profile/v3'))! },
+    { file: 'profile.json', kind: 'value', value: () => get<Profile>('profile', '/api/profile/v3', true) },
   ];
 }

@@ -98,15 +98,25 @@ export async function buildZip(
             entry.sha256 = hash.digest('hex');
             resolve();
           } catch (error) {
+            // The build fails through `done`. The entry's stream just ends: an error on it would reach a stream
+            // inside archiver that has no error listener, and be thrown (an uncaught exception for the process).
             reject(error);
-            throw error;
           }
         })(),
       );
       archive.append(source, { name: area.file, date });
     });
-    // One area at a time: the next starts reading its source only when this one is in the zip.
-    await Promise.race([done, written.then(() => Promise.reject(new Error('storage closed before the zip was complete')))]);
+    try {
+      // One area at a time: the next starts reading its source only when this one is in the zip.
+      await Promise.race([done, written.then(() => Promise.reject(new Error('storage closed before the zip was complete')))]);
+    } catch (error) {
+      // A source failed (or the export was cancelled): end the storage write too, so it lets go of its object.
+      // Destroyed without an error: one emitted on it would reach archiver's pipe, which would throw it.
+      archive.abort();
+      counter.destroy();
+      await written.catch(() => undefined);
+      throw error;
+    }
     files[area.file] = entry;
   }
   const manifest: Manifest = { formatVersion: EXPORT_FORMAT_VERSION, createdAt: meta.createdAt, userId: meta.userId, files };

@@ -8,7 +8,7 @@ import { codopsFileSecret, loadPersonalisationConfig } from '@udp/personalisatio
 function main(): void {
   const codops = process.argv[2];
   const config = loadPersonalisationConfig(process.env);
-  if (!codops || !config.codops[codops]) {
+  if (!codops || !Object.hasOwn(config.codops, codops)) {
     process.stderr.write(`usage: npm run codops-secret -- <codops>   (configured: ${Object.keys(config.codops).join(', ')})\n`);
     process.exit(2);
   }

@@ -3,7 +3,7 @@ import { historyApi, type NewItem } from '@udp/contracts';
 import { type Snapshotting, type StreamStateCache, type Unstamped, type WriteSide, handleCommandVisibly } from '@udp/eventsourcing';
 import { StoreUnavailableError } from '@udp/eventstore';
 import { mountRoute, userIdOf, sendJsonTextConditionally } from '@udp/http-kit';
-import { type HistoryCommand, type HistoryState, type ItemToRecord, historyDecider } from '../domain/decider';
+import { type HistoryCommand, type HistoryQuotas, type HistoryState, type ItemToRecord, historyDecider } from '../domain/decider';
 import { historyStream } from '../domain/events';
 import { entryDocumentId } from '../projections/history';
 import { type HistoryReadModel, historyJson, listHistory, positions, toItem } from '../projections/history-queries';
@@ -15,17 +15,19 @@ export interface HistoryRouteDeps {
   /** Saved histories, so a write on a long history not in `states` reads only what is newer than its snapshot. */
   snapshots?: Snapshotting<HistoryState>;
   model: HistoryReadModel;
+  quotas: HistoryQuotas;
   now: () => number;
 }
 
 /** HTTP <-> commands and queries. History never retries a conflicting append: the spec answers 429. */
-export function historyRoutes({ write, states, snapshots, model, now }: HistoryRouteDeps): Router {
+export function historyRoutes({ write, states, snapshots, model, quotas, now }: HistoryRouteDeps): Router {
   const router = Router();
+  const decider = historyDecider(quotas);
   const execute = (userId: string, command: Unstamped<HistoryCommand>) =>
     handleCommandVisibly(
       write,
       historyStream(userId),
-      historyDecider,
+      decider,
       { ...command, metadata: { now: now() } },
       { retries: 0, cache: states, snapshots },
     );

@@ -1,4 +1,4 @@
-import { type Command, type Decider, copyOnWrite, notFound } from '@udp/eventsourcing';
+import { type Command, type Decider, copyOnWrite, notFound, quotaExceeded } from '@udp/eventsourcing';
 import { type HistoryEvent, upcast } from './events';
 
 /** An item as the client sent it, with the date already resolved (server time when it sent none). */
@@ -29,8 +29,17 @@ export interface HistoryState {
   lastId: number;
 }
 
-/** Adds or updates items. The newest write wins: an item older than the stored one changes nothing. */
-function recordItems({ data }: RecordItems, state: HistoryState): HistoryEvent[] {
+/** Per-user quota: entries of a history, tombstones included (HISTORY_MAX_ENTRIES). */
+export interface HistoryQuotas {
+  maxEntries: number;
+}
+
+/**
+ * Adds or updates items. The newest write wins: an item older than the stored one changes nothing. New items
+ * past the quota refuse the whole command (a batch is all or nothing); a tombstone keeps its place, because
+ * syncing devices must learn of the deletion, so deleting does not make room (erasing the user's data does).
+ */
+function recordItems({ data }: RecordItems, state: HistoryState, quotas: HistoryQuotas): HistoryEvent[] {
   const events: HistoryEvent[] = [];
   // Entries this command already changed, over the stored ones (no copy of a possibly long history).
   const changed = new Map<string, Entry>();
@@ -48,6 +57,16 @@ function recordItems({ data }: RecordItems, state: HistoryState): HistoryEvent[]
     };
     changed.set(item.itemId, entry);
     events.push({ type: 'HistoryItemRecorded', data: { itemId: item.itemId, ...withoutUndefined(entry) } });
+  }
+  // Every new entry took the next id: their number is how far the sequence moved.
+  const added = lastId - state.lastId;
+  if (added > 0 && state.entries.size + added > quotas.maxEntries) {
+    throw quotaExceeded(
+      `a history holds at most ${quotas.maxEntries} entries, deleted ones included (HISTORY_MAX_ENTRIES); ` +
+        `this one has ${state.entries.size} and this write adds ${added}`,
+      'HISTORY_MAX_ENTRIES',
+      quotas.maxEntries,
+    );
   }
   return events;
 }
@@ -76,18 +95,20 @@ function clearHistory({ metadata }: ClearHistory, state: HistoryState): HistoryE
   return itemIds.length ? [{ type: 'HistoryCleared', data: { date: metadata.now, itemIds } }] : [];
 }
 
-export function decide(command: HistoryCommand, state: HistoryState): HistoryEvent[] {
-  switch (command.type) {
-    case 'RecordItems':
-      return recordItems(command, state);
-    case 'DeleteItem':
-      return deleteItem(command, state);
-    case 'DeleteItemById':
-      return deleteItemById(command, state);
-    case 'ClearHistory':
-      return clearHistory(command, state);
-  }
-}
+export const decide =
+  (quotas: HistoryQuotas) =>
+  (command: HistoryCommand, state: HistoryState): HistoryEvent[] => {
+    switch (command.type) {
+      case 'RecordItems':
+        return recordItems(command, state, quotas);
+      case 'DeleteItem':
+        return deleteItem(command, state);
+      case 'DeleteItemById':
+        return deleteItemById(command, state);
+      case 'ClearHistory':
+        return clearHistory(command, state);
+    }
+  };
 
 export function initialState(): HistoryState {
   return { entries: new Map(), lastId: 0 };
@@ -127,7 +148,14 @@ function apply(state: MutableHistoryState, event: HistoryEvent): void {
 
 export const { evolve, fold } = copyOnWrite(copy, apply);
 
-export const historyDecider: Decider<HistoryCommand, HistoryEvent, HistoryState> = { decide, evolve, initialState, fold, upcast };
+/** The history decider, given the per-user quota. */
+export const historyDecider = (quotas: HistoryQuotas): Decider<HistoryCommand, HistoryEvent, HistoryState> => ({
+  decide: decide(quotas),
+  evolve,
+  initialState,
+  fold,
+  upcast,
+});
 
 function withoutUndefined<T extends object>(value: T): T {
   return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;

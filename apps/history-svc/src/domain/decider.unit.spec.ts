@@ -5,12 +5,56 @@ import { historySnapshot } from './snapshot';
 import type { HistoryEvent } from './events';
 import { cleared, deleted, recorded } from '../testing/history-events';
 
-const spec = DeciderSpecification(historyDecider);
+const spec = DeciderSpecification(historyDecider({ maxEntries: 1000 }));
 const now = 1_700_000_100_000;
 const at = (command: Omit<HistoryCommand, 'metadata'>) => ({ ...command, metadata: { now } }) as HistoryCommand;
 const notFound = (error: unknown) => error instanceof DomainError && error.kind === 'NotFound';
 
 describe('history decider', () => {
+  describe('when the history is at its quota of entries (HISTORY_MAX_ENTRIES)', () => {
+    const full = DeciderSpecification(historyDecider({ maxEntries: 2 }));
+    const quota = (error: unknown) =>
+      error instanceof DomainError && error.kind === 'QuotaExceeded' && error.quota?.limit === 'HISTORY_MAX_ENTRIES';
+    const past = [recorded('a', 1, 100), recorded('b', 2, 200), deleted('b', 2, 300)];
+
+    it('refuses a new item, the whole batch with it (a tombstone keeps its place)', () => {
+      full
+        .given(past)
+        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'c', date: 400 }] } }))
+        .thenThrows(quota);
+      full
+        .given(past)
+        .when(
+          at({
+            type: 'RecordItems',
+            data: {
+              items: [
+                { itemId: 'a', date: 400 },
+                { itemId: 'c', date: 400 },
+              ],
+            },
+          }),
+        )
+        .thenThrows(quota);
+    });
+
+    it('still updates an item, and records a deleted one again', () =>
+      full
+        .given(past)
+        .when(
+          at({
+            type: 'RecordItems',
+            data: {
+              items: [
+                { itemId: 'a', date: 400 },
+                { itemId: 'b', date: 400 },
+              ],
+            },
+          }),
+        )
+        .then([recorded('a', 1, 400), recorded('b', 2, 400)]));
+  });
+
   describe('when the history is empty', () => {
     it('records a new item with technical id 1', () =>
       spec

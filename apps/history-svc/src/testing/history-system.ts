@@ -15,7 +15,7 @@ export interface HistorySystem {
 }
 
 /** Starts the gateway and history-svc before each test of the file and stops them after. */
-export function historySystemPerTest(options: Partial<Pick<HistoryServiceDeps, 'maxBodyBytes'>> = {}): HistorySystem {
+export function historySystemPerTest(options: Partial<Pick<HistoryServiceDeps, 'maxBodyBytes' | 'maxEntries'>> = {}): HistorySystem {
   const s = { clock: { now: T0 } } as HistorySystem;
   beforeEach(async () => {
     s.clock.now = T0;

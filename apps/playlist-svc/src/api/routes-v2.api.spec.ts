@@ -102,8 +102,8 @@ describe('POST /api/playlist/v2: create an empty playlist', () => {
   it('refuses a playlist past PLAYLIST_MAX_PLAYLISTS with a clear 4xx (watch later does not count)', async () => {
     for (const name of ['a', 'b', 'c']) expect((await alice.post(V2, { name })).status).toBe(201);
     const res = await alice.post(V2, { name: 'd' });
-    expectProblem(res, 400);
-    expect(res.body.title).toBe('Limit Exceeded');
+    expectProblem(res, 422);
+    expect(res.body.title).toBe('Quota Exceeded');
     expect(res.body.detail).toMatch(/at most 3 playlists/);
     expect((await alice.get(V2)).body.playlists).toHaveLength(4);
     // Another user has a limit of its own.
@@ -220,8 +220,8 @@ describe('POST /api/playlist/v2/{playlistId}/bookmarks: add a media', () => {
   it('refuses a media past PLAYLIST_MAX_BOOKMARKS with a clear 4xx, but still accepts one already there', async () => {
     for (const media_id of ['a', 'b', 'c', 'd']) expect((await alice.post(`${V2}/p1/bookmarks`, { media_id })).status).toBe(201);
     const res = await alice.post(`${V2}/p1/bookmarks`, { media_id: 'e' });
-    expectProblem(res, 400);
-    expect(res.body.title).toBe('Limit Exceeded');
+    expectProblem(res, 422);
+    expect(res.body.title).toBe('Quota Exceeded');
     expect(res.body.detail).toMatch(/at most 4 bookmarks/);
     expect((await alice.post(`${V2}/p1/bookmarks`, { media_id: 'a' })).status).toBe(200);
   });

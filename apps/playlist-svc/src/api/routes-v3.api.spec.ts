@@ -107,8 +107,8 @@ describe('POST /api/playlist/v3/{playlistBusinessId}: create or rename', () => {
   it('refuses a playlist past PLAYLIST_MAX_PLAYLISTS, but still renames', async () => {
     for (const id of ['a', 'b', 'c']) expect((await alice.post(`${V3}/${id}`, { name: id })).status).toBe(201);
     const res = await alice.post(`${V3}/d`, { name: 'd' });
-    expectProblem(res, 400);
-    expect(res.body.title).toBe('Limit Exceeded');
+    expectProblem(res, 422);
+    expect(res.body.title).toBe('Quota Exceeded');
     expect((await alice.post(`${V3}/c`, { name: 'C' })).status).toBe(200);
   });
 });
@@ -239,8 +239,8 @@ describe('POST /api/playlist/v3/{playlistBusinessId}/bookmarks', () => {
   it('refuses an item past PLAYLIST_MAX_BOOKMARKS', async () => {
     for (const itemId of ['a', 'b', 'c', 'd']) await alice.post(`${V3}/jazz/bookmarks`, { itemId });
     const res = await alice.post(`${V3}/jazz/bookmarks`, { itemId: 'e' });
-    expectProblem(res, 400);
-    expect(res.body.title).toBe('Limit Exceeded');
+    expectProblem(res, 422);
+    expect(res.body.title).toBe('Quota Exceeded');
   });
 });
 
@@ -285,8 +285,8 @@ describe('PUT /api/playlist/v3/{playlistBusinessId}/bookmarks: bulk add', () => 
       `${V3}/jazz/bookmarks`,
       ['b', 'c', 'd', 'e'].map((itemId) => ({ itemId })),
     );
-    expectProblem(res, 400);
-    expect(res.body.title).toBe('Limit Exceeded');
+    expectProblem(res, 422);
+    expect(res.body.title).toBe('Quota Exceeded');
     expect(await itemIds('jazz')).toEqual(['a']);
     expect(
       (

@@ -47,7 +47,7 @@ const aliceHas = [
 const aliceSends = (request: Omit<SpecRequest, 'as'>) => spec.given(alice, aliceHas).when({ as: 'alice', ...request });
 /** A refused request: the problem's status, and nothing written. */
 const refused = (status: number) => ({ status, body: expect.objectContaining({ status }), events: [] });
-const LIMIT_EXCEEDED = { status: 400, body: expect.objectContaining({ status: 400, title: 'Limit Exceeded' }), events: [] };
+const QUOTA_EXCEEDED = { status: 422, body: expect.objectContaining({ status: 422, title: 'Quota Exceeded' }), events: [] };
 
 describe('v2 writes', () => {
   it('POST /v2 creates a named playlist (and, on a first write, watch later)', () =>
@@ -103,7 +103,7 @@ describe('v2 writes', () => {
     spec
       .given(alice, [...aliceHas, added('j1', 4, 'urn:c'), added('j1', 5, 'urn:d')])
       .when({ as: 'alice', method: 'post', path: `${V2}/j1/bookmarks`, body: { media_id: 'urn:e' } })
-      .then(LIMIT_EXCEEDED));
+      .then(QUOTA_EXCEEDED));
 
   it('DELETE /v2/{id}/bookmarks empties the playlist', () =>
     aliceSends({ method: 'delete', path: `${V2}/j1/bookmarks` }).then({ status: 204, events: [removed('j1', [1, 2])] }));
@@ -146,7 +146,7 @@ describe('v3 writes', () => {
     spec
       .given(alice, [...aliceHas, created('r1', 'rock', 'Rock'), created('f1', 'folk', 'Folk')])
       .when({ as: 'alice', method: 'post', path: `${V3}/pop`, body: { name: 'Pop' } })
-      .then(LIMIT_EXCEEDED));
+      .then(QUOTA_EXCEEDED));
 
   it('DELETE /v3 deletes every standard playlist', () =>
     spec
@@ -200,7 +200,7 @@ describe('v3 writes', () => {
 
   it('PUT /v3/{businessId}/bookmarks past the limit adds none of them', () =>
     aliceSends({ method: 'put', path: `${V3}/jazz/bookmarks`, body: [{ itemId: 'urn:c' }, { itemId: 'urn:d' }, { itemId: 'urn:e' }] }).then(
-      LIMIT_EXCEEDED,
+      QUOTA_EXCEEDED,
     ));
 
   it('DELETE /v3/{businessId}/bookmarks removes all, or those matching ids or mediaIds', async () => {

@@ -1,5 +1,5 @@
 import { WATCH_LATER, WATCH_LATER_DEFAULT_NAME, type PlaylistType } from '@udp/contracts';
-import { type Command, type Decider, conflict, copyOnWrite, limitExceeded, notFound } from '@udp/eventsourcing';
+import { type Command, type Decider, conflict, copyOnWrite, limitExceeded, notFound, quotaExceeded } from '@udp/eventsourcing';
 import { type BookmarkAdded, type PlaylistEvent, upcast } from './events';
 
 /** The configured limits (PLAYLIST_MAX_PLAYLISTS, PLAYLIST_MAX_BOOKMARKS). */
@@ -97,8 +97,10 @@ export function playlistsDecider(limits: PlaylistLimits): Decider<PlaylistComman
       });
     }
     if (events.length && present.size > limits.maxBookmarks) {
-      throw limitExceeded(
-        `a playlist holds at most ${limits.maxBookmarks} bookmarks; "${playlist.businessId}" has ${playlist.bookmarks.size} and this adds ${events.length}`,
+      throw quotaExceeded(
+        `a playlist holds at most ${limits.maxBookmarks} bookmarks (PLAYLIST_MAX_BOOKMARKS); "${playlist.businessId}" has ${playlist.bookmarks.size} and this adds ${events.length}`,
+        'PLAYLIST_MAX_BOOKMARKS',
+        limits.maxBookmarks,
       );
     }
     if (id > INT32_MAX) throw limitExceeded('this user has used up the bookmark ids (int32)');
@@ -114,7 +116,13 @@ export function playlistsDecider(limits: PlaylistLimits): Decider<PlaylistComman
     } else {
       if (state.playlists.has(newPlaylistId)) throw conflict(`playlist id ${newPlaylistId} is taken`);
       const standard = [...state.playlists.values()].filter((p) => p.type === 'standard').length;
-      if (standard >= limits.maxPlaylists) throw limitExceeded(`a user has at most ${limits.maxPlaylists} playlists besides watch later`);
+      if (standard >= limits.maxPlaylists) {
+        throw quotaExceeded(
+          `a user has at most ${limits.maxPlaylists} playlists besides watch later (PLAYLIST_MAX_PLAYLISTS)`,
+          'PLAYLIST_MAX_PLAYLISTS',
+          limits.maxPlaylists,
+        );
+      }
       events.push({
         type: 'PlaylistCreated',
         data: { playlistId: newPlaylistId, businessId, name, playlistType: 'standard', date: metadata.now },

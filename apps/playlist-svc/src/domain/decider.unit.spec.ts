@@ -162,7 +162,7 @@ describe('playlists decider', () => {
       spec
         .given(past)
         .when(at({ type: 'AddBookmarks', data: { playlist: { id: 'p1' }, items: [{ itemId: 'b' }, { itemId: 'c' }, { itemId: 'd' }] } }))
-        .thenThrows(kind('LimitExceeded'));
+        .thenThrows(kind('QuotaExceeded'));
     });
 
     it('a full playlist still accepts an item it already holds', () =>
@@ -252,7 +252,7 @@ describe('playlists decider', () => {
       spec
         .given(two)
         .when(at({ type: 'SavePlaylist', data: { businessId: 'c', newPlaylistId: 'c', name: 'C', items: [] } }))
-        .thenThrows(kind('LimitExceeded'));
+        .thenThrows(kind('QuotaExceeded'));
     });
 
     it('a deleted playlist frees its place, and its business id can be taken again under a new technical id', () =>

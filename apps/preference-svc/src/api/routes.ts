@@ -3,17 +3,17 @@ import { preferenceApi } from '@udp/contracts';
 import { DomainError, handleCommandVisibly, invalid, notFound, type WriteSide, type Unstamped } from '@udp/eventsourcing';
 import { HttpError, badRequest, mountRoute, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
-import { type PreferenceCommand, type PreferenceState, evolve, preferenceDecider } from '../domain/decider';
+import { type PreferenceCommand, type PreferenceQuotas, type PreferenceState, evolve, preferenceDecider } from '../domain/decider';
 import { preferenceStream } from '../domain/events';
 import { type DocumentLimits, checkKey, getAt, parsePath, queryJsonPath } from '../domain/json-document';
-import { listKeys, readDocument } from '../projections/preference-queries';
+import { listKeys, otherKeysUsage, readDocument } from '../projections/preference-queries';
 import type { PreferenceDocumentRow, PreferenceKeyRow } from '../projections/preferences';
 
 export interface PreferenceRouteDeps {
   write: WriteSide;
   documents: Collection<PreferenceDocumentRow>;
   keys: Collection<PreferenceKeyRow>;
-  limits: DocumentLimits;
+  limits: DocumentLimits & PreferenceQuotas;
   /** How many times a write that lost a race is re-read and re-applied before answering 429. */
   writeRetries: number;
   now: () => number;
@@ -72,12 +72,14 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
     const key = checkedKey(params.key);
     const document = await readDocument(documents, userIdOf(res), key);
     if (!document) throw notFound(`no preference ${key}`);
-    res.json(jsonpath === undefined ? document : queryJsonPath(document, jsonpath));
+    res.json(jsonpath === undefined ? document : queryJsonPath(document, jsonpath, limits));
   });
 
   mountRoute(router, preferenceApi.replace, async ({ params, body: document }, _req, res) => {
     const key = checkedKey(params.key);
-    const result = await execute(userIdOf(res), { type: 'ReplaceDocument', data: { key, document } });
+    const userId = userIdOf(res);
+    const usage = await otherKeysUsage(keys, documents, userId, key);
+    const result = await execute(userId, { type: 'ReplaceDocument', data: { key, document, usage } });
     res.status(result.created ? 201 : 200).json(result.document);
   });
 
@@ -102,7 +104,9 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
 
   const writeAtPath = async (type: 'PutAtPath' | 'MergeAtPath', key: string, value: unknown, req: Request, res: Response) => {
     const path = pathOf(req);
-    const result = await execute(userIdOf(res), { type, data: { key, path, value } });
+    const userId = userIdOf(res);
+    const usage = await otherKeysUsage(keys, documents, userId, key);
+    const result = await execute(userId, { type, data: { key, path, value, usage } });
     const stored = result.document ? getAt(result.document, path) : { found: false as const };
     res.status(result.created ? 201 : 200).json(stored.found ? stored.value : null);
   };

@@ -56,20 +56,22 @@ describe('paths', () => {
   });
 });
 
+const jsonPathLimits = { maxJsonPathSteps: 100_000, maxJsonPathResultBytes: 64 * 1024 };
+
 describe('JSONPath', () => {
   const doc = { theme: 'dark', favorites: { 'urn:show:1': { date: 5 } }, list: [{ id: 1 }, { id: 2 }] };
 
   it('answers the value of a definite expression and the matches of any other', () => {
-    expect(queryJsonPath(doc, '$.theme')).toBe('dark');
-    expect(queryJsonPath(doc, "$.favorites['urn:show:1'].date")).toBe(5);
-    expect(queryJsonPath(doc, '$.list[1]')).toEqual({ id: 2 });
-    expect(queryJsonPath(doc, '$..id')).toEqual([1, 2]);
-    expect(queryJsonPath(doc, '$.list[*].id')).toEqual([1, 2]);
-    expect(queryJsonPath(doc, '$..nothing')).toEqual([]);
+    expect(queryJsonPath(doc, '$.theme', jsonPathLimits)).toBe('dark');
+    expect(queryJsonPath(doc, "$.favorites['urn:show:1'].date", jsonPathLimits)).toBe(5);
+    expect(queryJsonPath(doc, '$.list[1]', jsonPathLimits)).toEqual({ id: 2 });
+    expect(queryJsonPath(doc, '$..id', jsonPathLimits)).toEqual([1, 2]);
+    expect(queryJsonPath(doc, '$.list[*].id', jsonPathLimits)).toEqual([1, 2]);
+    expect(queryJsonPath(doc, '$..nothing', jsonPathLimits)).toEqual([]);
   });
 
   it('answers 404 for a definite expression that names nothing', () => {
-    expect(kindOf(() => queryJsonPath(doc, '$.nothing'))).toBe('NotFound:');
+    expect(kindOf(() => queryJsonPath(doc, '$.nothing', jsonPathLimits))).toBe('NotFound:');
   });
 
   it('classifies expressions', () => {
@@ -88,12 +90,31 @@ describe('JSONPath', () => {
         "$[(@.constructor.constructor('return process')().exit())]",
         '$[?(@.id==1)]',
       ]) {
-        expect(kindOf(() => queryJsonPath(doc, expression))).toBe('Invalid:jsonpath');
-        expect(kindOf(() => deleteJsonPathMatches(doc, expression))).toBe('Invalid:jsonpath');
+        expect(kindOf(() => queryJsonPath(doc, expression, jsonPathLimits))).toBe('Invalid:jsonpath');
+        expect(kindOf(() => deleteJsonPathMatches(doc, expression, jsonPathLimits))).toBe('Invalid:jsonpath');
       }
       expect(exit).not.toHaveBeenCalled();
     } finally {
       exit.mockRestore();
     }
+  });
+
+  it('refuses an evaluation past its budget of steps, or an answer past its size, naming the limit', () => {
+    let chain: Record<string, unknown> = { zz: 1 };
+    for (let i = 0; i < 31; i++) chain = { a: chain };
+    const hostile = '$' + '..a'.repeat(8) + '..zz';
+    expect(kindOf(() => queryJsonPath(chain, hostile, jsonPathLimits))).toBe('LimitExceeded:jsonpath');
+    expect(kindOf(() => deleteJsonPathMatches(chain, hostile, jsonPathLimits))).toBe('LimitExceeded:jsonpath');
+    expect(() => queryJsonPath(chain, hostile, jsonPathLimits)).toThrow(/more than 100000 steps.*PREFERENCE_MAX_JSONPATH_STEPS/);
+    // A 1 KiB subtree matched 100 times: 100 KiB of answer, past a limit of 64 KiB.
+    const big = { list: [{ text: 'x'.repeat(1024) }] };
+    const hundred = '$.list' + `[${Array(100).fill(0).join(',')}]`;
+    expect(() => queryJsonPath(big, hundred, jsonPathLimits)).toThrow(/larger than 65536 bytes.*PREFERENCE_MAX_JSONPATH_RESULT_BYTES/);
+    expect(deleteJsonPathMatches(big, hundred, jsonPathLimits).removed).toBe(1);
+  });
+
+  it('deletes nothing where an expression names a character of a string (it was a TypeError, a 500)', () => {
+    for (const expression of ['$.theme[0]', '$.theme.length'])
+      expect(deleteJsonPathMatches(doc, expression, jsonPathLimits)).toEqual({ document: doc, removed: 0, root: false });
   });
 });

@@ -31,6 +31,8 @@ export interface PreferenceKeyRow {
   key: string;
   deleted: boolean;
   revision: number;
+  /** Bytes of the document's JSON text (UTF-8), for the per-user quota; absent in rows projected before it. */
+  bytes?: number;
 }
 
 export const PREFERENCE_DOCUMENTS = 'preference_documents';
@@ -79,7 +81,7 @@ export function preferenceProjection(readModels: ReadModelStore): Projection {
       const deleted = event.type === 'PreferenceDeleted';
       const json = event.type === 'PreferenceWritten' ? JSON.stringify(event.data.document) : null;
       await documents.upsertIfNewer({ _id, userId, key, deleted, json, revision });
-      await keys.upsertIfNewer({ _id, userId, key, deleted, revision });
+      await keys.upsertIfNewer({ _id, userId, key, deleted, revision, bytes: json === null ? 0 : Buffer.byteLength(json) });
     },
   };
 }

@@ -49,8 +49,9 @@ describe('preferences projection', () => {
         },
       ],
       keys: [
-        { _id: 'alice/a/b', userId: 'alice', key: 'a/b', deleted: false, revision: 0 },
-        { _id: 'alice/settings', userId: 'alice', key: 'settings', deleted: false, revision: 1 },
+        // `bytes`: the document's size, for the per-user quota.
+        { _id: 'alice/a/b', userId: 'alice', key: 'a/b', deleted: false, revision: 0, bytes: 7 },
+        { _id: 'alice/settings', userId: 'alice', key: 'settings', deleted: false, revision: 1, bytes: 36 },
       ],
     });
   });
@@ -59,9 +60,9 @@ describe('preferences projection', () => {
     const events = recordedEvents(preferenceStream('alice', 'settings'), [...settingsEvents, deleted('settings')]);
     const { projection, rows } = await project(events);
     const tombstone = { _id: 'alice/settings', userId: 'alice', key: 'settings', deleted: true, revision: 2 };
-    expect(await rows('alice')).toEqual({ documents: [{ ...tombstone, json: null }], keys: [tombstone] });
+    expect(await rows('alice')).toEqual({ documents: [{ ...tombstone, json: null }], keys: [{ ...tombstone, bytes: 0 }] });
     await projection.apply(events[1]);
-    expect(await rows('alice')).toEqual({ documents: [{ ...tombstone, json: null }], keys: [tombstone] });
+    expect(await rows('alice')).toEqual({ documents: [{ ...tombstone, json: null }], keys: [{ ...tombstone, bytes: 0 }] });
   });
 
   it('is idempotent: replaying every event, or older ones after newer ones, changes nothing', async () => {

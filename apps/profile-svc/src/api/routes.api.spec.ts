@@ -43,6 +43,15 @@ describe('GET /api/profile/v3', () => {
     expect(new Set(answers.map((a) => a.body.publicUserId)).size).toBe(1);
   });
 
+  it("creates nothing for a worker reading on the user's behalf: 404 without a profile, the profile once there is one", async () => {
+    const asWorker = () => get(alice).set('x-udp-no-create', '1');
+    const none = await asWorker();
+    expect([none.status, none.headers['content-type']]).toEqual([404, expect.stringMatching(/problem\+json/)]);
+    expect((await asWorker()).status).toBe(404);
+    const created = (await get(alice)).body;
+    expect((await asWorker()).body).toEqual(created);
+  });
+
   it('gives every user their own profile and public id', async () => {
     const a = (await get(alice)).body;
     const b = (await get(bob)).body;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { Router, type Response } from 'express';
-import { type Profile, profileApi } from '@udp/contracts';
+import { PROFILE_NO_CREATE_HEADER, type Profile, profileApi } from '@udp/contracts';
 import { handleCommandVisibly, notFound, type WriteSide, type Unstamped } from '@udp/eventsourcing';
 import { HttpError, mountRoute, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
@@ -39,12 +39,14 @@ export function profileRoutes({ write, profiles, publicProfiles, publicProfilesE
     return ownerView(profile!);
   };
 
-  mountRoute(router, profileApi.read, async (_input, _req, res) => {
+  mountRoute(router, profileApi.read, async (_input, req, res) => {
     const stored = await profiles.get(userIdOf(res));
     if (stored) {
       const { _id: _userId, revision: _revision, ...profile } = stored;
       return void res.json(ownerView(profile));
     }
+    // A worker reading on the user's behalf (an export) creates nothing: it must not bring an erased user back.
+    if (req.headers[PROFILE_NO_CREATE_HEADER] !== undefined) throw notFound('the user has no profile');
     // The first authenticated call creates the profile, with a new public user id.
     res.json(await execute(res, { type: 'EnsureProfile', data: { publicUserId: randomUUID() } }));
   });

@@ -20,6 +20,11 @@ export const ErasureRequestedMessage = z.object({
   erasureId: z.string().min(1),
   userId: z.string().min(1),
   requestedAt: z.number().int(),
+  /**
+   * When present, only these participants act; the others ignore the message. A request published again (after a
+   * crash, or while a participant is late) names only those that have not confirmed yet.
+   */
+  participants: z.array(z.string().min(1)).optional(),
 });
 export type ErasureRequestedMessage = z.infer<typeof ErasureRequestedMessage>;
 

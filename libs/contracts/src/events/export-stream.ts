@@ -78,3 +78,14 @@ export const ErasureCompleted = z.object({
 });
 export const ErasureStreamEvent = z.discriminatedUnion('type', [ErasureRequested, ErasureParticipantConfirmed, ErasureCompleted]);
 export type ErasureStreamEvent = z.infer<typeof ErasureStreamEvent>;
+
+/**
+ * Who is to be erased, on a stream of its own (`pending-erasure-<erasureId>`) that is deleted once the erasure has
+ * completed: what lets the coordinator publish the request again after a crash, without the erasure record ever
+ * holding the user id.
+ */
+export const PendingErasureRecorded = z.object({
+  type: z.literal('PendingErasureRecorded'),
+  data: z.object({ userId: z.string() }),
+});
+export type PendingErasureEvent = z.infer<typeof PendingErasureRecorded>;

@@ -21,6 +21,7 @@ const tags = ['qc catalogue'];
 /** catalogue-svc: the public, read-only QC item catalogue (no credentials). */
 export const catalogueApi = {
   list: defineRoute({
+    operationId: 'listQcItems',
     method: 'get',
     path: '/api/v2/items',
     tags,
@@ -29,6 +30,7 @@ export const catalogueApi = {
     responses: { 200: both(QcItemsJson, 'the catalogue'), 304: { description: 'not modified' }, 406: errors[406] },
   }),
   item: defineRoute({
+    operationId: 'getQcItem',
     method: 'get',
     path: '/api/v2/items/{id}',
     tags,
@@ -38,6 +40,7 @@ export const catalogueApi = {
     responses: { 200: both(QcItemJson, 'the item'), 304: { description: 'not modified' }, ...errors },
   }),
   itemVersion: defineRoute({
+    operationId: 'getQcItemVersion',
     method: 'get',
     path: '/api/v2/items/{id}/versions/{version}',
     tags,

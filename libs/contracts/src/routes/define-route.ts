@@ -6,6 +6,11 @@ import type { z } from '../zod';
  * request with these schemas) and the OpenAPI document registers it, so the two cannot say different things.
  */
 export interface Route<Params extends z.ZodType = z.ZodType, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType> {
+  /**
+   * The operation's stable name in the OpenAPI document (camelCase, unique): generated clients name their calls
+   * after it, so renaming one breaks them. The list is pinned in libs/contracts/src/operation-ids.unit.spec.ts.
+   */
+  operationId: string;
   method: 'get' | 'post' | 'put' | 'delete';
   /** The OpenAPI template: `{name}` is a path parameter. */
   path: string;
@@ -24,7 +29,7 @@ export interface Route<Params extends z.ZodType = z.ZodType, Query extends z.Zod
     body?: Body;
   };
   responses: Record<number, ResponseConfig>;
-  /** The path parameter (the last one) that runs to the end of the URL, slashes included. */
+  /** The path parameter (the last one) that runs to the end of the URL, slashes included (`x-rest-parameter`). */
   restParam?: string;
   /** A path parameter that fails its schema names no resource: 404 rather than 400 (an export key, a codops). */
   malformedPathIsNotFound?: boolean;
@@ -54,9 +59,10 @@ export function routesIn(table: RouteTable): AnyRoute[] {
 
 /** Adds one route to the OpenAPI registry. */
 export function registerRoute(registry: OpenAPIRegistry, route: AnyRoute): void {
-  const { method, path, summary, description, tags, deprecated, security, request, responses } = route;
+  const { operationId, method, path, summary, description, tags, deprecated, security, request, responses, restParam } = route;
   const { params, query, headers, body } = request ?? {};
   registry.registerPath({
+    operationId,
     method,
     path,
     tags,
@@ -64,6 +70,9 @@ export function registerRoute(registry: OpenAPIRegistry, route: AnyRoute): void 
     ...(description !== undefined && { description }),
     ...(deprecated !== undefined && { deprecated }),
     ...(security !== undefined && { security }),
+    // OpenAPI has no path parameter that holds slashes: the extension tells clients (libs/api-client) to send this
+    // one's slashes as they are and encode each segment, where a generic client would encode them as %2F.
+    ...(restParam !== undefined && { 'x-rest-parameter': restParam }),
     ...(request && {
       request: {
         ...(params && { params: params as z.ZodObject }),

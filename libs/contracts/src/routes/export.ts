@@ -20,6 +20,7 @@ const notFound = { 404: problem('no such export (or not yours), deleted, expired
 /** export-worker: exports of all of a user's data, and erasure. A malformed export key is no export: 404. */
 export const exportApi = {
   start: defineRoute({
+    operationId: 'startExport',
     method: 'post',
     path: '/api/data/export',
     tags,
@@ -30,6 +31,7 @@ export const exportApi = {
     responses: { 201: json(ExportStatus, 'the export, pending'), ...writeErrors },
   }),
   list: defineRoute({
+    operationId: 'listExports',
     method: 'get',
     path: '/api/data/export',
     tags,
@@ -37,6 +39,7 @@ export const exportApi = {
     responses: { 200: json(z.array(ExportStatus), 'the exports'), ...commonErrors },
   }),
   deleteAll: defineRoute({
+    operationId: 'deleteAllExports',
     method: 'delete',
     path: '/api/data/export',
     tags,
@@ -44,6 +47,7 @@ export const exportApi = {
     responses: { 204: empty('deleted'), ...commonErrors },
   }),
   download: defineRoute({
+    operationId: 'downloadExport',
     method: 'get',
     path: '/api/data/export/{key}',
     malformedPathIsNotFound: true,
@@ -53,6 +57,7 @@ export const exportApi = {
     responses: { 200: zip('the zip'), ...commonErrors, ...notFound },
   }),
   downloadPublic: defineRoute({
+    operationId: 'downloadPublicExport',
     method: 'get',
     path: '/api/data/export/public/{key}',
     malformedPathIsNotFound: true,
@@ -64,6 +69,7 @@ export const exportApi = {
     responses: { 200: zip('the zip'), ...notFound },
   }),
   delete: defineRoute({
+    operationId: 'deleteExport',
     method: 'delete',
     path: '/api/data/export/{key}',
     malformedPathIsNotFound: true,
@@ -73,6 +79,7 @@ export const exportApi = {
     responses: { 204: empty('deleted'), ...commonErrors, ...notFound },
   }),
   erase: defineRoute({
+    operationId: 'eraseUserData',
     method: 'delete',
     path: '/api/data',
     tags,
@@ -82,6 +89,7 @@ export const exportApi = {
     responses: { 204: empty('erased everywhere'), 202: json(ErasureStatus, 'accepted, still running; see Location'), ...commonErrors },
   }),
   erasure: defineRoute({
+    operationId: 'getErasure',
     method: 'get',
     path: '/api/data/erasure/{erasureId}',
     tags,

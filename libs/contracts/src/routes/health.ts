@@ -15,6 +15,7 @@ const HealthProblem = ProblemDetails.extend({
 /** `/health/`: the gateway's, for the whole platform (each service answers its own, not published). */
 export const healthApi = {
   health: defineRoute({
+    operationId: 'getHealth',
     method: 'get',
     path: '/health/',
     tags: ['health'],

@@ -1,3 +1,4 @@
+import type { ResponseConfig } from '@asteasolutions/zod-to-openapi';
 import type { z } from '../zod';
 import { ProblemDetails } from '../common';
 
@@ -9,6 +10,25 @@ export const commonErrors = {
   403: problem('forbidden'),
   503: problem('a store the request needs is down; nothing was stored, retry after `Retry-After` seconds'),
 };
+/** A per-user quota of stored data (docs/architecture.md, "Bounded work and per-user quotas"). */
+export const quotaExceeded = (what: string) => ({
+  422: problem(`a per-user quota is reached (title "Quota Exceeded"; \`limit\` names the setting, \`max\` its value): ${what}`),
+});
 export const writeErrors = { ...commonErrors, 413: problem('body too large'), 415: problem('body is not JSON') };
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 export const empty = (description: string) => ({ description });
+
+const RATE_LIMITED =
+  'over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds';
+
+/** Every operation may meet the gateway's rate limits: its 429 says so beside any 429 of its own (a write conflict). */
+export function withRateLimit(responses: Record<number, ResponseConfig>): Record<number, ResponseConfig> {
+  const own = responses[429];
+  const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' as const, minimum: 1 } } };
+  return {
+    ...responses,
+    429: own
+      ? { ...own, description: `${own.description}; or ${RATE_LIMITED}`, headers: retryAfter }
+      : { ...problem(RATE_LIMITED), headers: retryAfter },
+  };
+}

@@ -1,4 +1,5 @@
 import {
+  HISTORY_LIMITS,
   History,
   HistoryItemBatch,
   HistoryItemIdParam,
@@ -10,14 +11,16 @@ import {
   PositionsQuery,
 } from '../history';
 import { defineRoute } from './define-route';
-import { commonErrors, empty, json, problem, writeErrors } from './helpers';
+import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './helpers';
 
 const tags = ['history'];
 const conflict = { 429: problem('another request is updating this history; see Retry-After') };
+const quota = quotaExceeded(`by default ${HISTORY_LIMITS.maxEntries} entries per user, deleted ones included (HISTORY_MAX_ENTRIES)`);
 
-/** The operations served the same at `/api/history` and `/api/history/v2`. */
-const historyAt = (base: '/api/history' | '/api/history/v2') => ({
+/** The operations served the same at `/api/history` and `/api/history/v2`; `v` tells their operationIds apart. */
+const historyAt = (base: '/api/history' | '/api/history/v2', v: '' | 'V2') => ({
   list: defineRoute({
+    operationId: `listHistory${v}`,
     method: 'get',
     path: base,
     tags,
@@ -26,14 +29,16 @@ const historyAt = (base: '/api/history' | '/api/history/v2') => ({
     responses: { 200: json(History, 'the selected part of the history'), ...commonErrors },
   }),
   add: defineRoute({
+    operationId: `addHistoryItem${v}`,
     method: 'post',
     path: base,
     tags,
     summary: 'Add or update an item (newest date wins)',
     request: { body: NewItem },
-    responses: { 200: json(Item, 'the stored item'), ...writeErrors, ...conflict },
+    responses: { 200: json(Item, 'the stored item'), ...writeErrors, ...quota, ...conflict },
   }),
   clear: defineRoute({
+    operationId: `clearHistory${v}`,
     method: 'delete',
     path: base,
     tags,
@@ -41,14 +46,16 @@ const historyAt = (base: '/api/history' | '/api/history/v2') => ({
     responses: { 204: empty('deleted'), ...commonErrors, ...conflict },
   }),
   addBatch: defineRoute({
+    operationId: `addHistoryItems${v}`,
     method: 'post',
     path: `${base}/batch`,
     tags,
     summary: 'Add or update several items atomically',
     request: { body: HistoryItemBatch },
-    responses: { 204: empty('stored'), ...writeErrors, ...conflict },
+    responses: { 204: empty('stored'), ...writeErrors, ...quota, ...conflict },
   }),
   positions: defineRoute({
+    operationId: `getPlaybackPositions${v}`,
     method: 'get',
     path: `${base}/positions`,
     tags,
@@ -71,9 +78,10 @@ const historyAt = (base: '/api/history' | '/api/history/v2') => ({
 
 /** history-svc: `/api/history` (the first API) and `/api/history/v2`. */
 export const historyApi = {
-  unversioned: historyAt('/api/history'),
-  v2: historyAt('/api/history/v2'),
+  unversioned: historyAt('/api/history', ''),
+  v2: historyAt('/api/history/v2', 'V2'),
   deleteByItemId: defineRoute({
+    operationId: 'deleteHistoryItemV2',
     method: 'delete',
     path: '/api/history/v2/{itemId}',
     tags,
@@ -82,6 +90,7 @@ export const historyApi = {
     responses: { 204: empty('deleted'), 404: problem('no such item'), ...commonErrors, ...conflict },
   }),
   deleteById: defineRoute({
+    operationId: 'deleteHistoryItemById',
     method: 'delete',
     path: '/api/history/{id}',
     tags,

@@ -6,6 +6,7 @@ import { json, problem } from './helpers';
 /** The gateway's personalisation endpoints (libs/personalisation). A malformed codops or endpoint is unknown: 404. */
 export const personalisationApi = {
   endpoint: defineRoute({
+    operationId: 'getPersonalisationEndpoint',
     method: 'get',
     path: '/api/v1/{codops}/{endpoint}',
     malformedPathIsNotFound: true,

@@ -26,14 +26,15 @@ import {
 } from '../playlists';
 import { z } from '../zod';
 import { defineRoute } from './define-route';
-import { commonErrors, empty, json, problem, writeErrors } from './helpers';
+import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './helpers';
 
 const notFound = { 404: problem("no such playlist or bookmark (another user's playlists are never found)") };
 const conflict = { 429: problem('the playlists kept changing under concurrent writes; see Retry-After') };
 const limits = {
-  400: problem(
-    `invalid input, or a limit reached (title "Limit Exceeded"): by default ${PLAYLIST_LIMITS.maxPlaylists} playlists per user and ` +
-      `${PLAYLIST_LIMITS.maxBookmarks} bookmarks per playlist; \`errors\` names each offending field`,
+  400: problem('invalid input; `errors` names each offending field'),
+  ...quotaExceeded(
+    `by default ${PLAYLIST_LIMITS.maxPlaylists} playlists per user (PLAYLIST_MAX_PLAYLISTS) and ` +
+      `${PLAYLIST_LIMITS.maxBookmarks} bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS)`,
   ),
 };
 const watchLater = { 409: problem('the watch-later playlist cannot be deleted') };
@@ -44,6 +45,7 @@ const v3 = ['playlist v3'];
 export const playlistApi = {
   v2: {
     list: defineRoute({
+      operationId: 'listPlaylistsV2',
       method: 'get',
       path: '/api/playlist/v2',
       tags: v2,
@@ -52,6 +54,7 @@ export const playlistApi = {
       responses: { 200: json(RetrievedPlaylists, 'the playlists'), ...commonErrors },
     }),
     create: defineRoute({
+      operationId: 'createPlaylistV2',
       method: 'post',
       path: '/api/playlist/v2',
       tags: v2,
@@ -67,6 +70,7 @@ export const playlistApi = {
       },
     }),
     deleteAll: defineRoute({
+      operationId: 'deleteAllPlaylistsV2',
       method: 'delete',
       path: '/api/playlist/v2',
       tags: v2,
@@ -74,6 +78,7 @@ export const playlistApi = {
       responses: { 204: empty('deleted'), ...commonErrors, ...conflict },
     }),
     createWithBookmark: defineRoute({
+      operationId: 'createPlaylistWithBookmarkV2',
       method: 'post',
       path: '/api/playlist/v2/new/bookmarks',
       tags: v2,
@@ -82,6 +87,7 @@ export const playlistApi = {
       responses: { 201: json(BookmarksIds, 'the new playlist and bookmark'), ...writeErrors, ...limits, ...conflict },
     }),
     read: defineRoute({
+      operationId: 'getPlaylistV2',
       method: 'get',
       path: '/api/playlist/v2/{playlistId}/bookmarks',
       tags: v2,
@@ -90,6 +96,7 @@ export const playlistApi = {
       responses: { 200: json(FullPlaylist, 'the playlist'), ...commonErrors, ...notFound },
     }),
     addBookmark: defineRoute({
+      operationId: 'addBookmarkV2',
       method: 'post',
       path: '/api/playlist/v2/{playlistId}/bookmarks',
       tags: v2,
@@ -105,6 +112,7 @@ export const playlistApi = {
       },
     }),
     deleteBookmarks: defineRoute({
+      operationId: 'deleteBookmarksV2',
       method: 'delete',
       path: '/api/playlist/v2/{playlistId}/bookmarks',
       tags: v2,
@@ -113,6 +121,7 @@ export const playlistApi = {
       responses: { 204: empty('emptied'), ...commonErrors, ...notFound, ...conflict },
     }),
     deleteBookmark: defineRoute({
+      operationId: 'deleteBookmarkV2',
       method: 'delete',
       path: '/api/playlist/v2/{playlistId}/bookmarks/{bookmarks_id}',
       tags: v2,
@@ -121,6 +130,7 @@ export const playlistApi = {
       responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
     }),
     delete: defineRoute({
+      operationId: 'deletePlaylistV2',
       method: 'delete',
       path: '/api/playlist/v2/{playlist_id}',
       tags: v2,
@@ -131,6 +141,7 @@ export const playlistApi = {
   },
   v3: {
     list: defineRoute({
+      operationId: 'listPlaylistsV3',
       method: 'get',
       path: '/api/playlist/v3',
       tags: v3,
@@ -138,6 +149,7 @@ export const playlistApi = {
       responses: { 200: json(RetrievedPlaylistsV3, 'the playlists'), ...commonErrors },
     }),
     deleteAll: defineRoute({
+      operationId: 'deleteAllPlaylistsV3',
       method: 'delete',
       path: '/api/playlist/v3',
       tags: v3,
@@ -145,6 +157,7 @@ export const playlistApi = {
       responses: { 204: empty('deleted'), ...commonErrors, ...conflict },
     }),
     createWithBookmark: defineRoute({
+      operationId: 'createPlaylistWithBookmarkV3',
       method: 'post',
       path: '/api/playlist/v3/new/bookmarks',
       tags: v3,
@@ -160,6 +173,7 @@ export const playlistApi = {
       },
     }),
     read: defineRoute({
+      operationId: 'getPlaylistV3',
       method: 'get',
       path: '/api/playlist/v3/{playlistBusinessId}',
       tags: v3,
@@ -168,6 +182,7 @@ export const playlistApi = {
       responses: { 200: json(FullPlaylistV3, 'the playlist'), ...commonErrors, ...notFound },
     }),
     save: defineRoute({
+      operationId: 'savePlaylistV3',
       method: 'post',
       path: '/api/playlist/v3/{playlistBusinessId}',
       tags: v3,
@@ -182,6 +197,7 @@ export const playlistApi = {
       },
     }),
     delete: defineRoute({
+      operationId: 'deletePlaylistV3',
       method: 'delete',
       path: '/api/playlist/v3/{playlistBusinessId}',
       tags: v3,
@@ -190,6 +206,7 @@ export const playlistApi = {
       responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...watchLater, ...conflict },
     }),
     addBookmark: defineRoute({
+      operationId: 'addBookmarkV3',
       method: 'post',
       path: '/api/playlist/v3/{playlistBusinessId}/bookmarks',
       tags: v3,
@@ -205,6 +222,7 @@ export const playlistApi = {
       },
     }),
     addBookmarks: defineRoute({
+      operationId: 'addBookmarksV3',
       method: 'put',
       path: '/api/playlist/v3/{playlistBusinessId}/bookmarks',
       tags: v3,
@@ -214,6 +232,7 @@ export const playlistApi = {
       responses: { 200: json(z.array(BookmarkV3), 'the bookmarks of the items sent'), ...writeErrors, ...limits, ...notFound, ...conflict },
     }),
     deleteBookmarks: defineRoute({
+      operationId: 'deleteBookmarksV3',
       method: 'delete',
       path: '/api/playlist/v3/{playlistBusinessId}/bookmarks',
       tags: v3,
@@ -222,6 +241,7 @@ export const playlistApi = {
       responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
     }),
     deleteBookmark: defineRoute({
+      operationId: 'deleteBookmarkV3',
       method: 'delete',
       path: '/api/playlist/v3/{playlistBusinessId}/bookmarks/{bookmarkId}',
       tags: v3,

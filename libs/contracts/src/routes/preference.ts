@@ -1,7 +1,7 @@
-import { JsonNode, PartialUpdate, PreferenceDocument, PreferenceKeys, PreferenceQuery } from '../preference';
+import { JsonNode, PREFERENCE_LIMITS, PartialUpdate, PreferenceDocument, PreferenceKeys, PreferenceQuery } from '../preference';
 import { z } from '../zod';
 import { defineRoute } from './define-route';
-import { commonErrors, empty, json, problem, writeErrors } from './helpers';
+import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './helpers';
 
 const tags = ['preference'];
 const key = z.object({ key: z.string().openapi({ description: 'preference key (URL-encoded; any characters)' }) });
@@ -11,18 +11,23 @@ const keyAndPath = key.extend({
 const notFound = { 404: problem('no such preference, or nothing at that path') };
 const conflict = { 429: problem('the document kept changing under concurrent writes; see Retry-After') };
 const tooLarge = { 413: problem('body, or the resulting document, too large') };
+const quota = quotaExceeded(
+  `by default ${PREFERENCE_LIMITS.maxKeys} keys per user (PREFERENCE_MAX_KEYS) and ${PREFERENCE_LIMITS.maxUserBytes} bytes of all documents together (PREFERENCE_MAX_USER_BYTES)`,
+);
 /** What a write under a path answers: the value now there. */
 const writtenAtPath = {
   200: json(JsonNode, 'the value now at the path'),
   201: json(JsonNode, 'the document was created: the value now at the path'),
   ...writeErrors,
   ...tooLarge,
+  ...quota,
   ...conflict,
 };
 
 /** preference-svc: `/api/preference`, a JSON document per key; `{path}` runs to the end of the URL. */
 export const preferenceApi = {
   listKeys: defineRoute({
+    operationId: 'listPreferenceKeys',
     method: 'get',
     path: '/api/preference',
     tags,
@@ -30,6 +35,7 @@ export const preferenceApi = {
     responses: { 200: json(PreferenceKeys, 'the keys, ascending'), ...commonErrors },
   }),
   read: defineRoute({
+    operationId: 'getPreference',
     method: 'get',
     path: '/api/preference/{key}',
     tags,
@@ -40,6 +46,7 @@ export const preferenceApi = {
     responses: { 200: json(JsonNode, 'the document, or the JSONPath result'), ...commonErrors, ...notFound },
   }),
   replace: defineRoute({
+    operationId: 'replacePreference',
     method: 'put',
     path: '/api/preference/{key}',
     tags,
@@ -50,10 +57,12 @@ export const preferenceApi = {
       201: json(PreferenceDocument, 'created: the stored document'),
       ...writeErrors,
       ...tooLarge,
+      ...quota,
       ...conflict,
     },
   }),
   delete: defineRoute({
+    operationId: 'deletePreference',
     method: 'delete',
     path: '/api/preference/{key}',
     tags,
@@ -62,6 +71,7 @@ export const preferenceApi = {
     responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
   }),
   readAtPath: defineRoute({
+    operationId: 'getPreferenceAtPath',
     method: 'get',
     path: '/api/preference/{key}/{path}',
     restParam: 'path',
@@ -71,6 +81,7 @@ export const preferenceApi = {
     responses: { 200: json(JsonNode, 'the value at the path'), ...commonErrors, ...notFound },
   }),
   mergeAtPath: defineRoute({
+    operationId: 'mergePreferenceAtPath',
     method: 'post',
     path: '/api/preference/{key}/{path}',
     restParam: 'path',
@@ -82,6 +93,7 @@ export const preferenceApi = {
     responses: writtenAtPath,
   }),
   replaceAtPath: defineRoute({
+    operationId: 'replacePreferenceAtPath',
     method: 'put',
     path: '/api/preference/{key}/{path}',
     restParam: 'path',
@@ -92,6 +104,7 @@ export const preferenceApi = {
     responses: writtenAtPath,
   }),
   deleteAtPath: defineRoute({
+    operationId: 'deletePreferenceAtPath',
     method: 'delete',
     path: '/api/preference/{key}/{path}',
     restParam: 'path',

@@ -12,6 +12,7 @@ const headers = z.object({
 /** profile-svc: `/api/profile/v3`. */
 export const profileApi = {
   read: defineRoute({
+    operationId: 'getProfile',
     method: 'get',
     path: '/api/profile/v3',
     tags,
@@ -20,6 +21,7 @@ export const profileApi = {
     responses: { 200: json(Profile, 'the profile'), ...commonErrors },
   }),
   update: defineRoute({
+    operationId: 'updateProfile',
     method: 'put',
     path: '/api/profile/v3',
     tags,
@@ -28,6 +30,7 @@ export const profileApi = {
     responses: { 200: json(Profile, 'the updated profile'), ...writeErrors, 429: problem('concurrent updates; see Retry-After') },
   }),
   readPublic: defineRoute({
+    operationId: 'getPublicProfile',
     method: 'get',
     path: '/api/profile/v3/public/{publicUserId}',
     tags,

@@ -1,0 +1,74 @@
+import { startTestSystem, type TestSystem } from '@udp/test-system';
+import { createPreferenceService } from '../app';
+
+/**
+ * Issue 18: 400 preference keys of 250 KiB (100 MB) were accepted for one user. Per-user quotas now bound the
+ * keys and the bytes of all of a user's documents (PREFERENCE_MAX_KEYS, PREFERENCE_MAX_USER_BYTES); past one,
+ * a write is a 422 naming the setting, and nothing is stored. Small quotas here; the defaults are in the docs.
+ */
+let system: TestSystem;
+let alice: string;
+let bob: string;
+
+beforeEach(async () => {
+  system = await startTestSystem([
+    {
+      prefixes: ['/api/preference'],
+      create: (deps) => createPreferenceService({ ...deps, limits: { maxKeys: 3, maxUserBytes: 10_000 } }),
+    },
+  ]);
+  alice = await system.auth('alice');
+  bob = await system.auth('bob');
+});
+afterEach(() => system.stop());
+
+const P = '/api/preference';
+const put = (auth: string, path: string, body: unknown) =>
+  system.http.put(path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
+const keysOf = async (auth: string) => (await system.http.get(P).set('authorization', auth)).body;
+
+describe('given a user with three keys, the quota', () => {
+  beforeEach(async () => {
+    for (const key of ['a', 'b', 'c']) expect((await put(alice, `${P}/${key}`, { v: key })).status).toBe(201);
+  });
+
+  it('when a fourth key is written (whole or at a path), then 422 names PREFERENCE_MAX_KEYS and nothing is stored', async () => {
+    for (const res of [await put(alice, `${P}/d`, { v: 'd' }), await put(alice, `${P}/d/x`, 1)]) {
+      expect(res.status).toBe(422);
+      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+      expect(res.body).toMatchObject({ title: 'Quota Exceeded', limit: 'PREFERENCE_MAX_KEYS', max: 3 });
+      expect(res.body.detail).toMatch(/at most 3 preference keys \(PREFERENCE_MAX_KEYS\)/);
+    }
+    expect(await keysOf(alice)).toEqual(['a', 'b', 'c']);
+  });
+
+  it('when a key is rewritten, or one is deleted and a new one written, then it is accepted; another user has his own', async () => {
+    expect((await put(alice, `${P}/a`, { v: 'A' })).status).toBe(200);
+    expect((await system.http.delete(`${P}/c`).set('authorization', alice)).status).toBe(204);
+    expect((await put(alice, `${P}/d`, { v: 'd' })).status).toBe(201);
+    expect((await put(bob, `${P}/a`, { v: 'a' })).status).toBe(201);
+  });
+});
+
+describe('given a user whose documents hold 9,000 bytes, the quota', () => {
+  const text = (bytes: number) => ({ t: 'x'.repeat(bytes - 8) }); // {"t":"..."} is 8 bytes around the text
+
+  beforeEach(async () => {
+    expect((await put(alice, `${P}/a`, text(4500))).status).toBe(201);
+    expect((await put(alice, `${P}/b`, text(4500))).status).toBe(201);
+  });
+
+  it('when a write would take them past 10,000 bytes, then 422 names PREFERENCE_MAX_USER_BYTES and nothing is stored', async () => {
+    const res = await put(alice, `${P}/c`, text(1001));
+    expect(res.status).toBe(422);
+    expect(res.body).toMatchObject({ limit: 'PREFERENCE_MAX_USER_BYTES', max: 10_000 });
+    expect(res.body.detail).toMatch(/the other keys hold 9000 and this document would be 1001/);
+    expect((await put(alice, `${P}/b/t`, 'x'.repeat(5600))).status).toBe(422);
+    expect(await keysOf(alice)).toEqual(['a', 'b']);
+  });
+
+  it('when a write stays within it, or makes a document smaller, then it is accepted', async () => {
+    expect((await put(alice, `${P}/c`, text(1000))).status).toBe(201);
+    expect((await put(alice, `${P}/b`, text(10))).status).toBe(200);
+  });
+});

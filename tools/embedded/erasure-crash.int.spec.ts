@@ -1,0 +1,118 @@
+import { execFileSync } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileSecret, signDevToken } from '@udp/auth';
+import { SqliteEventStore } from '@udp/eventstore';
+import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
+import { bytesFoundUnder, distinctiveUserId } from '@udp/test-system';
+import { historyStreamId } from '../../apps/history-svc/src/domain/events';
+
+/**
+ * Issue 18 #2, as an attacker did it on `npm start`: the embedded bundle as a process, a user with a large history
+ * (seeded straight into the history store), `DELETE /api/data` answered 202, then kill -9 while the participants are
+ * still erasing (an export of the user in flight too). After a restart on the same data directory the erasure completes by itself, the user's data is gone
+ * through every API, a bystander keeps theirs, and no file under the data directory holds the user id.
+ */
+const root = join(__dirname, '..', '..');
+const dataDir = mkdtempSync(join(tmpdir(), 'udp-erasure-crash-'));
+const distDir = join(root, 'tmp', `erasure-crash-${process.pid}`);
+const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...embeddedEnv } = process.env;
+const ENTRIES = Number(process.env.ERASURE_CRASH_ENTRIES ?? 50_000);
+const user = distinctiveUserId('erased');
+const bystander = distinctiveUserId('bystander');
+jest.setTimeout(180_000);
+
+beforeAll(async () => {
+  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir], { stdio: 'inherit' });
+  mkdirSync(join(dataDir, 'history-svc'), { recursive: true });
+  const store = new SqliteEventStore(join(dataDir, 'history-svc', 'events.sqlite'));
+  for (const [who, count] of [
+    [user, ENTRIES],
+    [bystander, 10],
+  ] as const) {
+    for (let from = 0; from < count; from += 5000) {
+      const events = Array.from({ length: Math.min(5000, count - from) }, (_, i) => ({
+        id: randomUUID(),
+        type: 'HistoryItemRecorded',
+        data: {
+          itemId: `urn:${who}:${from + i}`,
+          id: from + i + 1,
+          date: 1_700_000_000_000 + from + i,
+          deleted: false,
+          deviceId: 'seed',
+          lastPlaybackPosition: 1,
+        },
+      }));
+      await store.appendToStream(historyStreamId(who), events, { expectedRevision: 'any' });
+    }
+  }
+  await store.close();
+}, 120_000);
+afterAll(() => {
+  rmSync(dataDir, { recursive: true, force: true });
+  rmSync(distDir, { recursive: true, force: true });
+});
+
+const startEmbedded = () =>
+  startProcess(
+    join(distDir, 'embedded', 'main.js'),
+    // ERASURE_TIMEOUT_MS=0: the erasure answers 202 at once, while every participant is still at work.
+    { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ERASURE_TIMEOUT_MS: '0' },
+    { stream: 'stderr', pattern: /gateway on http:\/\/localhost:(\d+)/ },
+    120_000,
+  );
+const baseOf = (system: StartedProcess) => `http://127.0.0.1:${system.ready[1]}`;
+
+it('completes an erasure cut off by kill -9 after a restart, and leaves no byte of the user under DATA_DIR', async () => {
+  const first = await startEmbedded();
+  const auth = (who: string) => signDevToken(fileSecret(dataDir, 'jwt-signing'), who).then((t) => ({ authorization: `Bearer ${t}` }));
+  const call = async (system: StartedProcess, who: string, method: string, path: string, body?: unknown) =>
+    fetch(`${baseOf(system)}${path}`, {
+      method,
+      headers: { ...(await auth(who)), 'content-type': 'application/json' },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+  let erasureId: string;
+  try {
+    // Data in every participant besides the seeded history.
+    expect((await call(first, user, 'PUT', '/api/profile/v3', { displayName: 'Gone' })).status).toBe(200);
+    expect((await call(first, user, 'PUT', '/api/preference/ui', { theme: user })).status).toBeLessThan(300);
+    expect((await call(first, user, 'POST', '/api/playlist/v3/watch_later/bookmarks', { itemId: `urn:${user}:b` })).status).toBe(201);
+    const total = (await (await call(first, user, 'GET', '/api/history/v2?limit=1')).json()) as { data: unknown[] };
+    expect(total.data).toHaveLength(1);
+
+    // An export in flight too: neither it nor its requests made again at the restart may bring anything back.
+    expect((await call(first, user, 'POST', '/api/data/export', {})).status).toBe(201);
+    const erased = await call(first, user, 'DELETE', '/api/data');
+    expect(erased.status).toBe(202);
+    erasureId = ((await erased.json()) as { erasureId: string }).erasureId;
+  } finally {
+    first.child.kill('SIGKILL');
+    await first.exited;
+  }
+  // Killed before the erasure completed (else this test would prove nothing).
+  expect(first.output('stdout')).not.toContain('erasure completed');
+
+  const restartedAt = Date.now();
+  const second = await startEmbedded();
+  try {
+    const status = async () => (await (await call(second, user, 'GET', `/api/data/erasure/${erasureId}`)).json()) as { status: string };
+    await waitUntil(async () => (await status()).status === 'completed', 60_000, 'the erasure completed after the restart');
+    process.stderr.write(`erasure of ${ENTRIES} history entries completed ${Date.now() - restartedAt} ms after the restart began\n`);
+
+    expect(((await (await call(second, user, 'GET', '/api/history/v2?with_deleted=true')).json()) as { data: unknown[] }).data).toEqual([]);
+    expect(await (await call(second, user, 'GET', '/api/preference')).json()).toEqual([]);
+    const playlists = (await (await call(second, user, 'GET', '/api/playlist/v3/watch_later')).json()) as { bookmarks?: unknown[] };
+    expect(playlists.bookmarks ?? []).toEqual([]);
+    expect(await (await call(second, user, 'GET', '/api/data/export')).json()).toEqual([]);
+    expect(((await (await call(second, bystander, 'GET', '/api/history/v2')).json()) as { data: unknown[] }).data).toHaveLength(10);
+  } finally {
+    await second.stop();
+  }
+  // The profile is left out above: reading it would create a new one (the user's own request).
+  const exportsDir = join(dataDir, 'exports');
+  expect(existsSync(exportsDir) ? readdirSync(exportsDir) : []).toEqual([]);
+  expect(bytesFoundUnder(dataDir, [user])).toEqual([]);
+});
