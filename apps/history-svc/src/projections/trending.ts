@@ -111,7 +111,7 @@ async function resumItem(readModels: ReadModelStore, itemId: string, horizon: nu
 type EntryState = Pick<HistoryEntryDocument, '_id' | 'item_id' | 'date' | 'deleted'>;
 
 /**
- * The part of the history projection that keeps `trending_counts`. The projection calls it with an entry's state
+ * The part of the history projection that keeps `trending_counts` and `trending_items`. The projection calls it with an entry's state
  * before and after an event, *before* it writes the entry: if the process stops in between, the event is applied
  * again, finds the entry unchanged, computes the same change, and the counts' `position` says it was made already.
  */
