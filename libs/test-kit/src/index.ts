@@ -5,3 +5,4 @@ export * from './specification';
 export * from './environment';
 export * from './process';
 export * from './unzip';
+export * from './mongo';

@@ -1,5 +1,5 @@
 import { MongoReadModelStore } from '@udp/readmodel';
-import { containersUnavailable, reportSkipped } from '@udp/test-kit';
+import { describeWithMongo } from '@udp/test-kit';
 import { log, randomHistory, scanned } from '../testing/trending-histories';
 import { HISTORY_COLLECTION, erasingTrendingToo, historyEntries, historyProjection } from '../projections/history';
 import { trendingIndexes, trendingItems } from '../projections/trending';
@@ -9,29 +9,12 @@ import { trendingIndexes, trendingItems } from '../projections/trending';
  * Docker runs; else skipped, saying so): the same answer as a scan of the entries, after a replay, two projections
  * applying the same events at once, and an erasure.
  */
-const url = process.env.MONGO_URL;
-const unavailable = url ? null : containersUnavailable();
 const DAY = 24 * 3600 * 1000;
 const now = 1000 * DAY + 17 * 60 * 1000;
 
-if (unavailable) {
-  reportSkipped('trending counts on mongodb', `MONGO_URL is unset and ${unavailable}`);
-} else {
-  let connection = url ?? '';
-  let container: { stop(): Promise<unknown> } | null = null;
-  beforeAll(async () => {
-    if (url) return;
-    const { MongoDBContainer } = await import('@testcontainers/mongodb');
-    const started = await new MongoDBContainer('mongo:7.0.14').start();
-    container = started;
-    connection = `${started.getConnectionString()}?directConnection=true`;
-  }, 180_000);
-  afterAll(async () => {
-    await container?.stop();
-  });
-
+describeWithMongo('trending counts on mongodb', (connection) => {
   it('answers what a scan of the entries answers, after a replay, two replicas, and an erasure', async () => {
-    const readModels = await MongoReadModelStore.connect(connection, `udp_trending_${process.pid}_${Date.now()}`);
+    const readModels = await MongoReadModelStore.connect(connection(), `udp_trending_${process.pid}_${Date.now()}`);
     try {
       await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
       await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
@@ -64,4 +47,4 @@ if (unavailable) {
       await readModels.close();
     }
   }, 120_000);
-}
+});
