@@ -49,8 +49,9 @@ export default [
     },
   },
   {
-    // The embedded host is the composition root: it alone starts every app in one process.
-    files: ['tools/embedded/host.ts'],
+    // The embedded host is the composition root: it alone starts every app in one process. Its own tests may compose
+    // apps the same way (a crash test seeds a service's streams by their names; an erasure test runs two real apps).
+    files: ['tools/embedded/host.ts', 'tools/embedded/*.spec.ts'],
     rules: { '@nx/enforce-module-boundaries': 'off' },
   },
   {
