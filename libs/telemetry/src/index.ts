@@ -5,3 +5,4 @@ export * from './redaction';
 export * from './sampling';
 export * from './edge';
 export * from './metrics-catalogue';
+export * from './prometheus-names';
