@@ -28,6 +28,9 @@ const KEYWORDS = new Set([
 
 /** The metric names one PromQL expression selects (not functions, keywords, labels, strings or Grafana variables). */
 function metricNamesInPromql(expr: string): string[] {
+  const names = new Set<string>();
+  // A name given as a label matcher (`{__name__="x"}`, or a regex: then the regex itself, which no entry matches).
+  for (const m of expr.matchAll(/__name__\s*=~?\s*"((?:[^"\\]|\\.)*)"/g)) names.add(m[1]);
   const stripped = expr
     .replace(/"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*'|`[^`]*`/g, '""') // string literals
     .replace(/\{[^}]*\}/g, ' ') // label matchers
@@ -36,7 +39,6 @@ function metricNamesInPromql(expr: string): string[] {
     .replace(/\boffset\s+\S+/gi, ' ')
     .replace(/\$\{?\w+\}?/g, ' ') // Grafana variables
     .replace(/(^|[^\w:])\d[\w.+-]*/g, '$1 '); // numbers (0.95, 1e3)
-  const names = new Set<string>();
   for (const m of stripped.matchAll(/[A-Za-z_:][\w:]*(?!\w)(?!\s*\()/g)) {
     if (!KEYWORDS.has(m[0].toLowerCase())) names.add(m[0]);
   }
@@ -77,6 +79,8 @@ describe('metricNamesInPromql', () => {
     ['a_total / ignoring(code) group_left b_total > bool 1e3', ['a_total', 'b_total']],
     ['v8js_memory_heap_used_bytes offset 5m', ['v8js_memory_heap_used_bytes']],
     ['max(up{job="rate(x)"})', ['up']],
+    ['{__name__="udp_x", job="y"}', ['udp_x']],
+    ['sum({__name__=~"udp_.*"})', ['udp_.*']],
   ])('%s', (expr, names) => {
     expect(metricNamesInPromql(expr).sort()).toEqual(names.sort());
   });
