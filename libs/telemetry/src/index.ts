@@ -5,4 +5,3 @@ export * from './redaction';
 export * from './sampling';
 export * from './edge';
 export * from './metrics-catalogue';
-export * from './prometheus-names';
