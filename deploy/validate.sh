@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Validates the deployment files offline (no Docker engine, no cluster): docker-compose.yml against the
-# compose specification, the Kubernetes manifests by building their kustomizations and strictly decoding every
+# compose specification (with Prometheus scraping the collector and Grafana's provisioning and dashboards), the
+# Kubernetes manifests by building their kustomizations and strictly decoding every
 # object into the k8s.io/api types, the collector configuration, and the cross-references between them and
 # the apps. See docs/deployment.md, "Validation".
 #
@@ -58,7 +59,7 @@ if [[ $self_test == 1 && $status == 0 ]]; then
     local name="$1" file="$2" expr="$3" dir="$work/$1"
     mkdir -p "$dir/apps"
     cp -R "$ROOT/Dockerfile" "$ROOT/docker-compose.yml" "$dir/"
-    mkdir -p "$dir/deploy" && cp -R "$ROOT/deploy/k8s" "$ROOT/deploy/docker" "$ROOT/deploy/otel-collector.yaml" "$dir/deploy/"
+    mkdir -p "$dir/deploy" && cp -R "$ROOT/deploy/k8s" "$ROOT/deploy/docker" "$ROOT/deploy/grafana" "$ROOT/deploy/prometheus" "$ROOT/deploy/otel-collector.yaml" "$dir/deploy/"
     (cd "$ROOT" && find apps -path '*/src/main.ts' -o -path 'apps/gateway/src/config.ts') | while read -r f; do
       mkdir -p "$dir/$(dirname "$f")" && cp "$ROOT/$f" "$dir/$f"
     done
@@ -78,6 +79,9 @@ if [[ $self_test == 1 && $status == 0 ]]; then
   broken compose-missing-env docker-compose.yml '/^  KAFKA_BROKERS:/d' || failed=1
   broken compose-unpinned-image docker-compose.yml 's#image: mongo:7.0.14#image: mongo:latest#' || failed=1
   broken compose-bad-depends-on docker-compose.yml 's/^    kafka:$/    kafka-broker:/' || failed=1
+  broken compose-grafana-public docker-compose.yml 's/"127.0.0.1:3000:3000"/"3000:3000"/' || failed=1
+  broken prometheus-wrong-target deploy/prometheus/prometheus.yml 's/otel-collector:8889/otel-collector:8888/' || failed=1
+  broken dashboard-unknown-datasource deploy/grafana/dashboards/udp.json '0,/"uid": "prometheus"/s//"uid": "prom"/' || failed=1
   broken dockerfile-no-healthcheck Dockerfile '/^HEALTHCHECK/d' || failed=1
   broken otel-undeclared-exporter deploy/otel-collector.yaml 's/exporters: \[otlp\/jaeger, spanmetrics, debug\]/exporters: [otlp\/tempo, spanmetrics, debug]/' || failed=1
   [[ $failed == 0 ]] || status=1

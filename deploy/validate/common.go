@@ -11,9 +11,9 @@ import (
 )
 
 // pinnedImage: a tag that names a version (digits), not latest or a floating major.
-var versionTag = regexp.MustCompile(`^[0-9]+\.[0-9]+(\.[0-9]+)?([-.][A-Za-z0-9.-]+)?$`)
+var versionTag = regexp.MustCompile(`^v?[0-9]+\.[0-9]+(\.[0-9]+)?([-.][A-Za-z0-9.-]+)?$`)
 
-// imagePinned tells whether ref carries a digest or a version tag such as 7.0.14 or 20.20.2-bookworm-slim.
+// imagePinned tells whether ref carries a digest or a version tag such as 7.0.14, v3.13.2 or 20.20.2-bookworm-slim.
 func imagePinned(ref string) bool {
 	if strings.Contains(ref, "@sha256:") {
 		return true

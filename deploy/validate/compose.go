@@ -80,18 +80,26 @@ func checkCompose(r *Report, root string) {
 	}
 	r.check(len(distinct) == 1, "INTERNAL_AUTH_SECRET is the same for the gateway and every service (%d distinct values)", len(distinct))
 
-	// Only the gateway is published; telemetry UIs only on loopback.
+	// Only the gateway is published; telemetry UIs (Jaeger, Prometheus, Grafana) only on loopback.
 	for _, name := range names {
 		for _, p := range project.Services[name].Ports {
+			uiPort, isUI := telemetryUIs[name]
 			switch {
 			case name == "gateway":
 				r.check(p.Target == 8080, "gateway publishes container port 8080 (host %s)", p.Published)
-			case name == "jaeger" && (p.HostIP == "127.0.0.1" || p.HostIP == "::1"):
-				r.ok("jaeger publishes %d on loopback only", p.Target)
+			case isUI && p.Target == uiPort && (p.HostIP == "127.0.0.1" || p.HostIP == "::1"):
+				r.ok("%s publishes its UI %d on loopback only", name, p.Target)
 			default:
-				r.fail("%s publishes port %d on %q: only the gateway (and the Jaeger UI on loopback) may be published", name, p.Target, p.HostIP)
+				r.fail("%s publishes port %d on %q: only the gateway (and the Jaeger, Prometheus and Grafana UIs on loopback) may be published", name, p.Target, p.HostIP)
 			}
 		}
+	}
+	for name, port := range telemetryUIs {
+		published := false
+		for _, p := range project.Services[name].Ports {
+			published = published || p.Target == port
+		}
+		r.check(published, "%s UI (%d) published on loopback", name, port)
 	}
 
 	// Bind-mounted files exist (the collector configuration).
@@ -103,6 +111,8 @@ func checkCompose(r *Report, root string) {
 			}
 		}
 	}
+
+	checkComposeObservability(r, root, project)
 
 	// Every app in the repository is deployed (warning only: an app being written may not be ready yet).
 	for _, a := range appsInRepo(root) {

@@ -102,7 +102,10 @@ export function startTracing(options: TracingOptions): boolean {
 }
 
 /**
- * HTTP always (the gateway and every service); a client library's instrumentation only where its adapter is
+ * HTTP always (the gateway and every service), and Node's `fetch` (undici) always: the export-worker's reads of the
+ * services and the identity provider's userinfo calls (libs/auth) continue the current trace and carry its W3C
+ * context, so an export is one trace from request to callback. Like the HTTP client spans, a `fetch` outside any
+ * trace (background work) makes no root span. A client library's instrumentation only where its adapter is
  * configured, so the embedded mode (SQLite, memory read models, in-process bus) loads none of them. No Express
  * instrumentation: it wraps every layer of every request (~75 µs a read) for route-handler spans the debug block
  * does not need; http-kit's nameServerSpanByRoute names the server span after the route instead.
@@ -124,6 +127,10 @@ function instrumentations() {
       },
     }),
   ];
+  const { UndiciInstrumentation } =
+    require('@opentelemetry/instrumentation-undici') as typeof import('@opentelemetry/instrumentation-undici');
+  // Query strings leave the span with redaction.ts (url.full, url.query), as for the HTTP instrumentation.
+  list.push(new UndiciInstrumentation({ requireParentforSpans: true }));
   if (process.env.MONGO_URL) {
     const { MongoDBInstrumentation } =
       require('@opentelemetry/instrumentation-mongodb') as typeof import('@opentelemetry/instrumentation-mongodb');
