@@ -9,7 +9,7 @@ import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
  * One trace across processes (distributed mode: the gateway and history-svc as separate processes, HTTP between
  * them, W3C trace context on the hop): the debug block holds the spans of both, handed back by the service. With a
  * real OpenTelemetry Collector (tools/servers/with-otelcol.sh sets OTELCOL_*; CI runs it), the same trace must
- * arrive complete in the collector's file exporter, redacted, and the span-metrics connector must count the calls
+ * arrive complete in the collector's file exporter, redacted, and the gateway's request metric must count the calls
  * per endpoint and component in Prometheus format.
  */
 const root = join(__dirname, '..', '..');
@@ -30,6 +30,7 @@ const env = (extra: Record<string, string>) => ({
   HOST: '127.0.0.1',
   LOG_LEVEL: 'info',
   TRACES_PER_ENDPOINT_PER_S: '100',
+  OTEL_METRIC_EXPORT_INTERVAL: '500',
   ...(collector ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector } : {}),
   ...extra,
 });
@@ -144,28 +145,31 @@ it('traces one call across the gateway and history-svc processes, complete in th
   expect(storedText).not.toMatch(/size=3|limit=|db\.statement|db\.query\.text/);
   expect(storedText).toContain('distributed-1');
 
-  // RED metrics from the span-metrics connector, in Prometheus format: 5 calls of this endpoint and component.
+  // RED metrics the gateway records for every call (not from spans), in Prometheus format: 5 calls of this
+  // endpoint and component, with their codops.
   const calls = async () => {
     const text = await (await fetch(process.env.OTELCOL_METRICS_URL!)).text();
     return text
       .split('\n')
       .filter(
         (l) =>
-          l.startsWith('traces_span_metrics_calls_total{') &&
+          l.startsWith('http_server_request_duration_seconds_count{') &&
+          l.includes('udp_service="gateway"') &&
           l.includes('service_endpoint="continue_watching"') &&
-          l.includes('span_name="continue_watching"') &&
           l.includes('service_component="continue-watching"'),
       )
       .reduce((sum, l) => sum + Number(l.split(' ').pop()), 0);
   };
   let seen = 0;
-  await waitUntil(async () => (seen = await calls()) >= 5, 30_000, 'span metrics counting the calls').catch(async (error: Error) => {
-    const lines = (await (await fetch(process.env.OTELCOL_METRICS_URL!)).text()).split('\n').filter((l) => l.includes('calls_total'));
-    throw new Error(`${error.message}; calls lines:\n${lines.slice(0, 20).join('\n')}`);
+  await waitUntil(async () => (seen = await calls()) >= 5, 30_000, 'the request metric counting the calls').catch(async (error: Error) => {
+    const lines = (await (await fetch(process.env.OTELCOL_METRICS_URL!)).text())
+      .split('\n')
+      .filter((l) => l.startsWith('http_server_request_duration_seconds_count'));
+    throw new Error(`${error.message}; count lines:\n${lines.slice(0, 20).join('\n')}`);
   });
   expect(seen).toBe(5);
   const text = await (await fetch(process.env.OTELCOL_METRICS_URL!)).text();
-  expect(text).toMatch(/traces_span_metrics_duration_milliseconds_bucket\{[^}]*service_endpoint="continue_watching"/);
+  expect(text).toMatch(/http_server_request_duration_seconds_bucket\{[^}]*service_endpoint="continue_watching"/);
 
   if (!kafka) {
     process.stderr.write('distributed-tracing: KAFKA_BROKERS unset, the Kafka part is skipped\n');

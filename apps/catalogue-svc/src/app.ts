@@ -38,7 +38,7 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
     store,
     readModels.checkpoints(),
     catalogueProjection(readModels, () => view.changed()),
-    { logger },
+    { logger, service: 'catalogue-svc' },
   );
   await projector.start();
 

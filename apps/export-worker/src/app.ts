@@ -78,9 +78,13 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   const addresses = exportAddresses(deps.publicBaseUrl ?? 'http://localhost:8080');
   await readModels.ensureIndex(EXPORTS_COLLECTION, { userId: 1, createdOn: -1 });
   const checkpoints = readModels.checkpoints();
-  const exportsProjector = new Projector(store, checkpoints, exportsProjection(readModels), { logger });
-  const erasuresProjector = new Projector(store, checkpoints, erasuresProjection(readModels), { logger });
-  const publisher = new Projector(store, deps.publisherCheckpoints ?? checkpoints, exportMessagesPublisher(bus, addresses), { logger });
+  const projectorOptions = { logger, service: 'export-worker' };
+  const exportsProjector = new Projector(store, checkpoints, exportsProjection(readModels), projectorOptions);
+  const erasuresProjector = new Projector(store, checkpoints, erasuresProjection(readModels), projectorOptions);
+  const publisher = new Projector(store, deps.publisherCheckpoints ?? checkpoints, exportMessagesPublisher(bus, addresses), {
+    ...projectorOptions,
+    publishes: true,
+  });
   await exportsProjector.start();
   await erasuresProjector.start();
   await publisher.start();

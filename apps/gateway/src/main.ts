@@ -5,7 +5,7 @@ import { loadConfig } from '@udp/config';
 import { createGateway, type ServiceRoute } from '@udp/gateway-core';
 import { loadCodopsSecrets, loadPersonalisationConfig, personalisationRouter } from '@udp/personalisation';
 import { closeServer, listen, serverLimitsOf } from '@udp/runtime';
-import { createLogger, markPublicEdge, parseTrustedCallers, setTracingOptOut, startTracing } from '@udp/telemetry';
+import { createLogger, markPublicEdge, parseTrustedCallers, setTracingOptOut, startTelemetry } from '@udp/telemetry';
 import { gatewayConfigSchema } from './config';
 
 const SERVICE = 'gateway';
@@ -18,7 +18,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   const config = loadConfig(gatewayConfigSchema, env);
   const trustedCallers = parseTrustedCallers(config.TRACE_TRUSTED_CALLERS);
   const limits = serverLimitsOf(config);
-  startTracing({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+  startTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const logger = createLogger(SERVICE, config.LOG_LEVEL);
   const dataDir = resolve(config.DATA_DIR);
   const devMode = !config.AUTH_JWT_SECRET && !config.AUTH_JWKS_URL;

@@ -1,4 +1,5 @@
 import type { Admin, Kafka, Producer } from 'kafkajs';
+import { METRICS, observeGauge } from '@udp/telemetry';
 import type { Bus, BusMessage, Consumer, MessageHandler } from './port';
 
 export interface KafkaBusOptions {
@@ -23,7 +24,11 @@ export class KafkaBus implements Bus {
   private readonly consumers = new Set<Consumer>();
   private readonly options: KafkaBusOptions;
 
-  constructor(brokers: string[], clientId: string, options: KafkaBusOptions = {}) {
+  constructor(
+    brokers: string[],
+    private readonly clientId: string,
+    options: KafkaBusOptions = {},
+  ) {
     this.options = options;
     // Required here, not at import: embedded mode never pays for loading kafkajs.
     const { Kafka, logLevel } = require('kafkajs') as typeof import('kafkajs');
@@ -76,8 +81,30 @@ export class KafkaBus implements Bus {
         });
       },
     });
+    // Lag of the partitions this member holds (the group's assignment), so the members' values add up to the group's.
+    let assigned: number[] = [];
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      assigned = payload.memberAssignment[topic] ?? [];
+    });
+    const attributes = { 'udp.service': this.clientId, 'messaging.consumer.group.name': groupId, 'messaging.destination.name': topic };
+    const unobserve = observeGauge(METRICS.kafkaConsumerLag, async (observe) => {
+      if (assigned.length === 0) return observe(0, attributes);
+      const admin = await this.connectedAdmin();
+      const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
+      let lag = 0;
+      for (const partition of assigned) {
+        const end = ends.find((p) => p.partition === partition);
+        const done = committed?.partitions.find((p) => p.partition === partition);
+        if (!end) continue;
+        // No commit yet: the group starts at the oldest retained message.
+        const from = done && Number(done.offset) >= 0 ? Number(done.offset) : Number(end.low);
+        lag += Math.max(0, Number(end.high) - from);
+      }
+      observe(lag, attributes);
+    });
     const handle: Consumer = {
       stop: async () => {
+        unobserve();
         this.consumers.delete(handle);
         await consumer.disconnect();
       },

@@ -1,5 +1,6 @@
 import type { EventStore, RecordedEvent, Subscription } from '@udp/eventstore';
 import type { CheckpointStore } from '@udp/readmodel';
+import { METRICS, observeGauge } from '@udp/telemetry';
 import type { WarningLogger } from './write-side';
 import { withEventTraceContext } from './trace-context';
 
@@ -24,7 +25,22 @@ export interface ProjectorOptions {
   onError?: (error: unknown, event: RecordedEvent, attempt: number) => void;
   /** Where failed attempts are logged. */
   logger?: WarningLogger;
+  /** The app this projector runs for (`udp.service` on its lag metrics). */
+  service?: string;
+  /** A change publisher: its lag is also the publisher's backlog (`udp.publisher.backlog`). */
+  publishes?: boolean;
 }
+
+/** How far a projector is behind its store. */
+export interface ProjectionLag {
+  /** Events of its streams stored and not applied yet, counted up to LAG_COUNT_LIMIT. */
+  events: number;
+  /** Age of the oldest of them, 0 when caught up. */
+  seconds: number;
+}
+
+/** Lag is counted up to this many events: past it, the projection is far behind whatever the exact number. */
+export const LAG_COUNT_LIMIT = 10_000;
 
 /**
  * Follows the event store from the projection's checkpoint and applies every matching event in order.
@@ -36,6 +52,8 @@ export class Projector {
   private readonly waiters = new Map<string, Waiter[]>();
   private failure: unknown = null;
   private stopping = false;
+  private lagRead: { at: number; lag: Promise<ProjectionLag> } | null = null;
+  private readonly unobserve: Array<() => void> = [];
 
   constructor(
     private readonly store: EventStore,
@@ -49,7 +67,29 @@ export class Projector {
     this.subscription = this.store.subscribe({ fromPosition: from ?? undefined, streamPrefixes: this.projection.streamPrefixes }, (event) =>
       this.applyWithRetries(event),
     );
+    // Observed from the start: a replay at start-up shows as lag too.
+    const attributes = { 'udp.service': this.service, 'udp.projection': this.projection.name };
+    this.unobserve.push(
+      observeGauge(METRICS.projectionLagEvents, async (observe) => observe((await this.lag()).events, attributes)),
+      observeGauge(METRICS.projectionLagSeconds, async (observe) => observe((await this.lag()).seconds, attributes)),
+    );
+    if (this.options.publishes) {
+      this.unobserve.push(observeGauge(METRICS.publisherBacklog, async (observe) => observe((await this.lag()).events, attributes)));
+    }
     await this.subscription.caughtUp();
+  }
+
+  /** How far behind the store this projector is; one store query per second at most (a collection reads it twice). */
+  lag(): Promise<ProjectionLag> {
+    if (!this.subscription) return Promise.resolve({ events: 0, seconds: 0 });
+    if (this.lagRead && Date.now() - this.lagRead.at < 1000) return this.lagRead.lag;
+    const lag = this.subscription.backlog(LAG_COUNT_LIMIT).then(({ events, oldestCreatedAt }) => ({
+      events,
+      seconds: oldestCreatedAt === undefined ? 0 : Math.max(0, Date.now() - oldestCreatedAt) / 1000,
+    }));
+    this.lagRead = { at: Date.now(), lag };
+    lag.catch(() => (this.lagRead = null));
+    return lag;
   }
 
   /**
@@ -77,6 +117,11 @@ export class Projector {
         await new Promise((resolve) => setTimeout(resolve, Math.min(base * 2 ** (attempt - 1), this.options.maxRetryDelayMs ?? 5000)));
       }
     }
+  }
+
+  /** The app it runs for, as its metrics name it. */
+  get service(): string {
+    return this.options.service ?? 'unknown';
   }
 
   /** Resolves when the read model shows the stream at `revision` or later; false when the wait timed out. */
@@ -118,6 +163,7 @@ export class Projector {
 
   async stop(): Promise<void> {
     this.stopping = true;
+    for (const u of this.unobserve.splice(0)) u();
     await this.subscription?.stop();
   }
 

@@ -1,4 +1,5 @@
 import { type EventStore, StoreUnavailableError } from '@udp/eventstore';
+import { METRICS, recordHistogram } from '@udp/telemetry';
 import { type ConflictPolicy, type HandledCommand, handleCommand } from './command-handler';
 import type { Command, Decider, DomainEvent } from './decider';
 import type { OwnedStream } from './streams';
@@ -7,7 +8,7 @@ import type { OwnedStream } from './streams';
 export interface WriteSide {
   store: EventStore;
   /** The service's own projector: a write is acknowledged once its read model shows it. */
-  projector: { waitFor(streamId: string, revision: number, timeoutMs: number): Promise<boolean> };
+  projector: { waitFor(streamId: string, revision: number, timeoutMs: number): Promise<boolean>; readonly service?: string };
   readYourWritesTimeoutMs: number;
   onSlowProjection?: (streamId: string, revision: number) => void;
   /** Throws StoreUnavailableError while a store the write needs besides the event store is down. */
@@ -82,7 +83,12 @@ export async function handleCommandVisibly<C extends Command, E extends DomainEv
   await write.ready?.();
   const result = await handleCommand(write.store, stream, decider, command, policy);
   if (result.events.length > 0) {
+    const waiting = performance.now();
     const visible = await write.projector.waitFor(streamId, result.revision, write.readYourWritesTimeoutMs);
+    recordHistogram(METRICS.readYourWritesWait, (performance.now() - waiting) / 1000, {
+      'udp.service': write.projector.service ?? 'unknown',
+      'udp.visible': visible,
+    });
     // The events are durable either way; a late projection only delays visibility, so we still acknowledge.
     if (!visible) write.onSlowProjection?.(streamId, result.revision);
   }

@@ -143,13 +143,15 @@ export class EsdbEventStore implements EventStore {
       caughtUp = true;
       caughtUpWaiters.splice(0).forEach((resolve) => resolve());
     });
+    // The position of the last event handled: where the backlog starts.
+    let handled: { commit: bigint; prepare: bigint } | undefined = from === undefined ? undefined : { commit: from, prepare: from };
     const consuming = (async () => {
       try {
         for await (const resolved of stream) {
           const recorded = toRecorded(resolved);
           if (!recorded || !options.streamPrefixes.some((p) => recorded.streamId.startsWith(p))) continue;
-          if (await isDeleted(recorded)) continue;
-          await handler(recorded);
+          if (!(await isDeleted(recorded))) await handler(recorded);
+          if (resolved.event?.position) handled = resolved.event.position;
         }
       } catch (error) {
         failure = error;
@@ -159,6 +161,26 @@ export class EsdbEventStore implements EventStore {
       caughtUp: async () => {
         if (!caughtUp) await new Promise<void>((resolve) => caughtUpWaiters.push(resolve));
         if (failure) throw failure;
+      },
+      backlog: async (limit) => {
+        // A filtered read of `$all` from the last handled event, bounded by `limit` (the event at that position
+        // itself comes back first and is not counted).
+        let events = 0;
+        let oldestCreatedAt: number | undefined;
+        const reading = this.client.readAll({
+          fromPosition: handled ?? START,
+          maxCount: limit + 1,
+          filter: streamNameFilter({ prefixes: options.streamPrefixes }),
+        });
+        for await (const resolved of reading) {
+          const recorded = toRecorded(resolved);
+          const at = resolved.event?.position;
+          if (!recorded || (handled && at && at.commit === handled.commit && at.prepare === handled.prepare)) continue;
+          if (events === limit) break;
+          events++;
+          oldestCreatedAt ??= recorded.createdAt;
+        }
+        return { events, oldestCreatedAt };
       },
       stop: async () => {
         this.subscriptions.delete(subscription);

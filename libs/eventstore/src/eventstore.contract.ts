@@ -186,5 +186,36 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       expect(resumed).toEqual(['B1', 'A2']);
       await again.stop();
     });
+
+    it("counts a subscription's backlog: its streams' events not handled yet, up to a limit, and the oldest one's time", async () => {
+      const prefix = `lag${randomUUID().replace(/-/g, '')}`;
+      const before = Date.now();
+      await store.appendToStream(`${prefix}-a`, [event('A1'), event('A2')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(`other${randomUUID().replace(/-/g, '')}-x`, [event('X')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(`${prefix}-b`, [event('B1')], { expectedRevision: 'no_stream' });
+
+      // The handler holds the first event: it is not handled yet, so all three count.
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const handled: string[] = [];
+      const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => {
+        if (handled.length === 0) await held;
+        handled.push(e.type);
+      });
+      await waitUntil(async () => (await sub.backlog(100)).events === 3);
+      const behind = await sub.backlog(100);
+      expect(behind.oldestCreatedAt).toBeGreaterThanOrEqual(before - 1000);
+      expect(behind.oldestCreatedAt).toBeLessThanOrEqual(Date.now());
+      expect((await sub.backlog(2)).events).toBe(2);
+
+      release();
+      await sub.caughtUp();
+      expect(handled).toEqual(['A1', 'A2', 'B1']);
+      expect(await sub.backlog(100)).toEqual({ events: 0, oldestCreatedAt: undefined });
+      await store.appendToStream(`${prefix}-a`, [event('A3')], { expectedRevision: 1 });
+      await waitUntil(() => handled.length === 4);
+      expect((await sub.backlog(100)).events).toBe(0);
+      await sub.stop();
+    });
   });
 }

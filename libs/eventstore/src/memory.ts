@@ -70,6 +70,12 @@ export class MemoryEventStore implements EventStore {
           .map((e) => structuredClone(e)),
       handler,
       () => this.subscriptions.delete(sub),
+      (after, prefixes, limit) => {
+        const behind = this.log
+          .filter((e) => (after === undefined || e.position > after) && prefixes.some((p) => e.streamId.startsWith(p)))
+          .slice(0, limit);
+        return { events: behind.length, oldestCreatedAt: behind[0]?.createdAt };
+      },
     );
     this.subscriptions.add(sub);
     return sub;

@@ -1,4 +1,4 @@
-import type { EventHandler, RecordedEvent, Subscription, SubscriptionOptions } from './port';
+import type { Backlog, EventHandler, RecordedEvent, Subscription, SubscriptionOptions } from './port';
 
 /**
  * A subscription for stores that can read "everything after position P": it pulls pages in order and is
@@ -18,6 +18,8 @@ export class PollingSubscription implements Subscription {
     private readonly readAfter: (position: bigint | undefined, limit: number) => RecordedEvent[] | Promise<RecordedEvent[]>,
     private readonly handler: EventHandler,
     private readonly onStop: () => void,
+    /** The store's count of events of `prefixes` after a position (see `Subscription.backlog`). */
+    private readonly backlogAfter: (position: bigint | undefined, prefixes: string[], limit: number) => Backlog,
   ) {
     this.position = options.fromPosition;
     this.notify();
@@ -67,8 +69,9 @@ export class PollingSubscription implements Subscription {
   private async deliver(page: RecordedEvent[]): Promise<void> {
     for (const event of page) {
       if (!this.running) return;
-      this.position = event.position;
       if (this.options.streamPrefixes.some((p) => event.streamId.startsWith(p))) await this.handler(event);
+      // After the handler: an event still being handled (or retried) counts in the backlog.
+      this.position = event.position;
     }
   }
 
@@ -92,6 +95,10 @@ export class PollingSubscription implements Subscription {
     this.notify();
     while (this.pulling) await this.pulling;
     if (this.failure) throw this.failure;
+  }
+
+  async backlog(limit: number): Promise<Backlog> {
+    return this.backlogAfter(this.position, this.options.streamPrefixes, limit);
   }
 
   async stop(): Promise<void> {

@@ -50,9 +50,19 @@ export interface SubscriptionOptions {
 
 export type EventHandler = (event: RecordedEvent) => Promise<void>;
 
+/** What a subscription has not handled yet. */
+export interface Backlog {
+  /** Events of its streams stored after the last one it handled, counted up to the limit asked for. */
+  events: number;
+  /** When the first of them was stored (ms since the epoch); undefined when there is none. */
+  oldestCreatedAt?: number;
+}
+
 export interface Subscription {
   /** Resolves once every event stored before the call was handed to the handler. */
   caughtUp(): Promise<void>;
+  /** What is stored and not handled yet (projection lag), counting at most `limit` events. */
+  backlog(limit: number): Promise<Backlog>;
   stop(): Promise<void>;
 }
 

@@ -13,6 +13,7 @@ import {
   sqliteWriter,
 } from './sqlite-writer';
 import { LastWriteFailure } from './write-failure';
+import { METRICS, observeGauge, recordHistogram } from '@udp/telemetry';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
 import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
@@ -54,6 +55,8 @@ export interface SqliteEventStoreOptions {
    * full disk (SQLITE_FULL). Unset: only the disk limits it.
    */
   maxPageCount?: number;
+  /** The app whose store this is (`udp.service` on the writer's metrics). */
+  service?: string;
 }
 
 export class SqliteEventStore implements EventStore {
@@ -71,6 +74,10 @@ export class SqliteEventStore implements EventStore {
 
   /** The last commit that failed (disk full, I/O error): the store is DOWN until a write succeeds again. */
   private readonly writeFailure = new LastWriteFailure();
+  /** Appends sent to the writer and not answered yet (the commit under way). */
+  private committing = 0;
+  private readonly metricAttributes: { 'udp.service': string };
+  private readonly unobserveQueue: () => void;
 
   constructor(
     private readonly file: string,
@@ -124,6 +131,10 @@ export class SqliteEventStore implements EventStore {
       this.replies.delete(reply.id);
       answer?.(reply);
     });
+    this.metricAttributes = { 'udp.service': options.service ?? 'unknown' };
+    this.unobserveQueue = observeGauge(METRICS.sqliteWriterQueue, (observe) =>
+      observe(this.pending.length + this.committing, this.metricAttributes),
+    );
     this.writer.on('error', (error) => this.failWriter(error));
     this.writer.on('exit', (code) => this.failWriter(new Error(`SQLite writer stopped (exit code ${code})`)));
   }
@@ -160,10 +171,14 @@ export class SqliteEventStore implements EventStore {
         for (const append of batch) append.reject(new StoreUnavailableError('event store', problem));
         continue;
       }
+      const sent = performance.now();
+      this.committing = batch.length;
       const reply = await this.ask({
         type: 'append',
         batch: batch.map(({ streamId, events, expectedRevision }) => ({ streamId, events, expectedRevision })),
       });
+      this.committing = 0;
+      recordHistogram(METRICS.sqliteCommitDuration, (performance.now() - sent) / 1000, this.metricAttributes);
       // The events this commit stored, handed to the subscriptions so they need not read them back; one that
       // is not exactly at `before` (busy with earlier events, e.g. a projection retrying while its read-model
       // store is down) reads from the store instead. A failed commit stored nothing: nothing is handed over.
@@ -223,9 +238,26 @@ export class SqliteEventStore implements EventStore {
       (after, limit) => this.stmt.readAfter.all(after ?? 0n, limit).map(rawToRecorded),
       handler,
       () => this.subscriptions.delete(sub),
+      this.backlogQuery(options.streamPrefixes),
     );
     this.subscriptions.add(sub);
     return sub;
+  }
+
+  /**
+   * A subscription's backlog: its streams' events among the `limit` stored after its position (the primary key's
+   * range, so the work is bounded by `limit` whatever the store's size), and when the first of them was stored.
+   */
+  private backlogQuery(prefixes: string[]) {
+    const matches = prefixes.map(() => 'substr(stream_id, 1, ?) = ?').join(' OR ') || '0';
+    const query = this.db.prepare<unknown[], { events: number; oldest: number | null }>(
+      `SELECT count(*) AS events, min(created_at) AS oldest FROM (SELECT stream_id, created_at FROM events WHERE position > ? ORDER BY position LIMIT ?) WHERE ${matches}`,
+    );
+    const prefixParams = prefixes.flatMap((p) => [p.length, p]);
+    return (after: bigint | undefined, _prefixes: string[], limit: number) => {
+      const row = query.get(after ?? 0n, limit, ...prefixParams)!;
+      return { events: row.events, oldestCreatedAt: row.oldest ?? undefined };
+    };
   }
 
   /** The highest position this log ever gave (0 when empty): saved read models are never trusted beyond it. */
@@ -277,6 +309,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    this.unobserveQueue();
     for (const s of [...this.subscriptions]) await s.stop();
     // Appends already accepted are committed (and answered) before the writer stops.
     while (this.writing) await this.writing;

@@ -5,11 +5,12 @@ import {
   errorHandler,
   HttpError,
   mountRoute,
-  nameServerSpanByRoute,
+  observeServerRequests,
   notFoundHandler,
   rejectUndecodablePath,
   requestContext,
   sendProblem,
+  serviceOf,
   unauthorized,
 } from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
@@ -70,6 +71,8 @@ export function createGateway(options: GatewayOptions): Express {
       },
     }),
   );
+  // Every request is counted and timed, whatever answers it (a preflight, a rate limit, a 404).
+  app.use(observeServerRequests(serviceOf(logger)));
   // CORS headers first, so that every answer a browser app gets (a 429 too) is readable by it; then the limit per
   // client address, for every request (preflights, /health/, /docs and floods without credentials included).
   if (options.corsOrigins?.length) app.use(corsHeaders(options.corsOrigins));
@@ -77,7 +80,6 @@ export function createGateway(options: GatewayOptions): Express {
   if (limits?.perAddress) app.use(perAddressLimit(limits, logger));
   app.use(answerPreflight);
   app.use(rejectUndecodablePath);
-  app.use(nameServerSpanByRoute());
   const document = buildOpenApiDocument();
   app.use(refuseClientIdentity);
   app.use(methodNotAllowed(document));

@@ -18,7 +18,7 @@ export function debugSpansHandback() {
     if (!server || !spanId) return next();
     const writeHead = res.writeHead;
     res.writeHead = function (this: Response, ...args: unknown[]) {
-      // The server span is still open (nameServerSpanByRoute, mounted after this, has named it already).
+      // The server span is still open (observeServerRequests, mounted after this, has named it already).
       server.setAttribute('http.response.status_code', this.statusCode);
       if (!this.headersSent) this.setHeader(DEBUG_SPANS_HEADER, encodeDebugSpans(debugSpanCapture.collect(spanId)));
       return (writeHead as (...a: unknown[]) => Response).apply(this, args);

@@ -4,4 +4,4 @@ export * from './service-app';
 export * from './debug-handback';
 export * from './conditional';
 export * from './mount-route';
-export * from './server-span';
+export * from './request-observation';

@@ -5,7 +5,7 @@ import { StoreUnavailableError } from '@udp/eventstore';
 import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
 import type { Logger } from '@udp/telemetry';
 import { debugSpansHandback } from './debug-handback';
-import { nameServerSpanByRoute } from './server-span';
+import { observeServerRequests } from './request-observation';
 import { HttpError, badRequest, sendProblem, unauthorized } from './problem';
 
 declare module 'express-serve-static-core' {
@@ -186,6 +186,8 @@ export function notFoundHandler(req: Request, res: Response): void {
 export interface ServiceAppOptions {
   logger: Logger;
   maxBodyBytes: number;
+  /** The app's name on its metrics (`udp.service`); default: the logger's `service`. */
+  service?: string;
 }
 
 /** An Express app with the common edge: request id, JSON-only bodies, size limits. Add routes, then
@@ -196,12 +198,19 @@ export function createServiceApp(options: ServiceAppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   app.use(requestContext(options.logger));
-  app.use(rejectUndecodablePath);
   app.use(debugSpansHandback());
   // After the handback: its writeHead wrapper runs first, so the span is named before the handback collects it.
-  app.use(nameServerSpanByRoute());
+  // Before anything that can answer: every request is counted.
+  app.use(observeServerRequests(options.service ?? serviceOf(options.logger)));
+  app.use(rejectUndecodablePath);
   app.use(jsonBodies(options.maxBodyBytes));
   return app;
+}
+
+/** The `service` field every line of a logger from createLogger carries. */
+export function serviceOf(logger: Logger): string {
+  const service = (logger.bindings() as { service?: unknown }).service;
+  return typeof service === 'string' ? service : 'unknown';
 }
 
 /** Ends the app: a problem+json 404 for any path no route took, then the one error handler (after the routes). */

@@ -10,7 +10,7 @@ import {
   personalisationApi,
 } from '@udp/contracts';
 import { HttpError, badRequest, mountRoute, unauthorized } from '@udp/http-kit';
-import { DEBUG_SECRET_HEADER, type DebugSpan, debugSpanCapture, orderByEnd } from '@udp/telemetry';
+import { DEBUG_SECRET_HEADER, type DebugSpan, addRequestMetricAttributes, debugSpanCapture, orderByEnd } from '@udp/telemetry';
 import { type Component, type ServiceUrls, builtInComponent } from './components';
 import { bucketOf, componentFor } from './selection';
 import { FailureLimiter, lockoutKey, secretMatches } from './secrets';
@@ -119,6 +119,8 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
       Object.defineProperty(gatewaySpan, 'updateName', { value: () => gatewaySpan });
     }
     gatewaySpan.setAttributes({ ...common, 'service.request_id': req.id });
+    // Names from the configuration only (looked up above), so the metric's label values are bounded.
+    addRequestMetricAttributes(res, { 'service.codops': codopsName, 'service.endpoint': endpointName, 'service.component': chosen });
 
     const call: ServiceCall = {
       headers: { [IDENTITY_HEADER]: identity.sign({ userId: userId ?? GATEWAY_PRINCIPAL }), 'x-request-id': req.id },
@@ -139,6 +141,7 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
       own?.end();
       throw error;
     }
+    addRequestMetricAttributes(res, { 'service.component': outcome.component });
     gatewaySpan.setAttributes({
       'service.component': outcome.component,
       'service.fallback.used': outcome.fallback !== undefined,

@@ -21,7 +21,7 @@ export interface Adapters {
 
 export async function openAdapters(config: CommonConfig, service: string, shared: { bus?: Bus } = {}, logger?: Logger): Promise<Adapters> {
   const dataDir = resolve(config.DATA_DIR);
-  const sqlite = config.EVENTSTORE_URL ? null : new SqliteEventStore(join(dataDir, service, 'events.sqlite'));
+  const sqlite = config.EVENTSTORE_URL ? null : new SqliteEventStore(join(dataDir, service, 'events.sqlite'), { service });
   // The embedded adapters get the CLIENT spans that library instrumentation gives the real ones (traced-adapters.ts).
   const store = sqlite ? tracedEventStore(sqlite, service) : new EsdbEventStore(config.EVENTSTORE_URL!);
   // Memory read models on the SQLite log are saved with their checkpoints beside it, so a start replays only

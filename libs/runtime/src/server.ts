@@ -1,7 +1,7 @@
 import { createServer, type Server } from 'node:http';
 import type { Express } from 'express';
 import { type CommonConfig, ConfigError, commonConfigSchema } from '@udp/config';
-import type { Logger } from '@udp/telemetry';
+import { type Logger, stopTelemetry } from '@udp/telemetry';
 
 /** A port someone else holds: a setting to change, said in one line instead of a stack trace. */
 function portProblem(error: NodeJS.ErrnoException, port: number, host: string): Error {
@@ -110,9 +110,10 @@ export function runAsProcess(name: string, start: () => Promise<{ stop: () => Pr
         if (stopping) return;
         stopping = true;
         process.stderr.write(`${name}: ${signal}, stopping\n`);
+        // Spans and metrics still queued go out last, so the stop itself is in them.
         running.stop().then(
-          () => process.exit(0),
-          () => process.exit(1),
+          () => stopTelemetry().then(() => process.exit(0)),
+          () => stopTelemetry().then(() => process.exit(1)),
         );
       };
       process.on('SIGTERM', () => stop('SIGTERM'));

@@ -90,8 +90,9 @@ export async function startServiceProjections(
 ): Promise<ServiceProjections> {
   const { store, readModels, bus, logger } = deps;
   const checkpoints = readModels.checkpoints();
-  const projector = new Projector(store, checkpoints, options.projection, { logger });
-  const publisher = options.publisher && new Projector(store, checkpoints, options.publisher, { logger });
+  const projector = new Projector(store, checkpoints, options.projection, { logger, service: options.service });
+  const publisher =
+    options.publisher && new Projector(store, checkpoints, options.publisher, { logger, service: options.service, publishes: true });
   await projector.start();
   await publisher?.start();
   const erasure = await erasureParticipant({

@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { ServiceApp } from './service-parts';
 import type { Bus } from '@udp/bus';
 import { type CommonConfig, loadConfig, type z } from '@udp/config';
-import { createLogger, startTracing, type Logger } from '@udp/telemetry';
+import { createLogger, startTelemetry, type Logger } from '@udp/telemetry';
 import { type Adapters, closeAdapters, openAdapters } from './adapters';
 import { closeServer, listen, serverLimitsOf } from './server';
 
@@ -24,14 +24,14 @@ export interface RunningService {
 }
 
 /**
- * A service's `start`: configuration from the environment, tracing, adapters chosen by the configuration,
+ * A service's `start`: configuration from the environment, traces and metrics, adapters chosen by the configuration,
  * the service on its port, and a `stop` that closes everything in reverse order.
  */
 export function serviceProcess<S extends z.ZodType<CommonConfig>>(definition: ServiceDefinition<S>) {
   return async function start(env: NodeJS.ProcessEnv = process.env, shared: { bus?: Bus } = {}): Promise<RunningService> {
     const config = loadConfig(definition.configSchema, env);
     const limits = serverLimitsOf(config);
-    startTracing({ serviceName: definition.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
+    startTelemetry({ serviceName: definition.name, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
     const logger = createLogger(definition.name, config.LOG_LEVEL);
     const adapters = await openAdapters(config, definition.name, shared, logger);
     const service = await definition.create({ adapters, config, logger });

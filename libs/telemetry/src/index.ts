@@ -5,3 +5,5 @@ export * from './redaction';
 export * from './sampling';
 export * from './edge';
 export * from './metrics-catalogue';
+export * from './metrics';
+export * from './telemetry';

@@ -58,7 +58,7 @@ export const METRICS = {
     name: 'udp.sqlite.commit.duration',
     kind: 'histogram',
     unit: 's',
-    description: 'Time of one SQLite commit (with fsync) in the writer',
+    description: 'Time of one SQLite group commit (with fsync), from the batch handed to the writer thread to its answer',
   },
   eventLoopDelayP99: {
     name: 'nodejs.eventloop.delay.p99',

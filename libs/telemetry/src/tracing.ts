@@ -4,6 +4,7 @@ import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace
 import { debugSpanCapture } from './debug-spans';
 import { EdgePropagator, linkCallerTrace, noteIncomingRequest } from './edge';
 import { redactAttributes } from './redaction';
+import { processResource } from './resource';
 import { DebugRequestPropagator, EndpointRateSampler, TailSamplingProcessor } from './sampling';
 
 let provider: NodeTracerProvider | null = null;
@@ -61,8 +62,6 @@ export function startTracing(options: TracingOptions): boolean {
   const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
   const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
   const core = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
-  const resources = require('@opentelemetry/resources') as typeof import('@opentelemetry/resources');
-  const { ATTR_SERVICE_NAME } = require('@opentelemetry/semantic-conventions') as typeof import('@opentelemetry/semantic-conventions');
   // The debug capture sees every recorded span (before sampling); the exporter only the traces the tail sampler keeps.
   const processors: SpanProcessor[] = [debugSpanCapture, ...(options.extraProcessors ?? [])];
   const slowMs = options.slowMs ?? positive(process.env.TRACE_SLOW_MS) ?? 1000;
@@ -74,10 +73,8 @@ export function startTracing(options: TracingOptions): boolean {
     processors.push(new TailSamplingProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url })), { slowMs }));
   }
   const tracesPerEndpointPerS = options.tracesPerEndpointPerS ?? positive(process.env.TRACES_PER_ENDPOINT_PER_S) ?? 10;
-  // Which process and host a span came from (OTEL_RESOURCE_ATTRIBUTES too), as the SDK's defaults would say.
-  const detected = resources.detectResources({ detectors: [resources.envDetector, resources.hostDetector, resources.processDetector] });
   provider = new NodeTracerProvider({
-    resource: detected.merge(resources.resourceFromAttributes({ [ATTR_SERVICE_NAME]: options.serviceName })),
+    resource: processResource(options.serviceName),
     sampler: new EndpointRateSampler({
       tracesPerEndpointPerS,
       optedOut: (key) => optedOut(key),
@@ -108,7 +105,7 @@ export function startTracing(options: TracingOptions): boolean {
  * trace (background work) makes no root span. A client library's instrumentation only where its adapter is
  * configured, so the embedded mode (SQLite, memory read models, in-process bus) loads none of them. No Express
  * instrumentation: it wraps every layer of every request (~75 µs a read) for route-handler spans the debug block
- * does not need; http-kit's nameServerSpanByRoute names the server span after the route instead.
+ * does not need; http-kit's observeServerRequests names the server span after the route instead.
  */
 function instrumentations() {
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');

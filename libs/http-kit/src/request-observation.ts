@@ -1,0 +1,42 @@
+import type { NextFunction, Request, Response } from 'express';
+import { trace } from '@opentelemetry/api';
+import { METRICS, recordHistogram, requestMetricAttributes } from '@udp/telemetry';
+
+/** Methods the HTTP conventions name; any other is recorded as `_OTHER` (a client cannot grow the label set). */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+/**
+ * What every hop records of every request, whatever the trace sampler decides: `http.server.request.duration`
+ * (method, route, status, the answering app as `udp.service`, plus what a handler added with
+ * `addRequestMetricAttributes`), and the name of a recorded server span after the route that answered
+ * (`GET /api/history/v2`, `http.route`), as the Express instrumentation would, for a fraction of its cost: that
+ * instrumentation wraps every layer of every request (about 75 µs a read here), while this looks once, when the
+ * answer's headers are written. A router mounted by prefix (the gateway's proxies) gives its prefix as the route.
+ */
+export function observeServerRequests(service: string) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = performance.now();
+    const server = trace.getActiveSpan();
+    const recording = server?.isRecording() === true;
+    let route: string | undefined;
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: Response, ...args: unknown[]) {
+      const routePath = (req.route as { path?: unknown } | undefined)?.path;
+      route = (typeof routePath === 'string' ? `${req.baseUrl}${routePath}` : req.baseUrl) || undefined;
+      if (recording && route) server!.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
+      return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+    } as Response['writeHead'];
+    // 'close' comes after 'finish', and alone when the client went away before the answer was complete.
+    res.once('close', () => {
+      recordHistogram(METRICS.httpServerRequestDuration, (performance.now() - started) / 1000, {
+        'http.request.method': KNOWN_METHODS.has(req.method) ? req.method : '_OTHER',
+        ...(route && { 'http.route': route }),
+        ...(res.headersSent ? { 'http.response.status_code': res.statusCode } : { 'error.type': 'aborted' }),
+        ...(res.headersSent && res.statusCode >= 500 && { 'error.type': String(res.statusCode) }),
+        'udp.service': service,
+        ...requestMetricAttributes(res),
+      });
+    });
+    next();
+  };
+}
