@@ -127,8 +127,13 @@ if (!collector || !metricsUrl || !tracesFile) {
       async () => (gatewayCount = await counted('gateway')) >= CALLS && (serviceCount = await counted('history-svc')) >= CALLS,
       30_000,
       `both hops' counts to reach ${CALLS}`,
-    ).catch((error: Error) => {
-      throw new Error(`${error.message} (gateway ${gatewayCount}, history-svc ${serviceCount})`);
+    ).catch(async (error: Error) => {
+      const lines = (await (await fetch(metricsUrl)).text())
+        .split('\n')
+        .filter((l) => l.startsWith('http_server_request_duration_seconds_count'));
+      throw new Error(
+        `${error.message} (gateway ${gatewayCount}, history-svc ${serviceCount}); count lines:\n${lines.slice(0, 10).join('\n')}`,
+      );
     });
     // Two more exports: nothing beyond the calls made is counted.
     await new Promise((resolve) => setTimeout(resolve, 2500));

@@ -5,13 +5,22 @@ import { METRICS, recordHistogram, requestMetricAttributes } from '@udp/telemetr
 /** Methods the HTTP conventions name; any other is recorded as `_OTHER` (a client cannot grow the label set). */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
 
+/** Routes named by a middleware that knows them better than Express does (the gateway's documented paths). */
+const namedRoutes = new WeakMap<Response, string>();
+
+/** Names the route of a request that a router mounted by prefix will answer (used when no route of this app matched). */
+export function nameRoute(res: Response, route: string): void {
+  namedRoutes.set(res, route);
+}
+
 /**
  * What every hop records of every request, whatever the trace sampler decides: `http.server.request.duration`
  * (method, route, status, the answering app as `udp.service`, plus what a handler added with
  * `addRequestMetricAttributes`), and the name of a recorded server span after the route that answered
  * (`GET /api/history/v2`, `http.route`), as the Express instrumentation would, for a fraction of its cost: that
  * instrumentation wraps every layer of every request (about 75 µs a read here), while this looks once, when the
- * answer's headers are written. A router mounted by prefix (the gateway's proxies) gives its prefix as the route.
+ * answer's headers are written. A request answered by a router mounted by prefix (the gateway's proxies) has the route
+ * named by `nameRoute` (the gateway's documented paths), else the prefix.
  */
 export function observeServerRequests(service: string) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -22,7 +31,7 @@ export function observeServerRequests(service: string) {
     const writeHead = res.writeHead;
     res.writeHead = function (this: Response, ...args: unknown[]) {
       const routePath = (req.route as { path?: unknown } | undefined)?.path;
-      route = (typeof routePath === 'string' ? `${req.baseUrl}${routePath}` : req.baseUrl) || undefined;
+      route = (typeof routePath === 'string' ? `${req.baseUrl}${routePath}` : (namedRoutes.get(res) ?? req.baseUrl)) || undefined;
       if (recording && route) server!.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
       return (writeHead as (...a: unknown[]) => Response).apply(this, args);
     } as Response['writeHead'];
