@@ -2,7 +2,7 @@ import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import type { Bus, Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
-import { DomainError, Projector, erasureParticipant, handleCommand, writeSide } from '@udp/eventsourcing';
+import { DomainError, Projector, type SegmentsOptions, erasureParticipant, handleCommand, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, requireIdentity } from '@udp/http-kit';
 import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
@@ -29,6 +29,8 @@ export interface ExportWorkerDeps {
   bus: Bus;
   identity: InternalIdentity;
   logger: Logger;
+  /** Distributed mode: the replicas divide the exports projection and the message publisher. */
+  segments?: SegmentsOptions;
   storage: ExportStorage;
   /** Where history, playlists, preferences and profile are (a function: tests learn the ports late). */
   sources: SourceUrls | (() => SourceUrls);
@@ -79,11 +81,17 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   await readModels.ensureIndex(EXPORTS_COLLECTION, { userId: 1, createdOn: -1 });
   const checkpoints = readModels.checkpoints();
   const projectorOptions = { logger, service: 'export-worker' };
-  const exportsProjector = new Projector(store, checkpoints, exportsProjection(readModels), projectorOptions);
+  // Replicas divide the exports and their messages (segments); the erasures projection is small and every replica's
+  // coordinator waits on it for confirmations it has no store position of, so each replica applies all of it.
+  const exportsProjector = new Projector(store, checkpoints, exportsProjection(readModels), {
+    ...projectorOptions,
+    segments: deps.segments,
+  });
   const erasuresProjector = new Projector(store, checkpoints, erasuresProjection(readModels), projectorOptions);
   const publisher = new Projector(store, deps.publisherCheckpoints ?? checkpoints, exportMessagesPublisher(bus, addresses), {
     ...projectorOptions,
     publishes: true,
+    segments: deps.segments,
   });
   await exportsProjector.start();
   await erasuresProjector.start();

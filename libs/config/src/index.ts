@@ -53,6 +53,17 @@ export const commonConfigSchema = z.object({
   HTTP_KEEP_ALIVE_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(65_000),
   /** Open connections per server beyond this are dropped; 0: no cap. */
   HTTP_MAX_CONNECTIONS: z.coerce.number().int().min(0).max(1_000_000).default(10_000),
+  /**
+   * Distributed mode: how many segments the replicas of a service divide its projections and publishers into
+   * (docs/deployment.md, "Scaling out"). Fixed for a deployment; at least the largest number of replicas.
+   */
+  PROJECTION_SEGMENTS: z.coerce.number().int().min(1).max(1024).default(16),
+  /** How long a replica's claim on a segment holds without renewal: a replica that dies is taken over after it. */
+  PROJECTION_LEASE_MS: z.coerce.number().int().min(1000).max(600_000).default(10_000),
+  /** /readyz fails while a projection is further behind the store than this many seconds. */
+  PROJECTION_MAX_LAG_S: z.coerce.number().min(1).max(86_400).default(60),
+  /** A stopping process finishes its requests, gives back its segments and sends its spans within this; then it exits. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(1000).max(600_000).default(20_000),
 });
 export type CommonConfig = z.infer<typeof commonConfigSchema>;
 

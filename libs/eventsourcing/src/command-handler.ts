@@ -14,6 +14,8 @@ export interface HandledCommand<E, S> {
   stateBefore: S;
   /** Revision of the stream after the append (or as read, when nothing was appended). */
   revision: number;
+  /** The store position of the last event appended (absent when nothing was). */
+  position?: bigint;
 }
 
 /** How a write goes: its retries on a conflict (history refuses at once, the spec's 429), and where it may start reading. */
@@ -77,7 +79,7 @@ export async function handleCommand<C extends Command, E extends DomainEvent, S>
       cache?.set(streamId, after);
       if (snapshots && snapshotDue(snapshots.every, read.revision, result.nextRevision, recorded.length + events.length))
         await saveSnapshot(snapshots, streamId, after);
-      return { events, stateBefore: state, revision: result.nextRevision };
+      return { events, stateBefore: state, revision: result.nextRevision, position: result.position };
     } catch (error) {
       cache?.forget(streamId);
       if (!(error instanceof WrongExpectedRevisionError)) throw error;

@@ -32,7 +32,7 @@ describe('handleCommand', () => {
     const store = new MemoryEventStore();
     await handleCommand(store, 'c-1', counter, add(5));
     const result = await handleCommand(store, 'c-1', counter, add(7));
-    expect(result).toEqual({ events: [{ type: 'Added', data: { n: 7 } }], stateBefore: 5, revision: 1 });
+    expect(result).toEqual({ events: [{ type: 'Added', data: { n: 7 } }], stateBefore: 5, revision: 1, position: 2n });
   });
 
   it('appends nothing when the decider decides nothing', async () => {

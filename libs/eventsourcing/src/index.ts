@@ -9,3 +9,4 @@ export * from './streams';
 export * from './trace-context';
 export * from './erasure-participant';
 export * from './snapshots';
+export * from './segments';

@@ -1,6 +1,7 @@
 import type { EventStore, RecordedEvent, Subscription } from '@udp/eventstore';
 import type { CheckpointStore } from '@udp/readmodel';
-import { METRICS, observeGauge } from '@udp/telemetry';
+import { METRICS, observeGauge, recordCounter } from '@udp/telemetry';
+import { SegmentClaims, type SegmentsOptions, segmentOf } from './segments';
 import type { WarningLogger } from './write-side';
 import { withEventTraceContext } from './trace-context';
 
@@ -29,6 +30,11 @@ export interface ProjectorOptions {
   service?: string;
   /** A change publisher: its lag is also the publisher's backlog (`udp.publisher.backlog`). */
   publishes?: boolean;
+  /**
+   * Replicas share the work (distributed mode): this one applies only the segments it claims (segments.ts). Absent
+   * (embedded mode, one process): it applies every event, with one checkpoint.
+   */
+  segments?: SegmentsOptions;
 }
 
 /** How far a projector is behind its store. */
@@ -54,6 +60,8 @@ export class Projector {
   private stopping = false;
   private lagRead: { at: number; lag: Promise<ProjectionLag> } | null = null;
   private readonly unobserve: Array<() => void> = [];
+  private claims: SegmentClaims | null = null;
+  private restarting: Promise<void> = Promise.resolve();
 
   constructor(
     private readonly store: EventStore,
@@ -64,11 +72,20 @@ export class Projector {
 
   async start(): Promise<void> {
     const from = await this.checkpoints.load(this.projection.name);
-    this.subscription = this.store.subscribe({ fromPosition: from ?? undefined, streamPrefixes: this.projection.streamPrefixes }, (event) =>
-      this.applyWithRetries(event),
-    );
+    if (this.options.segments) {
+      const segments = this.options.segments;
+      this.claims = new SegmentClaims(this.projection.name, segments, {
+        gained: () => this.resubscribe(),
+        lost: (lost) => this.options.logger?.warn({ projection: this.projection.name, segments: lost }, 'segments no longer held'),
+      });
+      // The checkpoint from before segments existed is where every segment starts.
+      await this.claims.start(from);
+      if (!this.subscription) await this.resubscribe();
+    } else {
+      this.subscription = this.subscribe(from ?? undefined);
+    }
     // Observed from the start: a replay at start-up shows as lag too.
-    const attributes = { 'udp.service': this.service, 'udp.projection': this.projection.name };
+    const attributes = this.attributes;
     this.unobserve.push(
       observeGauge(METRICS.projectionLagEvents, async (observe) => observe((await this.lag()).events, attributes)),
       observeGauge(METRICS.projectionLagSeconds, async (observe) => observe((await this.lag()).seconds, attributes)),
@@ -76,7 +93,41 @@ export class Projector {
     if (this.options.publishes) {
       this.unobserve.push(observeGauge(METRICS.publisherBacklog, async (observe) => observe((await this.lag()).events, attributes)));
     }
-    await this.subscription.caughtUp();
+    await this.subscription?.caughtUp();
+  }
+
+  private subscribe(from: bigint | undefined): Subscription {
+    return this.store.subscribe({ fromPosition: from, streamPrefixes: this.projection.streamPrefixes }, (event) => this.handle(event));
+  }
+
+  /**
+   * (Segments) Follows the store again from the lowest checkpoint of the segments held: after a claim, the new
+   * segment's events before the current position must be read. Events of segments already further on are skipped.
+   */
+  private resubscribe(): Promise<void> {
+    const run = async () => {
+      if (this.stopping) return;
+      await this.subscription?.stop();
+      this.subscription = null;
+      const held = [...this.claims!.held.values()];
+      if (held.length === 0) return;
+      const from = held.some((p) => p === undefined) ? undefined : held.reduce((a, b) => (b! < a! ? b : a));
+      this.subscription = this.subscribe(from);
+    };
+    return (this.restarting = this.restarting.then(run, run));
+  }
+
+  /** One event: applied, unless (segments) another replica holds its segment or this one applied it already. */
+  private async handle(event: RecordedEvent): Promise<void> {
+    if (!this.claims) return this.applyWithRetries(event, () => this.checkpoints.save(this.projection.name, event.position));
+    const segment = segmentOf(event.streamId, this.projection.streamPrefixes, this.options.segments!.count);
+    if (!this.claims.held.has(segment)) return;
+    const checkpoint = this.claims.held.get(segment);
+    if (checkpoint !== undefined && event.position <= checkpoint) return;
+    await this.applyWithRetries(event, async () => {
+      // Taken over meanwhile (this replica's lease ran out): the new holder applies it again (projections are idempotent).
+      if (!(await this.claims!.save(segment, event.position))) this.claims!.held.delete(segment);
+    });
   }
 
   /** How far behind the store this projector is; one store query per second at most (a collection reads it twice). */
@@ -97,12 +148,13 @@ export class Projector {
    * would lose it, and stopping would leave every later event unprojected. Meanwhile the projector reports
    * unhealthy, so /health/ answers 503.
    */
-  private async applyWithRetries(event: RecordedEvent): Promise<void> {
+  private async applyWithRetries(event: RecordedEvent, saveCheckpoint: () => Promise<void>): Promise<void> {
     const base = this.options.retryDelayMs ?? 100;
     for (let attempt = 1; ; attempt++) {
       try {
         await withEventTraceContext(event, () => this.projection.apply(event));
-        await this.checkpoints.save(this.projection.name, event.position);
+        recordCounter(METRICS.projectionApplied, 1, this.attributes);
+        await saveCheckpoint();
         this.failure = null;
         this.markApplied(event);
         return;
@@ -124,11 +176,35 @@ export class Projector {
     return this.options.service ?? 'unknown';
   }
 
-  /** Resolves when the read model shows the stream at `revision` or later; false when the wait timed out. */
-  waitFor(streamId: string, revision: number, timeoutMs = 5000): Promise<boolean> {
+  private get attributes() {
+    return { 'udp.service': this.service, 'udp.projection': this.projection.name };
+  }
+
+  /**
+   * Resolves when the read model shows the stream at `revision` or later; false when the wait timed out. With
+   * segments, the event's store `position` (from the append) also tells it: once the checkpoint of the stream's
+   * segment, whichever replica holds it, has reached it.
+   */
+  waitFor(streamId: string, revision: number, timeoutMs = 5000, position?: bigint): Promise<boolean> {
     if ((this.applied.get(streamId) ?? -1) >= revision) return Promise.resolve(true);
+    const claims = this.claims;
+    const segment = claims && segmentOf(streamId, this.projection.streamPrefixes, this.options.segments!.count);
     return new Promise<boolean>((resolve) => {
+      let settled = false;
+      if (claims && position !== undefined) {
+        // Polled: another replica's progress shows only in the stored checkpoint.
+        const deadline = Date.now() + timeoutMs;
+        const poll = async () => {
+          while (!settled && Date.now() < deadline) {
+            const stored = await claims.storedPosition(segment!).catch(() => undefined);
+            if (stored !== undefined && stored >= position) return waiter.resolve();
+            await new Promise((r) => setTimeout(r, 20));
+          }
+        };
+        void poll();
+      }
       const timer = setTimeout(() => {
+        settled = true;
         const list = this.waiters.get(streamId) ?? [];
         this.waiters.set(
           streamId,
@@ -139,7 +215,12 @@ export class Projector {
       const waiter: Waiter = {
         revision,
         resolve: () => {
+          if (settled) return;
+          settled = true;
           clearTimeout(timer);
+          const others = (this.waiters.get(streamId) ?? []).filter((w) => w !== waiter);
+          if (others.length) this.waiters.set(streamId, others);
+          else this.waiters.delete(streamId);
           resolve(true);
         },
       };
@@ -161,10 +242,13 @@ export class Projector {
     return this.failure === null;
   }
 
+  /** Stops following the store (the event under way is finished), then gives the segments back for the others. */
   async stop(): Promise<void> {
     this.stopping = true;
     for (const u of this.unobserve.splice(0)) u();
+    await this.restarting;
     await this.subscription?.stop();
+    await this.claims?.stop();
   }
 
   private markApplied(event: RecordedEvent): void {

@@ -8,7 +8,10 @@ import type { OwnedStream } from './streams';
 export interface WriteSide {
   store: EventStore;
   /** The service's own projector: a write is acknowledged once its read model shows it. */
-  projector: { waitFor(streamId: string, revision: number, timeoutMs: number): Promise<boolean>; readonly service?: string };
+  projector: {
+    waitFor(streamId: string, revision: number, timeoutMs: number, position?: bigint): Promise<boolean>;
+    readonly service?: string;
+  };
   readYourWritesTimeoutMs: number;
   onSlowProjection?: (streamId: string, revision: number) => void;
   /** Throws StoreUnavailableError while a store the write needs besides the event store is down. */
@@ -84,7 +87,7 @@ export async function handleCommandVisibly<C extends Command, E extends DomainEv
   const result = await handleCommand(write.store, stream, decider, command, policy);
   if (result.events.length > 0) {
     const waiting = performance.now();
-    const visible = await write.projector.waitFor(streamId, result.revision, write.readYourWritesTimeoutMs);
+    const visible = await write.projector.waitFor(streamId, result.revision, write.readYourWritesTimeoutMs, result.position);
     recordHistogram(METRICS.readYourWritesWait, (performance.now() - waiting) / 1000, {
       'udp.service': write.projector.service ?? 'unknown',
       'udp.visible': visible,

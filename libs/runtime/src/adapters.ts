@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { SEGMENTS_COLLECTION, type SegmentDocument, type SegmentsOptions } from '@udp/eventsourcing';
 import type { CommonConfig } from '@udp/config';
 import { EsdbEventStore, SqliteEventStore, SqliteSnapshotStore, type EventStore, type SnapshotStore } from '@udp/eventstore';
 import { MemoryReadModelStore, MongoReadModelStore, PersistedMemoryReadModelStore, type ReadModelStore } from '@udp/readmodel';
@@ -17,6 +20,8 @@ export interface Adapters {
   bus: Bus;
   identity: InternalIdentity;
   describe: { eventStore: string; readModels: string; bus: string };
+  /** Distributed mode (read models in MongoDB, shared by the replicas): how they divide the projection work. */
+  segments?: SegmentsOptions;
 }
 
 export async function openAdapters(config: CommonConfig, service: string, shared: { bus?: Bus } = {}, logger?: Logger): Promise<Adapters> {
@@ -48,11 +53,21 @@ export async function openAdapters(config: CommonConfig, service: string, shared
         session ? { sessionTimeoutMs: session, heartbeatIntervalMs: Math.floor(session / 6) } : {},
       )
     : new TracedBus(shared.bus ?? new InProcessBus());
+  const segments: SegmentsOptions | undefined = config.MONGO_URL
+    ? {
+        count: config.PROJECTION_SEGMENTS,
+        leaseMs: config.PROJECTION_LEASE_MS,
+        owner: `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
+        collection: readModels.collection<SegmentDocument>(SEGMENTS_COLLECTION),
+        logger,
+      }
+    : undefined;
   return {
     store,
     readModels,
     snapshots,
     bus,
+    segments,
     identity: new InternalIdentity(config.INTERNAL_AUTH_SECRET ?? fileSecret(dataDir, 'internal-identity')),
     describe: {
       eventStore: config.EVENTSTORE_URL ? 'kurrentdb' : 'sqlite',

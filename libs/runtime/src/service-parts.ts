@@ -8,6 +8,7 @@ import {
   type ErasureParticipantOptions,
   type FoldedStates,
   type Projection,
+  type SegmentsOptions,
   type SnapshotCodec,
 } from '@udp/eventsourcing';
 import type { EventStore, SnapshotStore } from '@udp/eventstore';
@@ -26,6 +27,8 @@ export interface ServiceAdapters {
 
 /** What every event-sourced service's factory takes: its adapters and the options all of them share. */
 export interface ServiceDeps extends ServiceAdapters {
+  /** Distributed mode: the replicas divide the projection and publishing work (segments.ts); absent: this process does it all. */
+  segments?: SegmentsOptions;
   now?: () => number;
   readYourWritesTimeoutMs?: number;
   maxBodyBytes?: number;
@@ -85,14 +88,15 @@ export interface ServiceProjections {
 
 /** Starts a service's projector, its change publisher if any, and its erasure participant, with one stop() for all. */
 export async function startServiceProjections(
-  deps: Pick<ServiceDeps, 'store' | 'readModels' | 'bus' | 'logger'>,
+  deps: Pick<ServiceDeps, 'store' | 'readModels' | 'bus' | 'logger' | 'segments'>,
   options: ServiceProjectionsOptions,
 ): Promise<ServiceProjections> {
-  const { store, readModels, bus, logger } = deps;
+  const { store, readModels, bus, logger, segments } = deps;
   const checkpoints = readModels.checkpoints();
-  const projector = new Projector(store, checkpoints, options.projection, { logger, service: options.service });
+  const projector = new Projector(store, checkpoints, options.projection, { logger, service: options.service, segments });
   const publisher =
-    options.publisher && new Projector(store, checkpoints, options.publisher, { logger, service: options.service, publishes: true });
+    options.publisher &&
+    new Projector(store, checkpoints, options.publisher, { logger, service: options.service, publishes: true, segments });
   await projector.start();
   await publisher?.start();
   const erasure = await erasureParticipant({

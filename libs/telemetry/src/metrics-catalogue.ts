@@ -30,6 +30,12 @@ export const METRICS = {
     unit: 's',
     description: 'Age of the oldest stored event a projection has not applied yet (0 when caught up)',
   },
+  projectionApplied: {
+    name: 'udp.projection.applied',
+    kind: 'counter',
+    unit: '{event}',
+    description: 'Events a projection applied (a change publisher: published); replicas add up to the events stored',
+  },
   kafkaConsumerLag: {
     name: 'udp.kafka.consumer.lag',
     kind: 'gauge',

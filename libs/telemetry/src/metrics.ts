@@ -1,6 +1,6 @@
 import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { getHeapStatistics } from 'node:v8';
-import type { Attributes, Histogram, Meter, ObservableResult } from '@opentelemetry/api';
+import type { Attributes, Counter, Histogram, Meter, ObservableResult } from '@opentelemetry/api';
 import type { MeterProvider, MetricReader } from '@opentelemetry/sdk-metrics';
 import { METRICS, type MetricEntry } from './metrics-catalogue';
 import { processResource } from './resource';
@@ -17,6 +17,7 @@ import { processResource } from './resource';
 let provider: MeterProvider | null = null;
 let meter: Meter | null = null;
 const histograms = new Map<string, Histogram>();
+const counters = new Map<string, Counter>();
 
 /** Buckets of the HTTP semantic conventions (seconds), advised to the SDK. */
 const DURATION_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.075, 0.1, 0.25, 0.5, 0.75, 1, 2.5, 5, 7.5, 10];
@@ -71,6 +72,7 @@ export async function stopMetrics(): Promise<void> {
   provider = null;
   meter = null;
   histograms.clear();
+  counters.clear();
   stopRuntime?.();
   await stopping?.shutdown();
 }
@@ -88,6 +90,17 @@ export function recordHistogram(entry: MetricEntry & { kind: 'histogram' }, valu
     histograms.set(entry.name, histogram);
   }
   histogram.record(value, attributes);
+}
+
+/** Adds to a counter of the catalogue (no-op while metrics are off). */
+export function recordCounter(entry: MetricEntry & { kind: 'counter' }, value: number, attributes: Attributes): void {
+  if (!meter) return;
+  let counter = counters.get(entry.name);
+  if (!counter) {
+    counter = meter.createCounter(entry.name, { unit: entry.unit, description: entry.description });
+    counters.set(entry.name, counter);
+  }
+  counter.add(value, attributes);
 }
 
 /**

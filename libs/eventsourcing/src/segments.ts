@@ -1,0 +1,195 @@
+import { createHash } from 'node:crypto';
+import type { Collection, Document } from '@udp/readmodel';
+import type { WarningLogger } from './write-side';
+
+/**
+ * Work divided among the replicas of a service, after Axon's tracking processors and Marten's async daemon: the
+ * streams of a projection are split into a fixed number of segments by a hash of their user; each segment has its own
+ * checkpoint and a claim (owner, lease expiry) in the service's read-model store, taken and renewed by atomic
+ * conditional updates. Each replica claims a fair share (segments / live replicas) and renews its leases; a replica
+ * that stops releases its claims, one that dies loses them when its lease runs out, and another takes the segment
+ * over from its checkpoint. docs/deployment.md, "Scaling out", says how to size them.
+ */
+export interface SegmentsOptions {
+  /** How many segments (fixed for a deployment: changing it re-reads every segment from the lowest checkpoint). */
+  count: number;
+  /** How long a claim holds without renewal; renewed every third of it. */
+  leaseMs: number;
+  /** This replica's id: unique per process. */
+  owner: string;
+  /** Where claims, checkpoints and live replicas are kept (one collection shared by the replicas). */
+  collection: Collection<SegmentDocument>;
+  logger?: WarningLogger;
+}
+
+/** A segment's claim and checkpoint, or a replica's heartbeat. */
+export interface SegmentDocument extends Document {
+  /** The projection (or publisher) whose work it divides. */
+  group: string;
+  kind: 'segment' | 'replica';
+  segment: number;
+  /** The replica holding the claim, or null when free. */
+  owner: string | null;
+  /** Milliseconds since the epoch until which the claim (or the replica's heartbeat) holds. */
+  leaseUntil: number;
+  /** The store position of the last event of the segment applied (decimal), or null before any. */
+  position: string | null;
+  /** Only for creating a document once (`upsertIfNewer`); heartbeats count it up. */
+  revision: number;
+}
+
+export const SEGMENTS_COLLECTION = 'projection_segments';
+
+/** The segment of a stream: by its user, the first part of its name after the category prefix (`history-<user>`). */
+export function segmentOf(streamId: string, prefixes: readonly string[], count: number): number {
+  const prefix = prefixes.find((p) => streamId.startsWith(p)) ?? '';
+  const key = streamId.slice(prefix.length).split('/')[0];
+  return createHash('sha1').update(key).digest().readUInt32BE(0) % count;
+}
+
+/** What the claims tell the projector. */
+export interface SegmentListener {
+  /** Segments this replica now holds, with their checkpoints. */
+  gained(segments: Map<number, bigint | undefined>): Promise<void>;
+  /** Segments this replica no longer holds (released, or taken over after its lease ran out). */
+  lost(segments: number[]): void;
+}
+
+/** The claims of one group (a projection) for this replica. */
+export class SegmentClaims {
+  /** Held segments and their checkpoints. */
+  readonly held = new Map<number, bigint | undefined>();
+  private timer: NodeJS.Timeout | null = null;
+  private ticking: Promise<void> | null = null;
+  private heartbeat = 0;
+
+  constructor(
+    private readonly group: string,
+    private readonly options: SegmentsOptions,
+    private readonly listener: SegmentListener,
+  ) {}
+
+  private segmentId = (segment: number) => `${this.group}/segment/${segment}`;
+  private replicaId = () => `${this.group}/replica/${this.options.owner}`;
+
+  /** Creates the segments missing (from `initial`, the checkpoint before segments existed), claims a share, renews every lease/3. */
+  async start(initial: bigint | null): Promise<void> {
+    const { collection, count } = this.options;
+    for (let segment = 0; segment < count; segment++) {
+      await collection.upsertIfNewer({
+        _id: this.segmentId(segment),
+        group: this.group,
+        kind: 'segment',
+        segment,
+        owner: null,
+        leaseUntil: 0,
+        position: initial === null ? null : initial.toString(),
+        revision: 0,
+      });
+    }
+    await this.tick();
+    this.timer = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+    this.timer.unref();
+  }
+
+  /** One round: heartbeat, renew, give back what is over the fair share, claim what is free up to it. */
+  tick(): Promise<void> {
+    return (this.ticking ??= this.round()
+      .catch((error: unknown) =>
+        this.options.logger?.warn({ err: error, group: this.group }, 'segment claims: round failed; next one retries'),
+      )
+      .finally(() => (this.ticking = null)));
+  }
+
+  private async round(): Promise<void> {
+    const { collection, count, leaseMs, owner } = this.options;
+    const now = Date.now();
+    this.heartbeat = Math.max(this.heartbeat + 1, now);
+    await collection.upsertIfNewer({
+      _id: this.replicaId(),
+      group: this.group,
+      kind: 'replica',
+      segment: -1,
+      owner,
+      leaseUntil: now + leaseMs,
+      position: null,
+      revision: this.heartbeat,
+    });
+    const live = await collection.count({ group: this.group, kind: 'replica', leaseUntil: { $gt: now } });
+    const fair = Math.ceil(count / Math.max(1, live));
+
+    const lost: number[] = [];
+    for (const segment of this.held.keys()) {
+      const renewed = await collection.updateMany({ _id: this.segmentId(segment), owner }, { leaseUntil: now + leaseMs });
+      if (renewed === 0) lost.push(segment);
+    }
+    // Over the fair share (a replica joined): the highest segments go back, for the newcomer to take.
+    const surplus = [...this.held.keys()].filter((s) => !lost.includes(s)).sort((a, b) => b - a);
+    const release = surplus.slice(0, Math.max(0, surplus.length - fair));
+    for (const segment of release) {
+      await collection.updateMany({ _id: this.segmentId(segment), owner }, { owner: null, leaseUntil: 0 });
+      lost.push(segment);
+    }
+    if (lost.length) {
+      for (const segment of lost) this.held.delete(segment);
+      this.listener.lost(lost);
+    }
+
+    if (this.held.size >= fair) return;
+    const gained = new Map<number, bigint | undefined>();
+    const free = await collection.find({
+      group: this.group,
+      kind: 'segment',
+      $or: [{ owner: null }, { leaseUntil: { $lt: now } }],
+    });
+    for (const doc of free.sort((a, b) => a.segment - b.segment)) {
+      if (this.held.size + gained.size >= fair) break;
+      // Atomic: only one replica's update matches a free or expired claim.
+      const claimed = await collection.updateMany(
+        { _id: doc._id, $or: [{ owner: null }, { leaseUntil: { $lt: now } }] },
+        { owner, leaseUntil: now + leaseMs },
+      );
+      if (claimed === 0) continue;
+      // Read after the claim: the checkpoint as the previous owner left it.
+      const current = await collection.get(doc._id);
+      gained.set(doc.segment, current?.position ? BigInt(current.position) : undefined);
+    }
+    if (gained.size) {
+      for (const [segment, position] of gained) this.held.set(segment, position);
+      await this.listener.gained(gained);
+    }
+  }
+
+  /**
+   * Saves a segment's checkpoint, only while this replica holds the claim: false when it does not (taken over), so
+   * a replica that lost a segment never moves its checkpoint.
+   */
+  async save(segment: number, position: bigint): Promise<boolean> {
+    const saved = await this.options.collection.updateMany(
+      { _id: this.segmentId(segment), owner: this.options.owner },
+      { position: position.toString() },
+    );
+    if (saved === 0) return false;
+    if (this.held.has(segment)) this.held.set(segment, position);
+    return true;
+  }
+
+  /** The checkpoint of a segment as stored (whoever holds it): read-your-writes on another replica's segment. */
+  async storedPosition(segment: number): Promise<bigint | undefined> {
+    const doc = await this.options.collection.get(this.segmentId(segment));
+    return doc?.position ? BigInt(doc.position) : undefined;
+  }
+
+  /** Stops renewing and releases every claim and the heartbeat, so the others take over at once. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+    while (this.ticking) await this.ticking;
+    const { collection, owner } = this.options;
+    for (const segment of this.held.keys()) {
+      await collection.updateMany({ _id: this.segmentId(segment), owner }, { owner: null, leaseUntil: 0 });
+    }
+    this.held.clear();
+    await collection.updateMany({ _id: this.replicaId() }, { leaseUntil: 0 });
+  }
+}

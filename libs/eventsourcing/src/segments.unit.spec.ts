@@ -1,0 +1,143 @@
+import { randomUUID } from 'node:crypto';
+import { MemoryEventStore, type RecordedEvent } from '@udp/eventstore';
+import { MemoryReadModelStore } from '@udp/readmodel';
+import { waitUntil } from '@udp/test-kit';
+import { Projector } from './projector';
+import { SEGMENTS_COLLECTION, type SegmentDocument, type SegmentsOptions, segmentOf } from './segments';
+
+const COUNT = 4;
+const LEASE_MS = 400;
+const PREFIX = 'seg-';
+
+/** Replicas of one service: one event store and one read-model store shared, a projector each. */
+function deployment() {
+  const store = new MemoryEventStore();
+  const readModels = new MemoryReadModelStore();
+  const applied: Array<{ replica: string; event: RecordedEvent }> = [];
+  const segments = readModels.collection<SegmentDocument>(SEGMENTS_COLLECTION);
+  const replica = (name: string) => {
+    const options: SegmentsOptions = { count: COUNT, leaseMs: LEASE_MS, owner: name, collection: segments };
+    return new Projector(
+      store,
+      readModels.checkpoints(),
+      { name: 'view', streamPrefixes: [PREFIX], apply: async (event) => void applied.push({ replica: name, event }) },
+      { segments: options, service: 'svc' },
+    );
+  };
+  const held = async (owner: string) =>
+    (await segments.find({ group: 'view', kind: 'segment', owner, leaseUntil: { $gt: Date.now() } })).map((d) => d.segment).sort();
+  const write = async (n: number) => {
+    const streams: string[] = [];
+    for (let i = 0; i < n; i++) {
+      const stream = `${PREFIX}user${randomUUID().slice(0, 8)}`;
+      streams.push(stream);
+      await store.appendToStream(stream, [{ id: randomUUID(), type: 'Happened', data: {} }], { expectedRevision: 'no_stream' });
+    }
+    return streams;
+  };
+  return { store, applied, segments, replica, held, write };
+}
+
+describe('projection segments shared among replicas', () => {
+  it('divides the segments fairly, applies every event once, and hands a stopped replica’s segments over', async () => {
+    // Given two replicas of one projection
+    const d = deployment();
+    const a = d.replica('a');
+    const b = d.replica('b');
+    await a.start();
+    await b.start();
+    await waitUntil(
+      async () => (await d.held('a')).length === COUNT / 2 && (await d.held('b')).length === COUNT / 2,
+      5000,
+      'a fair share each',
+    );
+
+    // When events of many users are stored
+    const first = await d.write(40);
+    await waitUntil(() => d.applied.length >= 40, 5000, 'every event applied');
+    await a.caughtUp();
+    await b.caughtUp();
+
+    // Then each is applied once, by the replica holding its user's segment
+    expect(d.applied).toHaveLength(40);
+    expect(new Set(d.applied.map((x) => x.event.streamId))).toEqual(new Set(first));
+    const bySegment = new Map<number, Set<string>>();
+    for (const { replica, event } of d.applied) {
+      const segment = segmentOf(event.streamId, [PREFIX], COUNT);
+      bySegment.set(segment, (bySegment.get(segment) ?? new Set()).add(replica));
+    }
+    for (const replicas of bySegment.values()) expect(replicas.size).toBe(1);
+    expect(new Set(d.applied.map((x) => x.replica))).toEqual(new Set(['a', 'b']));
+
+    // When one replica stops, the other takes every segment over from its checkpoints: nothing is applied twice or missed
+    await b.stop();
+    await waitUntil(async () => (await d.held('a')).length === COUNT, 5000, 'a holds every segment');
+    const second = await d.write(20);
+    await waitUntil(() => d.applied.length >= 60, 5000, 'the new events applied');
+    await a.caughtUp();
+    expect(d.applied).toHaveLength(60);
+    expect(d.applied.slice(40).every((x) => x.replica === 'a')).toBe(true);
+    expect(new Set(d.applied.slice(40).map((x) => x.event.streamId))).toEqual(new Set(second));
+    await a.stop();
+  });
+
+  it('waits for a write on a segment another replica holds (read your writes by the stored checkpoint)', async () => {
+    const d = deployment();
+    const a = d.replica('a');
+    const b = d.replica('b');
+    await a.start();
+    await b.start();
+    await waitUntil(
+      async () => (await d.held('a')).length === COUNT / 2 && (await d.held('b')).length === COUNT / 2,
+      5000,
+      'a fair share each',
+    );
+    const ofB = new Set(await d.held('b'));
+    let stream = '';
+    do stream = `${PREFIX}user${randomUUID().slice(0, 8)}`;
+    while (!ofB.has(segmentOf(stream, [PREFIX], COUNT)));
+
+    const appended = await d.store.appendToStream(stream, [{ id: randomUUID(), type: 'Happened', data: {} }], {
+      expectedRevision: 'no_stream',
+    });
+    // a does not apply it; it sees b's checkpoint reach the event's position
+    expect(await a.waitFor(stream, 0, 3000, appended.position)).toBe(true);
+    expect(d.applied.map((x) => x.replica)).toEqual(['b']);
+    // without a position, a cannot know (it times out: the write is still acknowledged, as before)
+    expect(await a.waitFor(stream, 0, 100)).toBe(false);
+    await a.stop();
+    await b.stop();
+  });
+
+  it('takes over the segments of a replica that died once its lease runs out, from their checkpoints', async () => {
+    const d = deployment();
+    const a = d.replica('a');
+    await a.start();
+    await waitUntil(async () => (await d.held('a')).length === COUNT, 5000, 'a holds every segment');
+    const before = await d.write(10);
+    await waitUntil(() => d.applied.length >= 10, 5000, 'the first events applied');
+    await a.caughtUp();
+
+    // Given a replica that holds two segments and dies (no release; its heartbeat and claims stop being renewed)
+    const dead = (await d.held('a')).slice(0, 2);
+    for (const segment of dead) {
+      await d.segments.updateMany({ _id: `view/segment/${segment}` }, { owner: 'dead', leaseUntil: Date.now() + LEASE_MS });
+    }
+    await d.write(10);
+
+    // Then a takes them back within about a lease and applies the events stored meanwhile, once each
+    const took = Date.now();
+    await waitUntil(async () => (await d.held('a')).length === COUNT, 5 * LEASE_MS, 'the dead replica’s segments taken over');
+    expect(Date.now() - took).toBeLessThan(2 * LEASE_MS + 500);
+    await waitUntil(() => d.applied.length >= 20, 5000, 'every event applied');
+    await a.caughtUp();
+    // Every event applied; the only repeats are events of the taken-over segments that `a` applied while it still
+    // believed it held them (its checkpoint save was refused): at least once, as at any takeover.
+    const ids = d.applied.map((x) => x.event.id);
+    expect(new Set(ids).size).toBe(20);
+    expect(before.every((s) => d.applied.some((x) => x.event.streamId === s))).toBe(true);
+    const repeated = d.applied.filter((x, i) => ids.indexOf(x.event.id) !== i);
+    for (const { event } of repeated) expect(dead).toContain(segmentOf(event.streamId, [PREFIX], COUNT));
+    await a.stop();
+  });
+});
