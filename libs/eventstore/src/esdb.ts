@@ -22,14 +22,46 @@ function unavailable(error: unknown): unknown {
     : error;
 }
 
+/** A position in `$all`: events appended together share their commit position and differ in their prepare position. */
+interface Position {
+  commit: bigint;
+  prepare: bigint;
+}
+
+const PREPARE_BITS = 64n;
+const PREPARE_MASK = (1n << PREPARE_BITS) - 1n;
+
+/**
+ * Our positions are one bigint, ordered as `$all` is (commit, then prepare), so every event has its own: the commit
+ * position alone is the same for every event of one append, and a checkpoint at one of them said nothing of the others.
+ */
+export function encodePosition({ commit, prepare }: Position): bigint {
+  return (commit << PREPARE_BITS) | (prepare & PREPARE_MASK);
+}
+
+/** A checkpoint stored before positions held the prepare part (below 2^64) is a commit position: resumed as (c, c). */
+export function decodePosition(position: bigint): Position {
+  if (position <= PREPARE_MASK) return { commit: position, prepare: position };
+  return { commit: position >> PREPARE_BITS, prepare: position & PREPARE_MASK };
+}
+
+/** Pause before the n-th attempt to subscribe again: doubling from 100 ms up to 30 s, each drawn in its upper half (jitter). */
+export function retryDelayMs(attempt: number, baseMs = 100, maxMs = 30_000): number {
+  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
+  return ceiling / 2 + Math.random() * (ceiling / 2);
+}
+
 export class EsdbEventStore implements EventStore {
   private readonly client: KurrentDBClient;
+  /** Told of every failure or end of a subscription's stream before it subscribes again (logging, tests). */
+  onSubscriptionProblem?: (error: unknown, attempt: number) => void;
   private readonly subscriptions = new Set<Subscription>();
   /** The last append or deletion the server refused or failed (disk full...): DOWN until a write succeeds, or for 30 s. */
   private readonly writeFailures = new LastWriteFailure(WRITE_FAILURE_MEMORY_MS);
 
-  constructor(connectionString: string) {
-    this.client = kurrent().KurrentDBClient.connectionString(connectionString);
+  /** A connection string, or a client of the caller's (tests give a stand-in). */
+  constructor(connection: string | KurrentDBClient) {
+    this.client = typeof connection === 'string' ? kurrent().KurrentDBClient.connectionString(connection) : connection;
   }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
@@ -62,7 +94,7 @@ export class EsdbEventStore implements EventStore {
         { streamState: expected === 'any' ? ANY : expected === 'no_stream' ? NO_STREAM : BigInt(expected) },
       );
       this.writeFailures.succeeded();
-      return { nextRevision: Number(result.nextExpectedRevision), position: result.position?.commit ?? 0n };
+      return { nextRevision: Number(result.nextExpectedRevision), position: result.position ? encodePosition(result.position) : 0n };
     } catch (error) {
       if (error instanceof WrongExpectedVersionError) {
         const actual = typeof error.actualState === 'bigint' ? Number(error.actualState) : -1;
@@ -117,13 +149,14 @@ export class EsdbEventStore implements EventStore {
     }
   }
 
+  /**
+   * A catch-up subscription to `$all` that recovers: when the server's stream fails or ends (a leader election, a
+   * dropped connection), it subscribes again from the last event handled, after a capped, jittered pause, for as long
+   * as it is not stopped. A handler that throws stops it (as the port says); `caughtUp` then reports the error.
+   */
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
     const { START, streamNameFilter } = kurrent();
-    const from = options.fromPosition;
-    const stream = this.client.subscribeToAll({
-      fromPosition: from === undefined ? START : { commit: from, prepare: from },
-      filter: streamNameFilter({ prefixes: options.streamPrefixes }),
-    });
+    const filter = streamNameFilter({ prefixes: options.streamPrefixes });
     // Truncate-before by stream, read once per stream per subscription: only a replay (a new subscription from
     // an older position) can meet deleted events, and a new subscription reads the metadata afresh.
     const truncated = new Map<string, number>();
@@ -136,30 +169,58 @@ export class EsdbEventStore implements EventStore {
       }
       return event.revision < tb;
     };
+    // The full position (commit, prepare) of the last event handled: where a new subscription resumes.
+    let handled: Position | undefined = options.fromPosition === undefined ? undefined : decodePosition(options.fromPosition);
+    let stopped = false;
     let failure: unknown = null;
     let caughtUp = false;
+    let current: { unsubscribe(): Promise<void> } | null = null;
+    let wake: (() => void) | null = null;
     const caughtUpWaiters: Array<() => void> = [];
-    stream.on('caughtUp', () => {
-      caughtUp = true;
-      caughtUpWaiters.splice(0).forEach((resolve) => resolve());
-    });
-    // The position of the last event handled: where the backlog starts.
-    let handled: { commit: bigint; prepare: bigint } | undefined = from === undefined ? undefined : { commit: from, prepare: from };
+    const settle = () => caughtUpWaiters.splice(0).forEach((resolve) => resolve());
     const consuming = (async () => {
-      try {
-        for await (const resolved of stream) {
-          const recorded = toRecorded(resolved);
-          if (!recorded || !options.streamPrefixes.some((p) => recorded.streamId.startsWith(p))) continue;
-          if (!(await isDeleted(recorded))) await handler(recorded);
-          if (resolved.event?.position) handled = resolved.event.position;
+      for (let attempt = 0; !stopped;) {
+        const stream = this.client.subscribeToAll({ fromPosition: handled ?? START, filter });
+        current = stream;
+        stream.on('caughtUp', () => {
+          caughtUp = true;
+          settle();
+        });
+        try {
+          for await (const resolved of stream) {
+            const recorded = toRecorded(resolved);
+            if (!recorded || !options.streamPrefixes.some((p) => recorded.streamId.startsWith(p))) continue;
+            try {
+              if (!(await isDeleted(recorded))) await handler(recorded);
+            } catch (error) {
+              failure = error;
+              stopped = true;
+              settle();
+              await stream.unsubscribe().catch(() => undefined);
+              return;
+            }
+            if (resolved.event?.position) handled = resolved.event.position;
+            attempt = 0;
+          }
+          if (stopped) return;
+          this.onSubscriptionProblem?.(new Error('the server ended the subscription'), attempt + 1);
+        } catch (error) {
+          if (stopped) return;
+          this.onSubscriptionProblem?.(error, attempt + 1);
         }
-      } catch (error) {
-        failure = error;
+        attempt++;
+        caughtUp = false;
+        await stream.unsubscribe().catch(() => undefined);
+        await new Promise<void>((resolve) => {
+          wake = resolve;
+          setTimeout(resolve, retryDelayMs(attempt));
+        });
+        wake = null;
       }
     })();
     const subscription: Subscription = {
       caughtUp: async () => {
-        if (!caughtUp) await new Promise<void>((resolve) => caughtUpWaiters.push(resolve));
+        if (!caughtUp && !stopped) await new Promise<void>((resolve) => caughtUpWaiters.push(resolve));
         if (failure) throw failure;
       },
       backlog: async (limit) => {
@@ -167,15 +228,11 @@ export class EsdbEventStore implements EventStore {
         // itself comes back first and is not counted).
         let events = 0;
         let oldestCreatedAt: number | undefined;
-        const reading = this.client.readAll({
-          fromPosition: handled ?? START,
-          maxCount: limit + 1,
-          filter: streamNameFilter({ prefixes: options.streamPrefixes }),
-        });
-        for await (const resolved of reading) {
+        const at = handled;
+        for await (const resolved of this.client.readAll({ fromPosition: at ?? START, maxCount: limit + 1, filter })) {
           const recorded = toRecorded(resolved);
-          const at = resolved.event?.position;
-          if (!recorded || (handled && at && at.commit === handled.commit && at.prepare === handled.prepare)) continue;
+          const position = resolved.event?.position;
+          if (!recorded || (at && position && position.commit === at.commit && position.prepare === at.prepare)) continue;
           if (events === limit) break;
           events++;
           oldestCreatedAt ??= recorded.createdAt;
@@ -184,7 +241,10 @@ export class EsdbEventStore implements EventStore {
       },
       stop: async () => {
         this.subscriptions.delete(subscription);
-        await stream.unsubscribe();
+        stopped = true;
+        settle();
+        (wake as (() => void) | null)?.();
+        await (current as { unsubscribe(): Promise<void> } | null)?.unsubscribe().catch(() => undefined);
         await consuming;
       },
     };
@@ -216,7 +276,7 @@ function toRecorded(resolved: ResolvedEvent): RecordedEvent | null {
     id: e.id,
     streamId: e.streamId,
     revision: Number(e.revision),
-    position: e.position?.commit ?? resolved.commitPosition ?? 0n,
+    position: e.position ? encodePosition(e.position) : (resolved.commitPosition ?? 0n) << 64n,
     type: e.type,
     data: (e.data ?? {}) as Record<string, unknown>,
     metadata: (e.metadata ?? {}) as Record<string, unknown>,

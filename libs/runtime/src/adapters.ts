@@ -28,7 +28,7 @@ export async function openAdapters(config: CommonConfig, service: string, shared
   const dataDir = resolve(config.DATA_DIR);
   const sqlite = config.EVENTSTORE_URL ? null : new SqliteEventStore(join(dataDir, service, 'events.sqlite'), { service });
   // The embedded adapters get the CLIENT spans that library instrumentation gives the real ones (traced-adapters.ts).
-  const store = sqlite ? tracedEventStore(sqlite, service) : new EsdbEventStore(config.EVENTSTORE_URL!);
+  const store = sqlite ? tracedEventStore(sqlite, service) : kurrentDb(config.EVENTSTORE_URL!, logger);
   // Memory read models on the SQLite log are saved with their checkpoints beside it, so a start replays only
   // the events after them (docs/architecture.md, "Persisted read models").
   const memory = () =>
@@ -83,4 +83,12 @@ export async function closeAdapters(adapters: Adapters, shared: { bus?: Bus } = 
   await adapters.readModels.close();
   const bus = adapters.bus instanceof TracedBus ? adapters.bus.inner : adapters.bus;
   if (bus !== shared.bus) await adapters.bus.close();
+}
+
+/** KurrentDB, with each subscription failure that it recovers from logged (the projection's lag shows what it costs). */
+function kurrentDb(url: string, logger: Logger | undefined): EventStore {
+  const store = new EsdbEventStore(url);
+  store.onSubscriptionProblem = (error, attempt) =>
+    logger?.warn({ err: error, attempt }, 'event store subscription failed or ended; subscribing again from the last event handled');
+  return store;
 }
