@@ -16,7 +16,8 @@ interface Stored {
   id: string;
 }
 
-// e2 and e3 were appended together: one commit position, two prepare positions.
+// e2 and e3 share one commit position, two prepare positions, as an explicit transaction of the legacy TCP API gives
+// them (an append over gRPC gives each event commit == prepare): the case where a commit position alone is not enough.
 const LOG: Stored[] = [
   { position: { commit: 100n, prepare: 100n }, streamId: 'h-a', id: 'e1' },
   { position: { commit: 200n, prepare: 200n }, streamId: 'h-a', id: 'e2' },

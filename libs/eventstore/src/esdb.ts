@@ -22,7 +22,7 @@ function unavailable(error: unknown): unknown {
     : error;
 }
 
-/** A position in `$all`: events appended together share their commit position and differ in their prepare position. */
+/** A position in `$all`: (commit, prepare), ordered by commit, then prepare (the server's TFPos). */
 interface Position {
   commit: bigint;
   prepare: bigint;
@@ -32,8 +32,14 @@ const PREPARE_BITS = 64n;
 const PREPARE_MASK = (1n << PREPARE_BITS) - 1n;
 
 /**
- * Our positions are one bigint, ordered as `$all` is (commit, then prepare), so every event has its own: the commit
- * position alone is the same for every event of one append, and a checkpoint at one of them said nothing of the others.
+ * Our positions are one bigint holding both parts, ordered as `$all` is. Checked against the server's source
+ * (KurrentDB 20.6 to 24.10 and main: StorageWriterService writes each event of an append as a self-committed prepare;
+ * AllReader and IndexCommitter give it the position (L, L) of its own record; an append's answer is its last event's
+ * (L, L)): for appends over gRPC the commit position alone is exact. Events of an explicit transaction (the legacy
+ * TCP API) share the commit position of their commit record with prepare positions below it: there the commit position
+ * alone named none of them, and a resume from (c, c) skipped the rest of a transaction stopped half-way. Both parts
+ * make every position exact, whatever wrote the event; a subscription resumes from exactly the last one handled
+ * (exclusive on the server since 24.2, and on an exact position before it).
  */
 export function encodePosition({ commit, prepare }: Position): bigint {
   return (commit << PREPARE_BITS) | (prepare & PREPARE_MASK);
