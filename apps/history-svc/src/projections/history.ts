@@ -153,7 +153,8 @@ export function erasingTrendingToo(readModels: ReadModelStore, options: HistoryP
     upsertIfNewer: (doc) => entries.upsertIfNewer(doc),
     updateMany: (filter, set) => entries.updateMany(filter, set),
     async deleteMany(filter) {
-      await trending.entriesErased(await entries.find({ ...filter, deleted: false }, { readOnly: true }));
+      // Deleted entries too: an hour an earlier delete left at zero still names the item.
+      await trending.entriesErased(await entries.find(filter, { readOnly: true }));
       return entries.deleteMany(filter);
     },
   };

@@ -194,9 +194,13 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
       for (const [i, entry] of erased.entries()) {
         if (i % 1000 === 999) await letOthersRun();
         const bucket = bucketOf(entry, horizon);
-        if (bucket === null) continue;
-        await change(entry.item_id, bucket, { leaving: entry }, null);
+        if (bucket !== null) await change(entry.item_id, bucket, { leaving: entry }, null);
+        // The hours, then the item, that nobody counts any more are deleted (also those an earlier delete of the
+        // entry left at zero): an item id can be personal data (an erased user's own upload), and no document may
+        // keep it after the erasure.
+        await counts.deleteMany({ item_id: entry.item_id, users: 0 });
         await resumItem(readModels, entry.item_id, horizon);
+        await trendingItemTotals(readModels).deleteMany({ _id: entry.item_id, users: 0 });
       }
     },
   };
