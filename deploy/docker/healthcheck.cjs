@@ -1,4 +1,5 @@
-// Container health check (Docker HEALTHCHECK): GET http://127.0.0.1:$PORT/health/ must answer 200.
+// Container health check (Docker HEALTHCHECK, compose's service_healthy): GET http://127.0.0.1:$PORT/readyz must
+// answer 200: the app's own stores and read-model projections (not the bus, not other services; docs/deployment.md).
 // The slim Node image has no curl, so this runs with node. Without PORT, the app's default port is used.
 'use strict';
 const http = require('node:http');
@@ -13,7 +14,7 @@ const DEFAULT_PORTS = {
   'export-worker': 8086,
 };
 const port = Number(process.env.PORT || DEFAULT_PORTS[process.env.APP] || 8080);
-const request = http.get({ host: '127.0.0.1', port, path: '/health/', timeout: 4000 }, (response) => {
+const request = http.get({ host: '127.0.0.1', port, path: '/readyz', timeout: 4000 }, (response) => {
   response.resume();
   process.exit(response.statusCode === 200 ? 0 : 1);
 });

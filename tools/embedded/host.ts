@@ -76,6 +76,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env, { announce = t
     if (announce) process.stderr.write(readyBlock(gateway.port, env.DATA_DIR));
     return {
       port: gateway.port,
+      // The gateway first, then the services: requests in flight are answered before the services stop.
+      shutdownTimeoutMs: gatewayConfig.SHUTDOWN_TIMEOUT_MS,
       async stop() {
         for (const app of started.reverse()) await app.stop();
         await bus.close();

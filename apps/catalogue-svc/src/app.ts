@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import type { QcItemDefinition } from '@udp/contracts';
 import { Projector } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, serviceHealthChecks } from '@udp/http-kit';
+import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, mountProbes, readinessOf, serviceHealthChecks } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import catalogueData from '../data/items.json';
@@ -20,6 +20,8 @@ export interface CatalogueServiceDeps {
   items?: QcItemDefinition[];
   now?: () => number;
   readYourWritesTimeoutMs?: number;
+  /** /readyz fails while the projection is further behind than this (PROJECTION_MAX_LAG_S). */
+  projectionMaxLagSeconds?: number;
 }
 
 export interface CatalogueService {
@@ -62,7 +64,9 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
   const app = createServiceApp({ logger, maxBodyBytes: 16 * 1024 });
   // Prepared renditions carry their own Content-Encoding; this compresses the rest (problems, icons).
   app.use(compression());
-  app.get('/health/', healthRoute(serviceHealthChecks({ store, readModels, projectors: [projector] })));
+  const health = { store, readModels, projectors: [projector] };
+  app.get('/health/', healthRoute(serviceHealthChecks(health)));
+  mountProbes(app, readinessOf(health, deps.projectionMaxLagSeconds));
   app.use(catalogueRoutes({ view }));
   useNotFoundAndErrorHandlers(app);
 

@@ -8,5 +8,10 @@ export const start = serviceProcess({
   defaultPort: 8085,
   configSchema: commonConfigSchema,
   create: ({ adapters, config, logger }) =>
-    createCatalogueService({ ...adapters, logger, readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS }),
+    createCatalogueService({
+      ...adapters,
+      logger,
+      readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      projectionMaxLagSeconds: config.PROJECTION_MAX_LAG_S,
+    }),
 });

@@ -4,7 +4,15 @@ import type { Bus, Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
 import { DomainError, Projector, type SegmentsOptions, erasureParticipant, handleCommand, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, requireIdentity } from '@udp/http-kit';
+import {
+  createServiceApp,
+  useNotFoundAndErrorHandlers,
+  healthRoute,
+  mountProbes,
+  readinessOf,
+  requireIdentity,
+  serviceHealthChecks,
+} from '@udp/http-kit';
 import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { exportRoutes, publicExportRoutes, removeFiles } from './api/routes';
@@ -31,6 +39,8 @@ export interface ExportWorkerDeps {
   logger: Logger;
   /** Distributed mode: the replicas divide the exports projection and the message publisher. */
   segments?: SegmentsOptions;
+  /** /readyz fails while a read-model projection is further behind than this (PROJECTION_MAX_LAG_S). */
+  projectionMaxLagSeconds?: number;
   storage: ExportStorage;
   /** Where history, playlists, preferences and profile are (a function: tests learn the ports late). */
   sources: SourceUrls | (() => SourceUrls);
@@ -223,15 +233,9 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   resumeTimer.unref();
 
   const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024 });
-  app.get(
-    '/health/',
-    healthRoute(
-      () => store.ping(),
-      () => readModels.ping(),
-      () => bus.ping(),
-      () => exportsProjector.healthy() && erasuresProjector.healthy() && publisher.healthy(),
-    ),
-  );
+  const health = { store, readModels, bus, projectors: [exportsProjector, erasuresProjector, publisher] };
+  app.get('/health/', healthRoute(serviceHealthChecks(health)));
+  mountProbes(app, readinessOf(health, deps.projectionMaxLagSeconds));
   const routeDeps = {
     write: writeSide(store, exportsProjector, deps.readYourWritesTimeoutMs, logger),
     docs,

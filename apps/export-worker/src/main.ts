@@ -47,6 +47,7 @@ export const start = serviceProcess({
       erasureTimeoutMs: config.ERASURE_TIMEOUT_MS,
       erasureResumeIntervalMs: config.ERASURE_RESUME_INTERVAL_MS,
       readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      projectionMaxLagSeconds: config.PROJECTION_MAX_LAG_S,
       // The in-process bus forgets its messages when the process stops; Kafka does not.
       redrivePendingOnStart: !config.KAFKA_BROKERS,
     });

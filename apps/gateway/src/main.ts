@@ -73,5 +73,5 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   // The public edge: a caller's trace context is continued only from TRACE_TRUSTED_CALLERS.
   markPublicEdge(server, trustedCallers);
   logger.info({ port, auth: devMode ? 'embedded dev secret' : config.AUTH_JWKS_URL ? 'jwks' : 'shared secret' }, `${SERVICE} listening`);
-  return { port, stop: () => closeServer(server) };
+  return { port, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS, stop: () => closeServer(server) };
 }

@@ -61,6 +61,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
     logger,
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
     health: { store, readModels, bus, projectors: projections.projectors },
+    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
     identity,
     routes: [
       historyRoutes({

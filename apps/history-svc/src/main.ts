@@ -12,6 +12,7 @@ export const start = serviceProcess({
       ...adapters,
       logger,
       readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      projectionMaxLagSeconds: config.PROJECTION_MAX_LAG_S,
       maxBodyBytes: config.MAX_BODY_BYTES,
       trendingWindowMs: config.TRENDING_WINDOW_MS,
       trendingMinUsers: config.TRENDING_MIN_USERS,

@@ -48,6 +48,7 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
     logger,
     maxBodyBytes: deps.maxBodyBytes ?? 4 * 1024 * 1024,
     health: { store, readModels, bus, projectors: projections.projectors },
+    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
     identity,
     routes: [
       playlistRoutes({

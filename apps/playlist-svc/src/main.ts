@@ -14,6 +14,7 @@ export const start = serviceProcess({
       limits: { maxPlaylists: config.PLAYLIST_MAX_PLAYLISTS, maxBookmarks: config.PLAYLIST_MAX_BOOKMARKS },
       conflictRetries: config.PLAYLIST_CONFLICT_RETRIES,
       readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      projectionMaxLagSeconds: config.PROJECTION_MAX_LAG_S,
       maxBodyBytes: config.MAX_BODY_BYTES,
     }),
   describe: (config) => ({ limits: { maxPlaylists: config.PLAYLIST_MAX_PLAYLISTS, maxBookmarks: config.PLAYLIST_MAX_BOOKMARKS } }),

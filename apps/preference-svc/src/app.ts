@@ -39,6 +39,7 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     logger,
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
     health: { store, readModels, projectors: projections.projectors },
+    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
     identity,
     routes: [
       preferenceRoutes({

@@ -12,6 +12,7 @@ export const start = serviceProcess({
       ...adapters,
       logger,
       readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      projectionMaxLagSeconds: config.PROJECTION_MAX_LAG_S,
       maxBodyBytes: config.MAX_BODY_BYTES,
       limits: {
         maxDocumentBytes: config.PREFERENCE_MAX_DOCUMENT_BYTES,

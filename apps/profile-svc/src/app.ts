@@ -23,6 +23,7 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
     logger,
     maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024,
     health: { store, readModels, projectors: projections.projectors },
+    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
     identity,
     routes: [
       profileRoutes({

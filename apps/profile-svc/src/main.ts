@@ -12,6 +12,7 @@ export const start = serviceProcess({
       ...adapters,
       logger,
       readYourWritesTimeoutMs: config.READ_YOUR_WRITES_TIMEOUT_MS,
+      projectionMaxLagSeconds: config.PROJECTION_MAX_LAG_S,
       maxBodyBytes: config.PROFILE_MAX_BODY_BYTES,
       publicProfilesEnabled: config.PROFILE_PUBLIC_ENABLED,
     }),

@@ -171,6 +171,16 @@ export class Projector {
     }
   }
 
+  /** The projection's name (its checkpoint's and its metrics'). */
+  get name(): string {
+    return this.projection.name;
+  }
+
+  /** A change publisher (its lag is the bus's backlog). */
+  get publishes(): boolean {
+    return this.options.publishes === true;
+  }
+
   /** The app it runs for, as its metrics name it. */
   get service(): string {
     return this.options.service ?? 'unknown';

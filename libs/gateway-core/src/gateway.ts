@@ -4,6 +4,7 @@ import { buildAsyncApiDocument, buildOpenApiDocument, healthApi } from '@udp/con
 import {
   errorHandler,
   HttpError,
+  mountProbes,
   mountRoute,
   observeServerRequests,
   notFoundHandler,
@@ -73,6 +74,9 @@ export function createGateway(options: GatewayOptions): Express {
   );
   // Every request is counted and timed, whatever answers it (a preflight, a rate limit, a 404).
   app.use(observeServerRequests(serviceOf(logger)));
+  // The gateway's own probes: it is ready when it runs; it never calls the services for them (one service down
+  // must not take the whole API out of its Service; /health/ says which service is down).
+  mountProbes(app);
   // CORS headers first, so that every answer a browser app gets (a 429 too) is readable by it; then the limit per
   // client address, for every request (preflights, /health/, /docs and floods without credentials included).
   if (options.corsOrigins?.length) app.use(corsHeaders(options.corsOrigins));

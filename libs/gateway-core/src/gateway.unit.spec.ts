@@ -52,6 +52,14 @@ const gateway = (url = upstreamUrl) =>
   });
 
 describe('gateway', () => {
+  it('is live and ready while a service is down (its probes call no service), and /health/ says which is down', async () => {
+    const unreachable = gateway('http://127.0.0.1:9');
+    expect((await request(unreachable).get('/livez')).status).toBe(200);
+    const ready = await request(unreachable).get('/readyz');
+    expect([ready.status, ready.text]).toEqual([200, 'UP']);
+    expect((await request(unreachable).get('/health/')).status).toBe(503);
+  });
+
   it('forwards method, path, query, body and answer; vouches for the caller; drops credentials', async () => {
     const token = await signDevToken(secret, 'alice');
     const res = await request(gateway())

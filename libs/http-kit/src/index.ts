@@ -5,3 +5,5 @@ export * from './debug-handback';
 export * from './conditional';
 export * from './mount-route';
 export * from './request-observation';
+export * from './health';
+export * from './probes';

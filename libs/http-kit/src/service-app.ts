@@ -7,6 +7,8 @@ import type { Logger } from '@udp/telemetry';
 import { debugSpansHandback } from './debug-handback';
 import { observeServerRequests } from './request-observation';
 import { HttpError, badRequest, sendProblem, unauthorized } from './problem';
+import { type ServiceParts, healthRoute, serviceHealthChecks } from './health';
+import { type ReadinessParts, mountProbes } from './probes';
 
 declare module 'express-serve-static-core' {
   interface Request {
@@ -220,72 +222,11 @@ export function useNotFoundAndErrorHandlers(app: Express): Express {
   return app;
 }
 
-export type HealthCheck = () => boolean | Promise<boolean>;
-export type HealthStatus = 'UP' | 'DOWN';
-
-/** How long one check may take before it counts as DOWN: a store that does not answer is down for us. */
-const CHECK_TIMEOUT_MS = 1500;
-
-/** Runs named checks in parallel, each bounded in time; a throw or a timeout is DOWN. */
-export async function runHealthChecks(checks: Record<string, HealthCheck>): Promise<Record<string, HealthStatus>> {
-  const entries = await Promise.all(
-    Object.entries(checks).map(async ([name, check]) => {
-      let timer: NodeJS.Timeout | undefined;
-      const timeout = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), CHECK_TIMEOUT_MS);
-      });
-      const up = await Promise.race([
-        Promise.resolve()
-          .then(check)
-          .catch(() => false),
-        timeout,
-      ]);
-      clearTimeout(timer);
-      return [name, up ? 'UP' : 'DOWN'] as const;
-    }),
-  );
-  return Object.fromEntries(entries);
-}
-
-/**
- * `GET /health/`: 200 `UP` (text, as the spec has it) when every check passes, else 503 problem+json naming
- * each part, e.g. `checks: { event_store: 'UP', read_models: 'DOWN', bus: 'UP', projections: 'UP' }`.
- * Checks are named (preferred) or positional (named `check_1`, `check_2`...).
- */
-export function healthRoute(...given: Array<HealthCheck | Record<string, HealthCheck>>) {
-  const checks: Record<string, HealthCheck> = {};
-  given.forEach((g, i) => (typeof g === 'function' ? (checks[`check_${i + 1}`] = g) : Object.assign(checks, g)));
-  return async (_req: Request, res: Response) => {
-    const status = await runHealthChecks(checks);
-    const down = Object.keys(status).filter((name) => status[name] === 'DOWN');
-    if (down.length === 0) return void res.status(200).type('text/plain').send('UP');
-    res.setHeader('retry-after', '5');
-    sendProblem(res, 503, 'Service Unavailable', `DOWN: ${down.join(', ')}`, { checks: status });
-  };
-}
-
-/** The parts of a service /health/ names: what a write and its projections need. */
-export interface ServiceParts {
-  store: { ping(): Promise<boolean> };
-  readModels: { ping(): Promise<boolean> };
-  /** Only for services that publish or consume on the bus. */
-  bus?: { ping(): Promise<boolean> };
-  /** Read models and publishers that follow the event store: DOWN while one keeps failing an event. */
-  projectors: Array<{ healthy(): boolean }>;
-}
-
-export function serviceHealthChecks(parts: ServiceParts): Record<string, HealthCheck> {
-  return {
-    event_store: () => parts.store.ping(),
-    read_models: () => parts.readModels.ping(),
-    ...(parts.bus && { bus: () => parts.bus!.ping() }),
-    projections: () => parts.projectors.every((p) => p.healthy()),
-  };
-}
-
 export interface ServiceHttpAppOptions extends ServiceAppOptions {
   /** What /health/ checks; it answers without credentials. */
   health: ServiceParts;
+  /** A read-model projection further behind than this fails /readyz (PROJECTION_MAX_LAG_S; default 60 s). */
+  maxProjectionLagSeconds?: number;
   /** Every other route needs a request forwarded by the gateway with this identity. */
   identity: InternalIdentity;
   /** The service's own routers, in order. */
@@ -296,7 +237,13 @@ export interface ServiceHttpAppOptions extends ServiceAppOptions {
 export function serviceHttpApp(options: ServiceHttpAppOptions): Express {
   const app = createServiceApp(options);
   app.get('/health/', healthRoute(serviceHealthChecks(options.health)));
+  mountProbes(app, readinessOf(options.health, options.maxProjectionLagSeconds));
   app.use(requireIdentity(options.identity));
   for (const routes of options.routes) app.use(routes);
   return useNotFoundAndErrorHandlers(app);
+}
+
+/** /readyz's parts from /health/'s: the same stores and projectors, the bus left out. */
+export function readinessOf(parts: ServiceParts, maxLagSeconds = 60): ReadinessParts {
+  return { store: parts.store, readModels: parts.readModels, projectors: parts.projectors, maxLagSeconds };
 }

@@ -94,26 +94,50 @@ export function listen(
   });
 }
 
+/**
+ * Stops accepting connections and resolves once the requests in flight are answered. A keep-alive connection is
+ * closed as soon as it is idle (its answer sent), not after the keep-alive timeout: a stop lasts as long as the
+ * slowest request in flight.
+ */
 export function closeServer(server: Server): Promise<void> {
   return new Promise((resolvePromise) => {
-    server.close(() => resolvePromise());
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    server.close(() => {
+      clearInterval(idle);
+      resolvePromise();
+    });
     server.closeIdleConnections();
   });
 }
 
-/** Runs an app's `start` as a process: a bad setting prints its message and exits 1; SIGTERM/SIGINT stop cleanly. */
-export function runAsProcess(name: string, start: () => Promise<{ stop: () => Promise<void> }>): void {
+/**
+ * Runs an app's `start` as a process: a bad setting prints its message and exits 1. SIGTERM/SIGINT stop it
+ * gracefully within `shutdownTimeoutMs` (SHUTDOWN_TIMEOUT_MS, below Kubernetes' terminationGracePeriodSeconds): no new
+ * connections, the requests in flight answered, the app's own stop (projections finish their event and give their
+ * segments back), then the spans and metrics still queued sent; past the deadline it exits 1 whatever is left.
+ */
+export function runAsProcess(name: string, start: () => Promise<{ stop: () => Promise<void>; shutdownTimeoutMs?: number }>): void {
   start()
     .then((running) => {
       let stopping = false;
       const stop = (signal: string) => {
         if (stopping) return;
         stopping = true;
-        process.stderr.write(`${name}: ${signal}, stopping\n`);
+        const deadlineMs = running.shutdownTimeoutMs ?? 20_000;
+        const began = Date.now();
+        process.stderr.write(`${name}: ${signal}, stopping (at most ${deadlineMs} ms)\n`);
+        setTimeout(() => {
+          process.stderr.write(`${name}: not stopped within ${deadlineMs} ms (SHUTDOWN_TIMEOUT_MS); exiting\n`);
+          process.exit(1);
+        }, deadlineMs).unref();
         // Spans and metrics still queued go out last, so the stop itself is in them.
+        const flush = () => stopTelemetry(Math.max(500, deadlineMs - (Date.now() - began) - 500));
         running.stop().then(
-          () => stopTelemetry().then(() => process.exit(0)),
-          () => stopTelemetry().then(() => process.exit(1)),
+          () => flush().then(() => process.exit(0)),
+          (error: unknown) => {
+            process.stderr.write(`${name}: stop failed: ${(error as Error).message}\n`);
+            return flush().then(() => process.exit(1));
+          },
         );
       };
       process.on('SIGTERM', () => stop('SIGTERM'));

@@ -31,6 +31,8 @@ export interface ServiceDeps extends ServiceAdapters {
   segments?: SegmentsOptions;
   now?: () => number;
   readYourWritesTimeoutMs?: number;
+  /** /readyz fails while a read-model projection is further behind than this (PROJECTION_MAX_LAG_S). */
+  projectionMaxLagSeconds?: number;
   maxBodyBytes?: number;
 }
 

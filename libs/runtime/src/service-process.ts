@@ -18,6 +18,8 @@ export interface ServiceDefinition<S extends z.ZodType<CommonConfig>> {
 
 export interface RunningService {
   port: number;
+  /** How long a stop may take (SHUTDOWN_TIMEOUT_MS). */
+  shutdownTimeoutMs: number;
   /** The service's handler, for the embedded gateway to call in-process. */
   app: Express;
   stop(): Promise<void>;
@@ -39,6 +41,7 @@ export function serviceProcess<S extends z.ZodType<CommonConfig>>(definition: Se
     logger.info({ port, ...adapters.describe, ...definition.describe?.(config) }, `${definition.name} listening`);
     return {
       port,
+      shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
       app: service.app,
       async stop() {
         await closeServer(server);
