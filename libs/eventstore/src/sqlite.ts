@@ -57,6 +57,8 @@ export interface SqliteEventStoreOptions {
   maxPageCount?: number;
   /** The app whose store this is (`udp.service` on the writer's metrics). */
   service?: string;
+  /** How often commits by other processes on the same file are looked for (default 50 ms). */
+  otherWritersPollMs?: number;
 }
 
 export class SqliteEventStore implements EventStore {
@@ -77,6 +79,8 @@ export class SqliteEventStore implements EventStore {
   /** Appends sent to the writer and not answered yet (the commit under way). */
   private committing = 0;
   private readonly metricAttributes: { 'udp.service': string };
+  /** Wakes the subscriptions when another process committed to the same file (see `watchOtherWriters`). */
+  private readonly othersWatch: NodeJS.Timeout;
   private readonly unobserveQueue: () => void;
 
   constructor(
@@ -115,6 +119,8 @@ export class SqliteEventStore implements EventStore {
         .raw(true),
       // Health reads the real tables, each by its primary key: constant time however large the store.
       lastPosition: this.db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events'),
+      // Changes when another connection (the writer thread, or another process on the same file) commits.
+      dataVersion: this.db.prepare<[], number>('PRAGMA data_version').pluck(),
       // AUTOINCREMENT's counter: never lowered, not even when an erasure deletes the newest events.
       highestPosition: this.db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
       anyStream: this.db.prepare<[], { stream_id: string }>('SELECT stream_id FROM streams LIMIT 1'),
@@ -131,6 +137,7 @@ export class SqliteEventStore implements EventStore {
       this.replies.delete(reply.id);
       answer?.(reply);
     });
+    this.othersWatch = this.watchOtherWriters(options.otherWritersPollMs ?? 50);
     this.metricAttributes = { 'udp.service': options.service ?? 'unknown' };
     this.unobserveQueue = observeGauge(METRICS.sqliteWriterQueue, (observe) =>
       observe(this.pending.length + this.committing, this.metricAttributes),
@@ -260,6 +267,27 @@ export class SqliteEventStore implements EventStore {
     };
   }
 
+  /**
+   * Several processes may share one file (replicas on one volume, the fault suites): a commit by another process
+   * notifies nobody here, so every `pollMs` the subscriptions are woken when the file's data version moved. The
+   * check is one pragma; our own commits move it too, and then the wake-up reads nothing new.
+   */
+  private watchOtherWriters(pollMs: number): NodeJS.Timeout {
+    let seen = this.stmt.dataVersion.get()!;
+    const timer = setInterval(() => {
+      if (!this.db.open) return;
+      try {
+        const version = this.stmt.dataVersion.get()!;
+        if (version !== seen) for (const s of this.subscriptions) s.notify();
+        seen = version;
+      } catch {
+        // The file is gone or unreadable: ping reports it.
+      }
+    }, pollMs);
+    timer.unref();
+    return timer;
+  }
+
   /** The highest position this log ever gave (0 when empty): saved read models are never trusted beyond it. */
   highestPosition(): bigint {
     return BigInt(this.stmt.highestPosition.get()?.seq ?? 0);
@@ -309,6 +337,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.othersWatch);
     this.unobserveQueue();
     for (const s of [...this.subscriptions]) await s.stop();
     // Appends already accepted are committed (and answered) before the writer stops.

@@ -204,3 +204,25 @@ describe('SqliteEventStore live subscriptions fed from the commit', () => {
     await store.close();
   });
 });
+
+describe('SqliteEventStore shared by several processes', () => {
+  it("wakes a subscription when another connection on the same file commits (another replica's write)", async () => {
+    // Given two stores on one file, each with its own connections and writer, as two processes would have
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-sqlite-shared-')), 'events.sqlite');
+    const here = new SqliteEventStore(file);
+    const there = new SqliteEventStore(file);
+    const seen: string[] = [];
+    const sub = here.subscribe({ streamPrefixes: ['shared-'] }, async (e) => void seen.push(e.type));
+    await sub.caughtUp();
+
+    // When only the other one appends, then the subscription here sees it, without any write of its own
+    await there.appendToStream('shared-1', [{ id: randomUUID(), type: 'FromThere', data: {} }], { expectedRevision: 'no_stream' });
+    const deadline = Date.now() + 2000;
+    while (seen.length === 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+    expect(seen).toEqual(['FromThere']);
+    await sub.stop();
+    await here.close();
+    await there.close();
+    rmSync(dirname(file), { recursive: true, force: true });
+  });
+});
