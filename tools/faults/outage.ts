@@ -34,7 +34,7 @@ export interface OnServers {
 export function describeOnServers(
   title: string,
   name: string,
-  options: { instances: number; cleanUp?: () => Promise<void> },
+  options: { instances: number; users?: number; env?: (instance: number) => Record<string, string>; cleanUp?: () => Promise<void> },
   suite: (servers: OnServers) => void,
 ): void {
   jest.setTimeout(180_000);
@@ -43,11 +43,11 @@ export function describeOnServers(
   const dir = mkdtempSync(join(tmpdir(), `udp-faults-${name}-`));
   const servers = {
     settings: deployment(join(dir, 'data')),
-    users: range(3).map((i) => `${name}-${i}-${randomUUID().slice(0, 8)}`),
+    users: range(options.users ?? 3).map((i) => `${name}-${i}-${randomUUID().slice(0, 8)}`),
     instances: [],
   } as unknown as OnServers;
   beforeAll(async () => {
-    for (let i = 0; i < options.instances; i++) servers.instances.push(await startHistory(servers.settings));
+    for (let i = 0; i < options.instances; i++) servers.instances.push(await startHistory({ ...servers.settings, ...options.env?.(i) }));
     servers.service = servers.instances[0];
     servers.topic = await collectHistoryMessages(servers.users);
   });

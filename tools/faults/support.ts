@@ -52,7 +52,7 @@ export interface Instance {
 }
 
 /** history-svc as its own process (the real entry point, the distributed wiring). */
-export async function startHistory(settings: ReturnType<typeof deployment>): Promise<Instance> {
+export async function startHistory(settings: ReturnType<typeof deployment> & Record<string, string | undefined>): Promise<Instance> {
   const started = await startProcess(
     bundle,
     { ...process.env, ...settings, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
@@ -107,6 +107,8 @@ export class Writers {
     secret: string,
     readonly users: string[],
     writersPerUser = 1,
+    /** A pause after each acknowledged write: the offered load (users / pause) kept within what the servers take. */
+    private readonly pauseMs = 0,
   ) {
     this.identity = new InternalIdentity(secret);
     this.loops = users.flatMap((user) => Array.from({ length: writersPerUser }, (_, w) => this.loop(user, w)));
@@ -141,6 +143,7 @@ export class Writers {
       if (status === 200) {
         this.acknowledged.set(user, [...(this.acknowledged.get(user) ?? []), itemId]);
         i++;
+        if (this.pauseMs > 0) await new Promise((resolve) => setTimeout(resolve, this.pauseMs));
       } else {
         await new Promise((resolve) => setTimeout(resolve, 20));
       }
