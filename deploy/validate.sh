@@ -83,6 +83,7 @@ if [[ $self_test == 1 && $status == 0 ]]; then
   broken prometheus-wrong-target deploy/prometheus/prometheus.yml 's/otel-collector:8889/otel-collector:8888/' || failed=1
   broken dashboard-unknown-datasource deploy/grafana/dashboards/udp.json '0,/"uid": "prometheus"/s//"uid": "prom"/' || failed=1
   broken dockerfile-no-healthcheck Dockerfile '/^HEALTHCHECK/d' || failed=1
+  broken k8s-liveness-on-dependencies deploy/k8s/base/history-svc.yaml '0,/path: \/livez/s//path: \/health\//' || failed=1
   broken otel-undeclared-exporter deploy/otel-collector.yaml 's/exporters: \[otlp\/jaeger, debug\]/exporters: [otlp\/tempo, debug]/' || failed=1
   [[ $failed == 0 ]] || status=1
 fi

@@ -255,7 +255,7 @@ func checkDockerfile(r *Report, root string) {
 		r.check(regexp.MustCompile(need.re).MatchString(text), "Dockerfile: %s", need.what)
 	}
 	hc, err := os.ReadFile(filepath.Join(root, "deploy", "docker", "healthcheck.cjs"))
-	r.check(err == nil && strings.Contains(string(hc), "/health/"), "deploy/docker/healthcheck.cjs probes /health/")
+	r.check(err == nil && strings.Contains(string(hc), "/readyz"), "deploy/docker/healthcheck.cjs probes /readyz")
 	if err == nil {
 		for _, a := range Apps {
 			r.check(strings.Contains(string(hc), fmt.Sprintf("%d", a.Port)), "healthcheck.cjs knows %s's default port %d", a.Name, a.Port)

@@ -312,8 +312,10 @@ func checkObjects(r *Report, root string, isBase bool, o *objects) {
 		c := d.Spec.Template.Spec.Containers[0]
 		r.check(podHasPort(&d.Spec.Template, intstr.FromString("http"), int32(app.Port)) && containerPortNamed(c, "http") == int32(app.Port), "%s: container port http = %d", app.Name, app.Port)
 		rp := c.ReadinessProbe
-		r.check(rp != nil && rp.HTTPGet != nil && rp.HTTPGet.Path == "/health/", "%s: readiness probe GET /health/", app.Name)
-		r.check(c.LivenessProbe != nil, "%s: liveness probe", app.Name)
+		r.check(rp != nil && rp.HTTPGet != nil && rp.HTTPGet.Path == "/readyz", "%s: readiness probe GET /readyz", app.Name)
+		// Liveness never checks a dependency: a store outage must not restart every pod.
+		lp := c.LivenessProbe
+		r.check(lp != nil && lp.HTTPGet != nil && lp.HTTPGet.Path == "/livez", "%s: liveness probe GET /livez", app.Name)
 		env := effectiveEnv(d.Spec.Template.Spec.Containers[0], o)
 		r.check(env["PORT"].value == fmt.Sprint(app.Port), "%s: PORT=%d", app.Name, app.Port)
 		for _, k := range ServiceEnv {
