@@ -90,6 +90,10 @@ export class Projector {
       observeGauge(METRICS.projectionLagEvents, async (observe) => observe((await this.lag()).events, attributes)),
       observeGauge(METRICS.projectionLagSeconds, async (observe) => observe((await this.lag()).seconds, attributes)),
     );
+    if (this.claims) {
+      const claims = this.claims;
+      this.unobserve.push(observeGauge(METRICS.projectionSegmentsHeld, (observe) => observe(claims.held.size, attributes)));
+    }
     if (this.options.publishes) {
       this.unobserve.push(observeGauge(METRICS.publisherBacklog, async (observe) => observe((await this.lag()).events, attributes)));
     }

@@ -1,9 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryEventStore, type RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { waitUntil } from '@udp/test-kit';
+import { startMetrics, stopMetrics } from '@udp/telemetry';
+import { collectingReader, waitUntil } from '@udp/test-kit';
 import { Projector } from './projector';
 import { SEGMENTS_COLLECTION, type SegmentDocument, type SegmentsOptions, segmentOf } from './segments';
+
+const collected = collectingReader();
+beforeAll(() => startMetrics({ serviceName: 'test', readers: [collected.reader] }));
+afterAll(() => stopMetrics());
 
 const COUNT = 4;
 const LEASE_MS = 400;
@@ -21,7 +26,7 @@ function deployment() {
       store,
       readModels.checkpoints(),
       { name: 'view', streamPrefixes: [PREFIX], apply: async (event) => void applied.push({ replica: name, event }) },
-      { segments: options, service: 'svc' },
+      { segments: options, service: name },
     );
   };
   const held = async (owner: string) =>
@@ -50,6 +55,14 @@ describe('projection segments shared among replicas', () => {
       async () => (await d.held('a')).length === COUNT / 2 && (await d.held('b')).length === COUNT / 2,
       5000,
       'a fair share each',
+    );
+    // Each replica says how many it holds (udp.projection.segments.held)
+    const held = await collected.points('udp.projection.segments.held');
+    expect(held.filter((p) => p.attributes['udp.projection'] === 'view').map((p) => [p.attributes['udp.service'], p.value])).toEqual(
+      expect.arrayContaining([
+        ['a', 2],
+        ['b', 2],
+      ]),
     );
 
     // When events of many users are stored

@@ -36,6 +36,12 @@ export const METRICS = {
     unit: '{event}',
     description: 'Events a projection applied (a change publisher: published); replicas add up to the events stored',
   },
+  projectionSegmentsHeld: {
+    name: 'udp.projection.segments.held',
+    kind: 'gauge',
+    unit: '{segment}',
+    description: 'Segments of a projection this replica holds (distributed mode); the replicas add up to the segment count',
+  },
   kafkaConsumerLag: {
     name: 'udp.kafka.consumer.lag',
     kind: 'gauge',
