@@ -5,11 +5,20 @@ import { SegmentClaims, type SegmentsOptions, segmentOf } from './segments';
 import type { WarningLogger } from './write-side';
 import { withEventTraceContext } from './trace-context';
 
+/** Where an event is applied from. */
+export interface ApplyContext {
+  /**
+   * (Segments) The event's segment. Events reach a projection in store order within a segment only: replicas apply
+   * their segments side by side. A document that several users' events change (a count) guards per segment.
+   */
+  segment?: number;
+}
+
 /** A projection turns events into read-model updates. `apply` must be idempotent. */
 export interface Projection {
   name: string;
   streamPrefixes: string[];
-  apply(event: RecordedEvent): Promise<void>;
+  apply(event: RecordedEvent, context?: ApplyContext): Promise<void>;
 }
 
 interface Waiter {
@@ -62,6 +71,10 @@ export class Projector {
   private readonly unobserve: Array<() => void> = [];
   private claims: SegmentClaims | null = null;
   private restarting: Promise<void> = Promise.resolve();
+  /** (Segments) The segments this projector applies, with their checkpoints: those held once its subscription follows them. */
+  private readonly active = new Map<number, bigint | undefined>();
+  /** (Segments) Position of the last event handled (applied or skipped) by the current subscription. */
+  private passed: bigint | undefined;
 
   constructor(
     private readonly store: EventStore,
@@ -75,12 +88,17 @@ export class Projector {
     if (this.options.segments) {
       const segments = this.options.segments;
       this.claims = new SegmentClaims(this.projection.name, segments, {
-        gained: () => this.resubscribe(),
-        lost: (lost) => this.options.logger?.warn({ projection: this.projection.name, segments: lost }, 'segments no longer held'),
+        // Not awaited: the claim loop keeps renewing while the subscription under way finishes its event.
+        gained: () => void this.resubscribe(),
+        lost: (lost) => {
+          for (const segment of lost) this.active.delete(segment);
+          this.options.logger?.warn({ projection: this.projection.name, segments: lost }, 'segments no longer held');
+        },
+        renewed: () => this.advanceIdleSegments(),
       });
       // The checkpoint from before segments existed is where every segment starts.
       await this.claims.start(from);
-      if (!this.subscription) await this.resubscribe();
+      await this.resubscribe();
     } else {
       this.subscription = this.subscribe(from ?? undefined);
     }
@@ -113,25 +131,57 @@ export class Projector {
       if (this.stopping) return;
       await this.subscription?.stop();
       this.subscription = null;
-      const held = [...this.claims!.held.values()];
-      if (held.length === 0) return;
-      const from = held.some((p) => p === undefined) ? undefined : held.reduce((a, b) => (b! < a! ? b : a));
+      // A segment gained is applied only from here on: the subscription that ran until now never applies it, so its
+      // checkpoint cannot move past events that subscription skipped.
+      this.active.clear();
+      for (const [segment, position] of this.claims!.held) this.active.set(segment, position);
+      this.passed = undefined;
+      const checkpoints = [...this.active.values()];
+      if (checkpoints.length === 0) return;
+      const from = checkpoints.some((p) => p === undefined) ? undefined : checkpoints.reduce((a, b) => (b! < a! ? b : a));
       this.subscription = this.subscribe(from);
     };
     return (this.restarting = this.restarting.then(run, run));
   }
 
-  /** One event: applied, unless (segments) another replica holds its segment or this one applied it already. */
+  /** One event: applied, unless (segments) this replica does not apply its segment or applied it already. */
   private async handle(event: RecordedEvent): Promise<void> {
     if (!this.claims) return this.applyWithRetries(event, () => this.checkpoints.save(this.projection.name, event.position));
     const segment = segmentOf(event.streamId, this.projection.streamPrefixes, this.options.segments!.count);
-    if (!this.claims.held.has(segment)) return;
-    const checkpoint = this.claims.held.get(segment);
-    if (checkpoint !== undefined && event.position <= checkpoint) return;
-    await this.applyWithRetries(event, async () => {
-      // Taken over meanwhile (this replica's lease ran out): the new holder applies it again (projections are idempotent).
-      if (!(await this.claims!.save(segment, event.position))) this.claims!.held.delete(segment);
-    });
+    const checkpoint = this.active.get(segment);
+    if (this.active.has(segment) && (checkpoint === undefined || event.position > checkpoint)) {
+      await this.applyWithRetries(
+        event,
+        async () => {
+          if (await this.claims!.save(segment, event.position)) {
+            if (this.active.has(segment)) this.active.set(segment, event.position);
+            return;
+          }
+          // Taken over meanwhile (this replica's lease ran out): the new holder applies it again (projections are idempotent).
+          this.active.delete(segment);
+          this.claims!.held.delete(segment);
+        },
+        segment,
+        () => this.active.has(segment),
+      );
+    }
+    this.passed = event.position;
+  }
+
+  /**
+   * (Segments) A segment's checkpoint moves only with its own events: a quiet one would stay far behind, and whoever
+   * takes it over would read the store again from there. Every event up to `passed` was handled, so a held segment
+   * whose checkpoint is behind it has nothing left before it: its checkpoint moves up to it.
+   */
+  private async advanceIdleSegments(): Promise<void> {
+    const passed = this.passed;
+    if (passed === undefined || !this.claims) return;
+    for (const [segment, checkpoint] of this.active) {
+      if (checkpoint !== undefined && checkpoint >= passed) continue;
+      if (!(await this.claims.save(segment, passed))) continue;
+      const now = this.active.get(segment);
+      if (this.active.has(segment) && (now === undefined || now < passed)) this.active.set(segment, passed);
+    }
   }
 
   /** How far behind the store this projector is; one store query per second at most (a collection reads it twice). */
@@ -152,11 +202,17 @@ export class Projector {
    * would lose it, and stopping would leave every later event unprojected. Meanwhile the projector reports
    * unhealthy, so /health/ answers 503.
    */
-  private async applyWithRetries(event: RecordedEvent, saveCheckpoint: () => Promise<void>): Promise<void> {
+  private async applyWithRetries(
+    event: RecordedEvent,
+    saveCheckpoint: () => Promise<void>,
+    segment?: number,
+    stillOurs = () => true,
+  ): Promise<void> {
+    const context = segment === undefined ? undefined : { segment };
     const base = this.options.retryDelayMs ?? 100;
     for (let attempt = 1; ; attempt++) {
       try {
-        await withEventTraceContext(event, () => this.projection.apply(event));
+        await withEventTraceContext(event, () => this.projection.apply(event, context));
         recordCounter(METRICS.projectionApplied, 1, this.attributes);
         await saveCheckpoint();
         this.failure = null;
@@ -170,6 +226,8 @@ export class Projector {
           'projection failed; retrying',
         );
         if (this.stopping) throw error;
+        // (Segments) Given back or taken over meanwhile: its new holder applies it.
+        if (!stillOurs()) return;
         await new Promise((resolve) => setTimeout(resolve, Math.min(base * 2 ** (attempt - 1), this.options.maxRetryDelayMs ?? 5000)));
       }
     }
@@ -201,44 +259,24 @@ export class Projector {
    */
   waitFor(streamId: string, revision: number, timeoutMs = 5000, position?: bigint): Promise<boolean> {
     if ((this.applied.get(streamId) ?? -1) >= revision) return Promise.resolve(true);
-    const claims = this.claims;
-    const segment = claims && segmentOf(streamId, this.projection.streamPrefixes, this.options.segments!.count);
+    const segment = this.claims && segmentOf(streamId, this.projection.streamPrefixes, this.options.segments!.count);
+    // Another replica applies it: its progress shows only in the segment's stored checkpoint.
+    const remote =
+      this.claims && position !== undefined && position > 0n && !this.active.has(segment!)
+        ? this.claims.waitForCheckpoint(segment!, position, timeoutMs)
+        : undefined;
     return new Promise<boolean>((resolve) => {
-      let settled = false;
-      if (claims && position !== undefined) {
-        // Polled: another replica's progress shows only in the stored checkpoint.
-        const deadline = Date.now() + timeoutMs;
-        const poll = async () => {
-          while (!settled && Date.now() < deadline) {
-            const stored = await claims.storedPosition(segment!).catch(() => undefined);
-            if (stored !== undefined && stored >= position) return waiter.resolve();
-            await new Promise((r) => setTimeout(r, 20));
-          }
-        };
-        void poll();
-      }
-      const timer = setTimeout(() => {
-        settled = true;
-        const list = this.waiters.get(streamId) ?? [];
-        this.waiters.set(
-          streamId,
-          list.filter((w) => w !== waiter),
-        );
-        resolve(false);
-      }, timeoutMs);
-      const waiter: Waiter = {
-        revision,
-        resolve: () => {
-          if (settled) return;
-          settled = true;
-          clearTimeout(timer);
-          const others = (this.waiters.get(streamId) ?? []).filter((w) => w !== waiter);
-          if (others.length) this.waiters.set(streamId, others);
-          else this.waiters.delete(streamId);
-          resolve(true);
-        },
+      const done = (seen: boolean) => {
+        clearTimeout(timer);
+        const others = (this.waiters.get(streamId) ?? []).filter((w) => w !== waiter);
+        if (others.length) this.waiters.set(streamId, others);
+        else this.waiters.delete(streamId);
+        resolve(seen);
       };
+      const timer = setTimeout(() => done(false), timeoutMs);
+      const waiter: Waiter = { revision, resolve: () => done(true) };
       this.waiters.set(streamId, [...(this.waiters.get(streamId) ?? []), waiter]);
+      void remote?.then((seen) => seen && done(true));
     });
   }
 
@@ -269,16 +307,6 @@ export class Projector {
     this.applied.set(event.streamId, event.revision);
     const list = this.waiters.get(event.streamId);
     if (!list) return;
-    const [ready, waiting] = partition(list, (w) => w.revision <= event.revision);
-    if (waiting.length) this.waiters.set(event.streamId, waiting);
-    else this.waiters.delete(event.streamId);
-    for (const w of ready) w.resolve();
+    for (const w of list.filter((waiter) => waiter.revision <= event.revision)) w.resolve();
   }
-}
-
-function partition<T>(items: T[], test: (item: T) => boolean): [T[], T[]] {
-  const yes: T[] = [];
-  const no: T[] = [];
-  for (const item of items) (test(item) ? yes : no).push(item);
-  return [yes, no];
 }

@@ -32,8 +32,10 @@ export interface SegmentDocument extends Document {
   owner: string | null;
   /** Milliseconds since the epoch until which the claim (or the replica's heartbeat) holds. */
   leaseUntil: number;
-  /** The store position of the last event of the segment applied (decimal), or null before any. */
+  /** The store position up to which the segment's events are applied (decimal), or null before any. */
   position: string | null;
+  /** How many segments the group had when this one was made: a change of PROJECTION_SEGMENTS is seen at start. */
+  count?: number;
   /** Only for creating a document once (`upsertIfNewer`); heartbeats count it up. */
   revision: number;
 }
@@ -49,10 +51,12 @@ export function segmentOf(streamId: string, prefixes: readonly string[], count: 
 
 /** What the claims tell the projector. */
 export interface SegmentListener {
-  /** Segments this replica now holds, with their checkpoints. */
-  gained(segments: Map<number, bigint | undefined>): Promise<void>;
+  /** Segments this replica now holds, with their checkpoints (already in `held`). */
+  gained(segments: Map<number, bigint | undefined>): void;
   /** Segments this replica no longer holds (released, or taken over after its lease ran out). */
   lost(segments: number[]): void;
+  /** After each round: the leases are renewed (the projector moves idle segments' checkpoints on). */
+  renewed?(): Promise<void>;
 }
 
 /** The claims of one group (a projection) for this replica. */
@@ -72,18 +76,34 @@ export class SegmentClaims {
   private segmentId = (segment: number) => `${this.group}/segment/${segment}`;
   private replicaId = () => `${this.group}/replica/${this.options.owner}`;
 
-  /** Creates the segments missing (from `initial`, the checkpoint before segments existed), claims a share, renews every lease/3. */
+  /**
+   * Creates the segments missing (from `initial`, the checkpoint before segments existed), claims a share, renews
+   * every lease/3. Segments made for another count (PROJECTION_SEGMENTS changed) are made again, all from the lowest
+   * checkpoint of the old ones: a stream's segment changes with the count, so no old checkpoint holds for it.
+   */
   async start(initial: bigint | null): Promise<void> {
     const { collection, count } = this.options;
+    let from = initial === null ? null : initial.toString();
+    const existing = await collection.find({ group: this.group, kind: 'segment' });
+    if (existing.some((d) => d.count !== count || d.segment >= count)) {
+      const positions = existing.map((d) => d.position);
+      from = positions.some((p) => p === null) ? null : positions.reduce((a, b) => (BigInt(b!) < BigInt(a!) ? b : a));
+      await collection.deleteMany({ group: this.group, kind: 'segment' });
+      this.options.logger?.warn(
+        { group: this.group, segments: count, before: existing.length, from },
+        'segment count changed: every segment starts again from the lowest checkpoint',
+      );
+    }
     for (let segment = 0; segment < count; segment++) {
       await collection.upsertIfNewer({
         _id: this.segmentId(segment),
         group: this.group,
         kind: 'segment',
         segment,
+        count,
         owner: null,
         leaseUntil: 0,
-        position: initial === null ? null : initial.toString(),
+        position: from,
         revision: 0,
       });
     }
@@ -135,7 +155,7 @@ export class SegmentClaims {
       this.listener.lost(lost);
     }
 
-    if (this.held.size >= fair) return;
+    if (this.held.size >= fair) return void (await this.listener.renewed?.());
     const gained = new Map<number, bigint | undefined>();
     const free = await collection.find({
       group: this.group,
@@ -156,8 +176,9 @@ export class SegmentClaims {
     }
     if (gained.size) {
       for (const [segment, position] of gained) this.held.set(segment, position);
-      await this.listener.gained(gained);
+      this.listener.gained(gained);
     }
+    await this.listener.renewed?.();
   }
 
   /**
@@ -174,10 +195,38 @@ export class SegmentClaims {
     return true;
   }
 
-  /** The checkpoint of a segment as stored (whoever holds it): read-your-writes on another replica's segment. */
-  async storedPosition(segment: number): Promise<bigint | undefined> {
-    const doc = await this.options.collection.get(this.segmentId(segment));
-    return doc?.position ? BigInt(doc.position) : undefined;
+  /** Writes waiting for another replica's segment: one poll of the stored checkpoint per segment, whatever the number of writes. */
+  private readonly remoteWaits = new Map<number, Array<{ position: bigint; deadline: number; resolve: (seen: boolean) => void }>>();
+
+  /**
+   * Resolves true once the stored checkpoint of `segment` (whichever replica holds it) has reached `position`; false
+   * after `timeoutMs`. Read-your-writes for a write whose segment another replica applies.
+   */
+  waitForCheckpoint(segment: number, position: bigint, timeoutMs: number): Promise<boolean> {
+    return new Promise((resolve) => {
+      const waits = this.remoteWaits.get(segment);
+      const wait = { position, deadline: Date.now() + timeoutMs, resolve };
+      if (waits) return void waits.push(wait);
+      this.remoteWaits.set(segment, [wait]);
+      void this.pollCheckpoint(segment);
+    });
+  }
+
+  private async pollCheckpoint(segment: number): Promise<void> {
+    for (;;) {
+      const waits = this.remoteWaits.get(segment)!;
+      const doc = await this.options.collection.get(this.segmentId(segment)).catch(() => null);
+      const stored = doc?.position ? BigInt(doc.position) : undefined;
+      const now = Date.now();
+      const waiting = waits.filter((w) => {
+        if (stored !== undefined && stored >= w.position) return void w.resolve(true);
+        if (now >= w.deadline) return void w.resolve(false);
+        return true;
+      });
+      if (waiting.length === 0) return void this.remoteWaits.delete(segment);
+      this.remoteWaits.set(segment, waiting);
+      await new Promise((r) => setTimeout(r, 20));
+    }
   }
 
   /** Stops renewing and releases every claim and the heartbeat, so the others take over at once. */

@@ -153,4 +153,59 @@ describe('projection segments shared among replicas', () => {
     for (const { event } of repeated) expect(dead).toContain(segmentOf(event.streamId, [PREFIX], COUNT));
     await a.stop();
   });
+
+  it("moves an idle segment's checkpoint on with the events it passed, so a takeover does not read far back", async () => {
+    const d = deployment();
+    const a = d.replica('a');
+    await a.start();
+    await waitUntil(async () => (await d.held('a')).length === COUNT, 5000, 'a holds every segment');
+    // Events of one segment only
+    let last = 0n;
+    for (let i = 0; i < 30; i++) {
+      const stream = `${PREFIX}user${randomUUID().slice(0, 8)}`;
+      if (segmentOf(stream, [PREFIX], COUNT) !== 0) continue;
+      last = (await d.store.appendToStream(stream, [{ id: randomUUID(), type: 'Happened', data: {} }], { expectedRevision: 'no_stream' }))
+        .position;
+    }
+    await a.caughtUp();
+    // Then after a round every segment's stored checkpoint is the last event's position
+    await waitUntil(
+      async () => (await d.segments.find({ group: 'view', kind: 'segment' })).every((doc) => doc.position === String(last)),
+      3000,
+      'every checkpoint at the last event',
+    );
+    await a.stop();
+  });
+
+  it('starts every segment again from the lowest checkpoint when the segment count changes', async () => {
+    const d = deployment();
+    const a = d.replica('a');
+    await a.start();
+    await d.write(12);
+    await waitUntil(() => d.applied.length >= 12, 5000, 'the events applied');
+    await a.stop();
+    const lowest = (await d.segments.find({ group: 'view', kind: 'segment' }))
+      .map((doc) => BigInt(doc.position ?? '0'))
+      .reduce((x, y) => (y < x ? y : x));
+
+    // A replica configured with twice as many segments
+    const wider = new Projector(
+      d.store,
+      new MemoryReadModelStore().checkpoints(),
+      { name: 'view', streamPrefixes: [PREFIX], apply: async (event) => void d.applied.push({ replica: 'wide', event }) },
+      { segments: { count: COUNT * 2, leaseMs: LEASE_MS, owner: 'wide', collection: d.segments }, service: 'wide' },
+    );
+    await wider.start();
+    const docs = await d.segments.find({ group: 'view', kind: 'segment' });
+    expect(docs.map((doc) => doc.segment).sort((x, y) => x - y)).toEqual([...Array(COUNT * 2).keys()]);
+    expect(new Set(docs.map((doc) => doc.count))).toEqual(new Set([COUNT * 2]));
+    // Nothing skipped: the events after the lowest old checkpoint are applied again (idempotent projections)
+    await wider.caughtUp();
+    const again = d.applied.filter((x) => x.replica === 'wide').map((x) => x.event.position);
+    const after = (await d.store.readStream(d.applied[0].event.streamId)).events;
+    expect(after.length).toBeGreaterThan(0);
+    expect(again.every((p) => p > lowest)).toBe(true);
+    expect(again.length).toBe(d.applied.filter((x) => x.replica === 'a' && x.event.position > lowest).length);
+    await wider.stop();
+  });
 });

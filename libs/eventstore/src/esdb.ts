@@ -194,10 +194,14 @@ export class EsdbEventStore implements EventStore {
         });
         try {
           for await (const resolved of stream) {
+            // Events the client had buffered before a stop are not handed over.
+            if (stopped) break;
             const recorded = toRecorded(resolved);
             if (!recorded || !options.streamPrefixes.some((p) => recorded.streamId.startsWith(p))) continue;
+            // A failed metadata read is the server's (subscribed again, below), not the handler's.
+            const deleted = await isDeleted(recorded);
             try {
-              if (!(await isDeleted(recorded))) await handler(recorded);
+              if (!deleted) await handler(recorded);
             } catch (error) {
               failure = error;
               stopped = true;
@@ -217,10 +221,13 @@ export class EsdbEventStore implements EventStore {
         attempt++;
         caughtUp = false;
         await stream.unsubscribe().catch(() => undefined);
+        if (stopped) return;
+        let pause: NodeJS.Timeout | undefined;
         await new Promise<void>((resolve) => {
           wake = resolve;
-          setTimeout(resolve, retryDelayMs(attempt));
+          pause = setTimeout(resolve, retryDelayMs(attempt));
         });
+        clearTimeout(pause);
         wake = null;
       }
     })();

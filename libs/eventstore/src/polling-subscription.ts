@@ -12,6 +12,7 @@ export class PollingSubscription implements Subscription {
   private pulling: Promise<void> | null = null;
   private again = false;
   private failure: unknown = null;
+  private retry: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly options: SubscriptionOptions,
@@ -59,7 +60,18 @@ export class PollingSubscription implements Subscription {
   private pull(): Promise<void> {
     return this.guarded(async () => {
       for (;;) {
-        const page = await this.readAfter(this.position, 500);
+        let page: RecordedEvent[];
+        try {
+          page = await this.readAfter(this.position, 500);
+        } catch {
+          // A read that failed (the file busy or briefly unreadable) is tried again shortly; only a handler's
+          // failure stops the subscription.
+          this.retry ??= setTimeout(() => {
+            this.retry = null;
+            this.notify();
+          }, 500);
+          return;
+        }
         await this.deliver(page);
         if (page.length < 500 || !this.running) return;
       }
@@ -75,7 +87,7 @@ export class PollingSubscription implements Subscription {
     }
   }
 
-  /** A handler or read that fails stops the subscription; `caughtUp` reports it. */
+  /** A handler that fails stops the subscription; `caughtUp` reports it. */
   private async guarded(work: () => Promise<void>): Promise<void> {
     try {
       await work();
@@ -103,6 +115,7 @@ export class PollingSubscription implements Subscription {
 
   async stop(): Promise<void> {
     this.running = false;
+    if (this.retry) clearTimeout(this.retry);
     if (this.pulling) await this.pulling;
     this.onStop();
   }

@@ -1,8 +1,8 @@
 import type { RecordedEvent } from '@udp/eventstore';
-import { type Projection, assertOwnedBy, userScopedId } from '@udp/eventsourcing';
+import { type ApplyContext, type Projection, assertOwnedBy, userScopedId } from '@udp/eventsourcing';
 import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
 import { HISTORY_STREAM_PREFIX, type HistoryEvent, upcast, userIdOfHistoryStream } from '../domain/events';
-import { type TrendingCounter, type TrendingOptions, letOthersRun, trendingCounter } from './trending';
+import { type CountedAt, type TrendingCounter, type TrendingOptions, letOthersRun, trendingCounter } from './trending';
 
 /**
  * One document per (user, item): the entry as the API shows it, plus the stream revision of its last change,
@@ -74,11 +74,14 @@ export function historyProjection(readModels: ReadModelStore, options: HistoryPr
   return {
     name: HISTORY_PROJECTION,
     streamPrefixes: [HISTORY_STREAM_PREFIX],
-    async apply(recorded: RecordedEvent) {
+    async apply(recorded: RecordedEvent, context?: ApplyContext) {
       const userId = userIdOfHistoryStream(recorded.streamId);
       assertOwnedBy(recorded, { userId });
       const revision = recorded.revision;
-      const at = { revision, position: Number(recorded.position) };
+      const at = {
+        revision,
+        counted: { position: Number(recorded.position), key: context?.segment === undefined ? 'all' : `s${context.segment}` },
+      };
       await applyToEntries(entries, trending, upcast(recorded.type, recorded.data), userId, at);
       await heads.upsertIfNewer({ _id: userId, userId, revision, position: String(recorded.position) });
     },
@@ -94,7 +97,7 @@ async function applyToEntries(
   trending: TrendingCounter,
   event: HistoryEvent,
   userId: string,
-  { revision, position }: { revision: number; position: number },
+  { revision, counted: position }: { revision: number; counted: CountedAt },
 ): Promise<void> {
   switch (event.type) {
     case 'HistoryItemRecorded': {

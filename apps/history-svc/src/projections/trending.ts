@@ -36,7 +36,21 @@ export interface TrendingCountDocument extends VersionedDocument {
   bucket: number;
   users: number;
   date: number;
+  /** Up to which store position every event was counted (kept as it was once `positions` exists). */
   position: number;
+  /**
+   * The store position of the last event counted, per guard key: the segment the event came from (`s<n>`), or
+   * `all` without segments. Replicas apply their segments side by side, so events reach a count in store order
+   * within a segment only; one position for all would skip an event of one segment applied after a later one of
+   * another.
+   */
+  positions?: Record<string, number>;
+}
+
+/** An event as a count sees it: its store position and the key its order holds within. */
+export interface CountedAt {
+  position: number;
+  key: string;
 }
 
 /**
@@ -136,10 +150,10 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
    * One counter's change, by compare-and-set on its write counter: re-read and redone when another writer got in
    * first. `position` null: not an event (erasure), applied whatever the counter's position.
    */
-  async function change(itemId: string, bucket: number, delta: { leaving?: EntryState; arriving?: EntryState }, position: number | null) {
+  async function change(itemId: string, bucket: number, delta: { leaving?: EntryState; arriving?: EntryState }, at: CountedAt | null) {
     for (;;) {
       const stored = await counts.get(countId(bucket, itemId));
-      if (stored && position !== null && stored.position >= position) return;
+      if (stored && at !== null && Math.max(stored.position, stored.positions?.[at.key] ?? -1) >= at.position) return;
       const current = stored ?? { _id: countId(bucket, itemId), item_id: itemId, bucket, users: 0, date: 0, position: -1, revision: -1 };
       let { users, date } = current;
       if (delta.leaving) {
@@ -150,7 +164,8 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
         users += 1;
         date = Math.max(date, delta.arriving.date);
       }
-      const next = { ...current, users, date, revision: current.revision + 1, position: position ?? current.position };
+      const positions = at === null ? current.positions : { ...current.positions, [at.key]: at.position };
+      const next = { ...current, users, date, revision: current.revision + 1, ...(positions && { positions }) };
       if (await counts.upsertIfNewer(next)) return;
     }
   }
@@ -166,8 +181,8 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
   }
 
   return {
-    /** An entry changes from `before` to `after` (null: absent) by the event at `position`. */
-    async entryChanged(before: EntryState | null, after: EntryState | null, position: number): Promise<void> {
+    /** An entry changes from `before` to `after` (null: absent) by the event at `position` (with its guard key). */
+    async entryChanged(before: EntryState | null, after: EntryState | null, position: CountedAt): Promise<void> {
       const horizon = trendingHorizon(options.now(), options.windowMs);
       await prune(horizon);
       const from = bucketOf(before, horizon);

@@ -198,3 +198,26 @@ describe('trending counts', () => {
     expect(await checkpoints.load(TRENDING_BUILT_CHECKPOINT)).toBe(300n);
   });
 });
+
+describe('trending counts with segments (replicas applying their segments side by side)', () => {
+  it('count an event of one segment applied after a later event of another, and a replay within a segment once', async () => {
+    // Given three users' watches of one item in one hour, stored in this order
+    const t = await setup();
+    const [first, second, third] = log([
+      ['a', recorded('urn:shared', 1, now - HOUR)],
+      ['b', recorded('urn:shared', 1, now - HOUR + 5)],
+      ['c', recorded('urn:shared', 1, now - HOUR + 9)],
+    ]);
+    // When the replica of segment 2 applies b's and c's before the replica of segment 1 applies a's (it was behind),
+    // and segment 2's events are applied again after a takeover
+    await t.projection.apply(second, { segment: 2 });
+    await t.projection.apply(third, { segment: 2 });
+    await t.projection.apply(first, { segment: 1 });
+    await t.projection.apply(second, { segment: 2 });
+    await t.projection.apply(third, { segment: 2 });
+
+    // Then every user counts, once
+    expect(await t.answer({ minUsers: 1 })).toEqual(await t.expected({ minUsers: 1 }));
+    expect((await t.answer({ minUsers: 1 }))[0]).toMatchObject({ item_id: 'urn:shared', users: 3 });
+  });
+});
