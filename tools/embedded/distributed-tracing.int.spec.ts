@@ -1,9 +1,9 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DebugSpan } from '@udp/telemetry';
-import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
+import { type StartedProcess, waitUntil } from '@udp/test-kit';
+import { appProcesses } from './app-processes';
 
 /**
  * One trace across processes (distributed mode: the gateway and history-svc as separate processes, HTTP between
@@ -12,9 +12,8 @@ import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
  * arrive complete in the collector's file exporter, redacted, and the gateway's request metric must count the calls
  * per endpoint and component in Prometheus format.
  */
-const root = join(__dirname, '..', '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'udp-distributed-tracing-'));
-const distDir = join(root, 'tmp', `distributed-tracing-${process.pid}`);
+const apps = appProcesses('distributed-tracing', ['gateway', 'history-svc', 'playlist-svc']);
 const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...baseEnv } = process.env;
 const collector = process.env.OTELCOL_OTLP_ENDPOINT;
 /** With Kafka (CI: with-servers.sh), history-svc publishes its change messages there, inside the writing request's trace. */
@@ -34,45 +33,24 @@ const env = (extra: Record<string, string>) => ({
   ...(collector ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector } : {}),
   ...extra,
 });
-const listening = (name: string) => ({
-  stream: 'stdout' as const,
-  pattern: new RegExp(`"port":(\\d+)[^\\n]*"message":"${name} listening"`),
-});
-
 beforeAll(async () => {
   if (!collector)
     process.stderr.write(
       'distributed-tracing: OTELCOL_OTLP_ENDPOINT unset, the collector assertions are skipped (run under tools/servers/with-otelcol.sh)\n',
     );
-  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir, 'gateway', 'history-svc', 'playlist-svc'], {
-    stdio: 'inherit',
-  });
-  const history = await startProcess(
-    join(distDir, 'apps', 'history-svc', 'main.js'),
-    env(kafka ? { KAFKA_BROKERS: kafka } : {}),
-    listening('history-svc'),
-  );
-  started.push(history);
-  const playlist = await startProcess(join(distDir, 'apps', 'playlist-svc', 'main.js'), env({}), listening('playlist-svc'));
-  started.push(playlist);
-  const gw = await startProcess(
-    join(distDir, 'apps', 'gateway', 'main.js'),
-    env({ HISTORY_SVC_URL: `http://127.0.0.1:${history.ready[1]}`, PLAYLIST_SVC_URL: `http://127.0.0.1:${playlist.ready[1]}` }),
-    listening('gateway'),
-  );
-  started.push(gw);
-  gateway = `http://127.0.0.1:${gw.ready[1]}`;
+  apps.build();
+  const history = await apps.start('history-svc', env(kafka ? { KAFKA_BROKERS: kafka } : {}));
+  const playlist = await apps.start('playlist-svc', env({}));
+  const gw = await apps.start('gateway', env({ HISTORY_SVC_URL: history.url, PLAYLIST_SVC_URL: playlist.url }));
+  started.push(history.process, playlist.process, gw.process);
+  gateway = gw.url;
 }, 90_000);
 afterAll(async () => {
-  for (const p of started.reverse()) await p.stop();
+  await apps.stopAll();
   rmSync(dataDir, { recursive: true, force: true });
-  rmSync(distDir, { recursive: true, force: true });
 });
 
-const tool = (name: string, arg: string) =>
-  execFileSync(process.execPath, [join(distDir, 'apps', 'gateway', `${name}.js`), arg], { env: { ...process.env, DATA_DIR: dataDir } })
-    .toString()
-    .trim();
+const tool = (name: string, arg: string) => apps.tool(name, arg, { ...process.env, DATA_DIR: dataDir });
 
 it('traces one call across the gateway and history-svc processes, complete in the debug block and in the collector', async () => {
   const auth = { authorization: `Bearer ${tool('token', 'tess')}` };

@@ -1,8 +1,8 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reportSkipped, type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
+import { reportSkipped, waitUntil } from '@udp/test-kit';
+import { appProcesses } from './app-processes';
 
 /**
  * Rates from every call (issue 21), through the real collector (tools/servers/with-otelcol.sh; CI runs it): the
@@ -11,7 +11,6 @@ import { reportSkipped, type StartedProcess, startProcess, waitUntil } from '@ud
  * `http.server.request.duration` histogram, recorded before any sampling) reads exactly 2,000 for each hop, while
  * the traces that reach storage (the collector's file exporter) are far fewer.
  */
-const root = join(__dirname, '..', '..');
 const collector = process.env.OTELCOL_OTLP_ENDPOINT;
 const metricsUrl = process.env.OTELCOL_METRICS_URL;
 const tracesFile = process.env.OTELCOL_TRACES_FILE;
@@ -22,9 +21,8 @@ if (!collector || !metricsUrl || !tracesFile) {
   reportSkipped('rates from every call', 'OTELCOL_OTLP_ENDPOINT unset: run under tools/servers/with-otelcol.sh (CI does)');
 } else {
   const dataDir = mkdtempSync(join(tmpdir(), 'udp-observability-'));
-  const distDir = join(root, 'tmp', `observability-${process.pid}`);
+  const apps = appProcesses('observability', ['gateway', 'history-svc']);
   const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...baseEnv } = process.env;
-  const started: StartedProcess[] = [];
   // Our own instance ids: this test's series are told apart from any other process sending to the same collector.
   const instance = (app: string) => `observability-${process.pid}-${app}`;
   const env = (app: string, extra: Record<string, string> = {}) => ({
@@ -41,28 +39,16 @@ if (!collector || !metricsUrl || !tracesFile) {
     RATE_LIMIT_PER_ADDRESS: '1000000000',
     ...extra,
   });
-  const listening = (name: string) => ({
-    stream: 'stdout' as const,
-    pattern: new RegExp(`"port":(\\d+)[^\\n]*"message":"${name} listening"`),
-  });
   let gateway = '';
 
   beforeAll(async () => {
-    execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir, 'gateway', 'history-svc'], { stdio: 'inherit' });
-    const history = await startProcess(join(distDir, 'apps', 'history-svc', 'main.js'), env('history-svc'), listening('history-svc'));
-    started.push(history);
-    const gw = await startProcess(
-      join(distDir, 'apps', 'gateway', 'main.js'),
-      env('gateway', { HISTORY_SVC_URL: `http://127.0.0.1:${history.ready[1]}` }),
-      listening('gateway'),
-    );
-    started.push(gw);
-    gateway = `http://127.0.0.1:${gw.ready[1]}`;
+    apps.build();
+    const history = await apps.start('history-svc', env('history-svc'));
+    gateway = (await apps.start('gateway', env('gateway', { HISTORY_SVC_URL: history.url }))).url;
   }, 120_000);
   afterAll(async () => {
-    for (const p of started.reverse()) await p.stop();
+    await apps.stopAll();
     rmSync(dataDir, { recursive: true, force: true });
-    rmSync(distDir, { recursive: true, force: true });
   });
 
   /** The collector's count of GET /api/history/v2 as one app measured it (every status). */
@@ -95,13 +81,7 @@ if (!collector || !metricsUrl || !tracesFile) {
   };
 
   it('counts every call of an endpoint while storing only a sample of its traces', async () => {
-    const tokens = Array.from({ length: USERS }, (_, i) =>
-      execFileSync(process.execPath, [join(distDir, 'apps', 'gateway', 'token.js'), `observer-${i}`], {
-        env: { ...process.env, DATA_DIR: dataDir },
-      })
-        .toString()
-        .trim(),
-    );
+    const tokens = Array.from({ length: USERS }, (_, i) => apps.tool('token', `observer-${i}`, { ...process.env, DATA_DIR: dataDir }));
     // 2,000 calls in about 10 s: 100 rounds of 20 concurrent calls, one round every 100 ms at most.
     const statuses = new Map<number, number>();
     const began = Date.now();

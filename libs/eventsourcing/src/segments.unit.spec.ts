@@ -43,19 +43,25 @@ function deployment() {
   return { store, applied, segments, replica, held, write };
 }
 
+/** Two replicas started, each holding half of the segments. */
+async function twoReplicas() {
+  const d = deployment();
+  const a = d.replica('a');
+  const b = d.replica('b');
+  await a.start();
+  await b.start();
+  await waitUntil(
+    async () => (await d.held('a')).length === COUNT / 2 && (await d.held('b')).length === COUNT / 2,
+    5000,
+    'a fair share each',
+  );
+  return { d, a, b };
+}
+
 describe('projection segments shared among replicas', () => {
   it('divides the segments fairly, applies every event once, and hands a stopped replica’s segments over', async () => {
     // Given two replicas of one projection
-    const d = deployment();
-    const a = d.replica('a');
-    const b = d.replica('b');
-    await a.start();
-    await b.start();
-    await waitUntil(
-      async () => (await d.held('a')).length === COUNT / 2 && (await d.held('b')).length === COUNT / 2,
-      5000,
-      'a fair share each',
-    );
+    const { d, a, b } = await twoReplicas();
     // Each replica says how many it holds (udp.projection.segments.held)
     const held = await collected.points('udp.projection.segments.held');
     expect(held.filter((p) => p.attributes['udp.projection'] === 'view').map((p) => [p.attributes['udp.service'], p.value])).toEqual(
@@ -95,16 +101,7 @@ describe('projection segments shared among replicas', () => {
   });
 
   it('waits for a write on a segment another replica holds (read your writes by the stored checkpoint)', async () => {
-    const d = deployment();
-    const a = d.replica('a');
-    const b = d.replica('b');
-    await a.start();
-    await b.start();
-    await waitUntil(
-      async () => (await d.held('a')).length === COUNT / 2 && (await d.held('b')).length === COUNT / 2,
-      5000,
-      'a fair share each',
-    );
+    const { d, a, b } = await twoReplicas();
     const ofB = new Set(await d.held('b'));
     let stream = '';
     do stream = `${PREFIX}user${randomUUID().slice(0, 8)}`;
