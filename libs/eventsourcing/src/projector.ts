@@ -75,6 +75,8 @@ export class Projector {
   private readonly active = new Map<number, bigint | undefined>();
   /** (Segments) Position of the last event handled (applied or skipped) by the current subscription. */
   private passed: bigint | undefined;
+  /** (Segments) Counts the subscriptions: what was passed by one says nothing of the segments of the next. */
+  private generation = 0;
 
   constructor(
     private readonly store: EventStore,
@@ -136,6 +138,7 @@ export class Projector {
       this.active.clear();
       for (const [segment, position] of this.claims!.held) this.active.set(segment, position);
       this.passed = undefined;
+      this.generation++;
       const checkpoints = [...this.active.values()];
       if (checkpoints.length === 0) return;
       const from = checkpoints.some((p) => p === undefined) ? undefined : checkpoints.reduce((a, b) => (b! < a! ? b : a));
@@ -175,12 +178,17 @@ export class Projector {
    */
   private async advanceIdleSegments(): Promise<void> {
     const passed = this.passed;
+    const generation = this.generation;
     if (passed === undefined || !this.claims) return;
-    for (const [segment, checkpoint] of this.active) {
+    // `passed` speaks of this subscription's segments only: a resubscription meanwhile (a segment gained, whose
+    // events before `passed` are still to be applied) ends the round.
+    for (const [segment, checkpoint] of [...this.active]) {
+      if (this.generation !== generation) return;
       if (checkpoint !== undefined && checkpoint >= passed) continue;
       if (!(await this.claims.save(segment, passed))) continue;
       const now = this.active.get(segment);
-      if (this.active.has(segment) && (now === undefined || now < passed)) this.active.set(segment, passed);
+      if (this.generation === generation && this.active.has(segment) && (now === undefined || now < passed))
+        this.active.set(segment, passed);
     }
   }
 
