@@ -2,7 +2,8 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
-import { containersUnavailable, reportSkipped, waitUntil } from '@udp/test-kit';
+import { startMetrics, stopMetrics } from '@udp/telemetry';
+import { collectingReader, containersUnavailable, reportSkipped, waitUntil } from '@udp/test-kit';
 import { busContract } from './bus.contract';
 import { KafkaBus } from './kafka';
 import type { Bus, ReceivedMessage } from './port';
@@ -37,6 +38,41 @@ if (unavailable) {
     await container?.stop();
   });
   busContract('kafka', async () => new KafkaBus(list, `contract-${process.pid}`), 60_000);
+
+  describe('KafkaBus: consumer lag (udp.kafka.consumer.lag)', () => {
+    const collected = collectingReader();
+    beforeAll(() => startMetrics({ serviceName: 'bus-lag-test', readers: [collected.reader] }));
+    afterAll(() => stopMetrics());
+
+    it("reports the messages on the member's partitions that its group has not committed, and 0 once handled", async () => {
+      // Given a consumer that holds its first message, and 6 messages published
+      const bus = new KafkaBus(list, `lag-${process.pid}`);
+      const topic = `lag-${randomUUID()}`;
+      const group = `lag-group-${randomUUID()}`;
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const handled: string[] = [];
+      await bus.subscribe(topic, group, async (m) => {
+        if (handled.length === 0) await held;
+        handled.push(m.key);
+      });
+      await bus.publish(
+        topic,
+        [1, 2, 3, 4, 5, 6].map((n) => ({ key: `k${n}`, value: { n } })),
+      );
+      const lag = async () =>
+        (await collected.points('udp.kafka.consumer.lag')).find((p) => p.attributes['messaging.consumer.group.name'] === group);
+
+      // Then its lag counts the uncommitted messages (the one held and those behind it on its partitions), named by group and topic
+      await waitUntil(async () => ((await lag())?.value ?? 0) >= 1, 30_000, 'a lag while a message is held');
+      expect((await lag())!.attributes).toMatchObject({ 'messaging.destination.name': topic, 'udp.service': `lag-${process.pid}` });
+      // And once every message is handled and committed, it is 0
+      release();
+      await waitUntil(() => handled.length === 6, 30_000, 'every message handled');
+      await waitUntil(async () => (await lag())?.value === 0, 30_000, 'no lag once committed');
+      await bus.close();
+    });
+  });
 
   describe('KafkaBus: a consumer that dies before committing', () => {
     // The bundle keeps node_modules external, so it must live inside the repo to find kafkajs (tmp/ is ignored).

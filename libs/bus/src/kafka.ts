@@ -63,6 +63,12 @@ export class KafkaBus implements Bus {
       ...(sessionTimeoutMs !== undefined && { sessionTimeout: sessionTimeoutMs }),
       ...(heartbeatIntervalMs !== undefined && { heartbeatInterval: heartbeatIntervalMs }),
     });
+    // Lag of the partitions this member holds (the group's assignment), so the members' values add up to the group's.
+    // Listened for before `run`, which joins the group before it resolves.
+    let assigned: number[] = [];
+    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
+      assigned = payload.memberAssignment[topic] ?? [];
+    });
     await consumer.connect();
     await consumer.subscribe({ topic, fromBeginning: true });
     // kafkajs commits a message's offset only after eachMessage resolves; a throw means redelivery.
@@ -80,11 +86,6 @@ export class KafkaBus implements Bus {
           offset: `${partition}:${message.offset}`,
         });
       },
-    });
-    // Lag of the partitions this member holds (the group's assignment), so the members' values add up to the group's.
-    let assigned: number[] = [];
-    consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-      assigned = payload.memberAssignment[topic] ?? [];
     });
     const attributes = { 'udp.service': this.clientId, 'messaging.consumer.group.name': groupId, 'messaging.destination.name': topic };
     const unobserve = observeGauge(METRICS.kafkaConsumerLag, async (observe) => {
