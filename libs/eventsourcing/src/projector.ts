@@ -98,9 +98,10 @@ export class Projector {
         },
         renewed: () => this.advanceIdleSegments(),
       });
-      // The checkpoint from before segments existed is where every segment starts.
+      // The checkpoint from before segments existed is where every segment starts. The first round's claims start
+      // the subscription (`gained`); it is waited for here.
       await this.claims.start(from);
-      await this.resubscribe();
+      await this.restarting;
     } else {
       this.subscription = this.subscribe(from ?? undefined);
     }

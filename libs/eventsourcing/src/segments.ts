@@ -109,8 +109,13 @@ export class SegmentClaims {
       });
     }
     await this.tick();
-    this.timer = setInterval(() => void this.tick(), Math.max(50, Math.floor(this.options.leaseMs / 3)));
+    this.timer = setInterval(() => void this.tick(), this.roundInterval);
     this.timer.unref();
+  }
+
+  /** Rounds run every third of the lease: a claim is renewed twice before it could run out. */
+  private get roundInterval(): number {
+    return Math.max(50, Math.floor(this.options.leaseMs / 3));
   }
 
   /** One round: heartbeat, renew, give back what is over the fair share, claim what is free up to it. */
@@ -186,7 +191,7 @@ export class SegmentClaims {
    * segments over then, not up to a round later (a takeover in about one lease after a crash, not up to 4/3).
    */
   private roundAtNextExpiry(segments: SegmentDocument[], now: number): void {
-    const interval = Math.max(50, Math.floor(this.options.leaseMs / 3));
+    const interval = this.roundInterval;
     const expiring = segments.filter((doc) => doc.owner !== null && doc.owner !== this.options.owner && doc.leaseUntil > now);
     const soonest = Math.min(...expiring.map((doc) => doc.leaseUntil));
     if (!Number.isFinite(soonest) || soonest - now >= interval || this.timer === null) return;
