@@ -7,7 +7,7 @@ import { fileSecret, signDevToken } from '@udp/auth';
 import { SqliteEventStore } from '@udp/eventstore';
 import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
 import { bytesFoundUnder, distinctiveUserId } from '@udp/test-system';
-import { historyStreamId } from '../../apps/history-svc/src/domain/events';
+import { historyStreamId } from '../../apps/history-svc/src/domain/aggregate';
 
 /**
  * Issue 18 #2, as an attacker did it on `npm start`: the embedded bundle as a process, a user with a large history

@@ -1,12 +1,11 @@
 import { HISTORY_LIMITS } from '@udp/contracts';
-import { type StreamStateCache, writeSide } from '@udp/eventsourcing';
+import { type StateCache, commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
-import { serviceFoldedStates, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { internalRoutes } from './api/internal-routes';
 import { historyRoutes } from './api/routes';
 import type { HistoryState } from './domain/decider';
-import { historyStreamsOfUser } from './domain/events';
-import { historySnapshot } from './domain/snapshot';
+import { historyAggregate, historyStreamsOfUser } from './domain/aggregate';
 import {
   HISTORY_COLLECTION,
   HISTORY_PROJECTION,
@@ -30,7 +29,7 @@ export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
 
 export interface HistoryService extends ServiceApp {
   /** Folded histories by stream: erasing a user forgets theirs. */
-  states: StreamStateCache<HistoryState>;
+  states: StateCache<HistoryState>;
 }
 
 /** Everything history-svc is, given its adapters: tests build it on memory adapters in one line. */
@@ -44,8 +43,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
   await trendingIndexes(readModels);
   await buildTrendingCounts(readModels, historyEntries(readModels), { ...trending, projection: HISTORY_PROJECTION });
-  const folded = serviceFoldedStates(deps, { codec: historySnapshot, cached: deps.cachedHistories });
-  const { cache: states, snapshots } = folded;
+  const aggregate = historyAggregate({ maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries });
+  const states = serviceStateCache(deps, aggregate, deps.cachedHistories);
   // The erasure participant deletes through `erasingTrendingToo`: an erased user's entries leave the counts.
   const projections = await startServiceProjections(
     { ...deps, readModels: erasingTrendingToo(readModels, trending) },
@@ -54,7 +53,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
       projection: historyProjection(readModels, trending),
       publisher: historyChangesPublisher(bus),
       erasure: { streamsOfUser: historyStreamsOfUser, documentsOfUser: historyDocumentsOfUser },
-      states: folded,
+      states,
     },
   );
   const app = serviceHttpApp({
@@ -65,11 +64,12 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
     identity,
     routes: [
       historyRoutes({
-        write: writeSide(store, projections.projector, deps.readYourWritesTimeoutMs, logger, readModels),
-        states,
-        snapshots,
+        handle: commandHandler(aggregate, {
+          write: writeSide({ store, projector: projections.projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels }),
+          states,
+          now,
+        }),
         model: { entries: historyEntries(readModels), heads: historyHeads(readModels) },
-        quotas: { maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries },
         now,
       }),
       internalRoutes({

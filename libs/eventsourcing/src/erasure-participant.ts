@@ -1,7 +1,6 @@
 import { erasureEvents } from '@udp/contracts';
 import type { EventStore } from '@udp/eventstore';
 import type { Filter, ReadModelStore } from '@udp/readmodel';
-import type { StreamStateCache } from './state-cache';
 import type { MessagePublisher } from './integration-publisher';
 
 /** What erasure needs of a bus (the bus port's shape), so this package depends on no adapter. */
@@ -44,15 +43,13 @@ export interface ErasureParticipantOptions {
   documentsOfUser(userId: string): UserDocuments[] | Promise<UserDocuments[]>;
   /** The service's read-model projectors: caught up before documents are deleted, so none comes back. */
   projectors: ErasableProjector[];
-  /** In-memory folded states of the write side. */
-  caches?: Array<StreamStateCache<unknown>>;
+  /** The write side's folded states (in memory and as snapshots: they hold the user's data too). */
+  states?: Array<{ forget(streamId: string): Promise<void> }>;
   /**
    * The service's own work before the user's streams are deleted (export-worker: stop the user's exports in flight
    * and remove their files). Asked after `streamsOfUser` and `documentsOfUser`; must be safe to repeat.
    */
   beforeStreamsDeleted?(userId: string): Promise<void>;
-  /** Saved aggregate states (snapshots hold the user's data too). */
-  snapshots?: { delete(streamId: string): Promise<void> };
   logger?: ErasureLogger;
   now?: () => number;
 }
@@ -99,8 +96,7 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
     for (const { collection, filter } of documents) documentsDeleted += await readModels.collection(collection).deleteMany(filter);
     for (const streamId of streams) {
       for (const projector of options.projectors) projector.forget(streamId);
-      for (const cache of options.caches ?? []) cache.forget(streamId);
-      await options.snapshots?.delete(streamId);
+      for (const states of options.states ?? []) await states.forget(streamId);
     }
     return { streamsDeleted, documentsDeleted };
   };

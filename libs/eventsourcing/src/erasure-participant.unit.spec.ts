@@ -3,10 +3,10 @@ import { InProcessBus, type ReceivedMessage } from '@udp/bus';
 import { MemoryEventStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { waitUntil } from '@udp/test-kit';
-import { handleCommand } from './command-handler';
-import { type Command, type Decider, type DomainEvent, foldByEvolve } from './decider';
-import { StreamStateCache } from './state-cache';
-import { handleCommandVisibly } from './write-side';
+import type { Aggregate } from './aggregate';
+import { commandHandler } from './command-handler';
+import { type Command, type Decider, type DomainEvent, type Unstamped, foldByEvolve } from './decider';
+import { StateCache } from './state-cache';
 import { erasureParticipant } from './erasure-participant';
 import { Projector } from './projector';
 
@@ -17,10 +17,22 @@ const notes: Decider<Note, Noted, string[]> = {
   evolve: (state, e) => [...state, e.data.note],
   decide: (c) => [{ type: 'Noted', data: { note: c.data.note } }],
   fold: foldByEvolve((state: string[], e: Noted) => [...state, e.data.note]),
-  upcast: (type, data) => ({ type, data }) as Noted,
 };
-const note = (text: string): Note => ({ type: 'Note', data: { note: text }, metadata: { now: 0 } });
+const note = (text: string): Unstamped<Note> => ({ type: 'Note', data: { note: text } });
 const streamOf = (userId: string) => `notes-${userId}`;
+const notesOfUsers: Aggregate<Note, Noted, string[], string> = {
+  category: 'notes-',
+  streamOf: (userId) => ({ id: streamOf(userId) }),
+  idOf: (streamId) => streamId.slice('notes-'.length),
+  decider: notes,
+  events: {
+    parse: (stored) => {
+      const { data } = stored as { data: { note: string } };
+      return { type: 'Noted', data: { note: data.note } };
+    },
+  },
+  conflictRetries: 0,
+};
 
 async function setUp(beforeStreamsDeleted?: (userId: string) => Promise<void>) {
   const store = new MemoryEventStore();
@@ -36,15 +48,21 @@ async function setUp(beforeStreamsDeleted?: (userId: string) => Promise<void>) {
     },
   });
   await projector.start();
-  const cache = new StreamStateCache();
+  const cache = new StateCache<string[]>({ maxStreams: 10 });
   const write = { store, projector, readYourWritesTimeoutMs: 1000 };
+  /** Writes as the service does (remembering states), or (`unseen`) as a write the service does not wait for. */
+  const writeNote = (userId: string, text: string, unseen = false) =>
+    commandHandler(notesOfUsers, { write: unseen ? { store, readYourWritesTimeoutMs: 1000 } : write, now: () => 0, states: unseen ? undefined : cache })(
+      userId,
+      note(text),
+    );
   const participant = await erasureParticipant({
     service: 'notes-svc',
     bus,
     store,
     readModels,
     projectors: [projector],
-    caches: [cache],
+    states: [cache],
     streamsOfUser: (userId) => [streamOf(userId)],
     documentsOfUser: (userId) => [{ collection: 'notes', filter: { userId } }],
     beforeStreamsDeleted,
@@ -61,15 +79,15 @@ async function setUp(beforeStreamsDeleted?: (userId: string) => Promise<void>) {
     await projector.stop();
     await bus.close();
   };
-  return { store, docs, cache, write, projector, participant, confirmations, request, stop };
+  return { store, docs, cache, writeNote, projector, participant, confirmations, request, stop };
 }
 
 describe('erasureParticipant', () => {
   it("deletes the user's streams, documents and remembered states, confirms with counts, and leaves others alone", async () => {
     const t = await setUp();
     for (const text of ['a1', 'a2'])
-      await handleCommandVisibly(t.write, streamOf('ann'), notes, note(text), { retries: 0, cache: t.cache });
-    await handleCommandVisibly(t.write, streamOf('bob'), notes, note('b1'));
+      await t.writeNote('ann', text);
+    await t.writeNote('bob', 'b1');
 
     await t.request('e-1', 'ann');
     await waitUntil(() => t.confirmations.length === 1);
@@ -84,24 +102,24 @@ describe('erasureParticipant', () => {
     });
     expect(await t.store.readStream(streamOf('ann'))).toEqual({ revision: -1, events: [] });
     expect(await t.docs.get('ann')).toBeNull();
-    expect(t.cache.get(streamOf('ann'))).toBeUndefined();
+    expect(await t.cache.load(streamOf('ann'))).toBeUndefined();
     expect((await t.docs.get('bob'))?.notes).toBe(1);
 
     // The projector no longer counts the old revisions as applied: a new write is waited for from revision 0.
     expect(await t.projector.waitFor(streamOf('ann'), 0, 20)).toBe(false);
     // A new write starts from nothing, and is acknowledged only once its read model shows it.
-    const again = await handleCommandVisibly(t.write, streamOf('ann'), notes, note('fresh'), { retries: 0, cache: t.cache });
-    expect(again.stateBefore).toEqual([]);
+    const again = await t.writeNote('ann', 'fresh');
+    expect(again.newState).toEqual(['fresh']);
     expect((await t.docs.get('ann'))?.notes).toBe(1);
     await t.stop();
   });
 
   it('confirms a redelivered request again without erasing what the user wrote since', async () => {
     const t = await setUp();
-    await handleCommand(t.store, streamOf('ann'), notes, note('old'));
+    await t.writeNote('ann', 'old', true);
     await t.request('e-2', 'ann');
     await waitUntil(() => t.confirmations.length === 1);
-    await handleCommandVisibly(t.write, streamOf('ann'), notes, note('new'));
+    await t.writeNote('ann', 'new');
     await t.request('e-2', 'ann');
     await waitUntil(() => t.confirmations.length === 2);
     expect(t.confirmations.map((m) => [m.value.erasureId, m.value.streamsDeleted])).toEqual([
@@ -122,7 +140,7 @@ describe('erasureParticipant', () => {
 
   it('skips a malformed request and goes on with the next', async () => {
     const t = await setUp();
-    await handleCommandVisibly(t.write, streamOf('ann'), notes, note('a'));
+    await t.writeNote('ann', 'a');
     await t.request('', 'ann');
     await t.request('e-5', 'ann');
     await waitUntil(() => t.confirmations.length === 1);
@@ -132,7 +150,7 @@ describe('erasureParticipant', () => {
 
   it('acts on a request that names participants only when it is one of them', async () => {
     const t = await setUp();
-    await handleCommandVisibly(t.write, streamOf('ann'), notes, note('a'));
+    await t.writeNote('ann', 'a');
     await t.request('e-6', 'ann', ['other-svc']);
     await t.request('e-7', 'ann', ['other-svc', 'notes-svc']);
     await waitUntil(() => t.confirmations.length === 1);
@@ -145,7 +163,7 @@ describe('erasureParticipant', () => {
     const the: { store?: MemoryEventStore } = {};
     const t = await setUp(async (userId) => void seen.push((await the.store!.readStream(streamOf(userId))).events.length));
     the.store = t.store;
-    await handleCommandVisibly(t.write, streamOf('ann'), notes, note('a'));
+    await t.writeNote('ann', 'a');
     await t.request('e-8', 'ann');
     await waitUntil(() => t.confirmations.length === 1);
     expect(seen).toEqual([1]);

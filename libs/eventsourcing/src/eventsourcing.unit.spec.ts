@@ -3,13 +3,14 @@ import { waitUntil } from '@udp/test-kit';
 import { MemoryEventStore, MemorySnapshotStore, StoreUnavailableError, type EventStore, type SnapshotStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { InProcessBus, type ReceivedMessage } from '@udp/bus';
+import type { Aggregate } from './aggregate';
 import { integrationPublisher } from './integration-publisher';
-import { handleCommand } from './command-handler';
+import { commandHandler } from './command-handler';
 import { ConcurrencyConflictError } from './concurrency-conflict';
-import { type Command, type Decider, type DomainEvent, foldByEvolve, invalid } from './decider';
-import { type Snapshotting, snapshotCached } from './snapshots';
-import { StreamStateCache } from './state-cache';
-import { availabilityGate, handleCommandVisibly } from './write-side';
+import { ForeignEventError, oneStreamPerUser } from './streams';
+import { type Command, type Decider, type DomainEvent, type Unstamped, foldByEvolve, invalid } from './decider';
+import { type SnapshotCodec, StateCache } from './state-cache';
+import { availabilityGate } from './write-side';
 import { Projector } from './projector';
 
 type Added = DomainEvent<'Added', { n: number }>;
@@ -19,32 +20,59 @@ const counter: Decider<Add, Added, number> = {
   initialState: () => 0,
   evolve: evolveCounter,
   fold: foldByEvolve(evolveCounter),
-  upcast: (_type, data) => ({ type: 'Added', data: { n: Number(data.n) } }),
   decide: (c, total) => {
     if (c.data.n <= 0) throw invalid('n must be positive', 'n');
     return total + c.data.n > 100 ? [] : [{ type: 'Added', data: { n: c.data.n } }];
   },
 };
-const add = (n: number): Add => ({ type: 'Add', data: { n }, metadata: { now: 0 } });
+const add = (n: number): Unstamped<Add> => ({ type: 'Add', data: { n } });
 
-describe('handleCommand', () => {
+/** Counters in streams `<category><id>` (no owner), their events parsed on read. */
+const counters = (category = 'c-', conflictRetries = 0): Aggregate<Add, Added, number, string> => ({
+  category,
+  streamOf: (id) => ({ id: category + id }),
+  idOf: (streamId) => streamId.slice(category.length),
+  decider: counter,
+  events: {
+    parse(stored) {
+      const { type, data } = stored as { type: string; data: { n?: unknown } };
+      if (type !== 'Added' || typeof data.n !== 'number') throw new Error(`not an Added event: ${type}`);
+      return { type, data: { n: data.n } };
+    },
+  },
+  conflictRetries,
+});
+
+/** The command handler of the counters on `store`. */
+const handler = (
+  store: EventStore,
+  options: { retries?: number; states?: StateCache<number>; projector?: Projector; category?: string } = {},
+) =>
+  commandHandler(counters(options.category, options.retries), {
+    write: { store, projector: options.projector, readYourWritesTimeoutMs: 1000 },
+    now: () => 0,
+    states: options.states,
+  });
+
+describe('commandHandler', () => {
   it('folds the stream, decides, appends with the revision it read', async () => {
     const store = new MemoryEventStore();
-    await handleCommand(store, 'c-1', counter, add(5));
-    const result = await handleCommand(store, 'c-1', counter, add(7));
-    expect(result).toEqual({ events: [{ type: 'Added', data: { n: 7 } }], stateBefore: 5, revision: 1, position: 2n });
+    const handle = handler(store);
+    await handle('1', add(5));
+    const result = await handle('1', add(7));
+    expect(result).toEqual({ newEvents: [{ type: 'Added', data: { n: 7 } }], newState: 12, nextExpectedRevision: 1, position: 2n });
   });
 
   it('appends nothing when the decider decides nothing', async () => {
     const store = new MemoryEventStore();
-    await handleCommand(store, 'c-1', counter, add(100));
-    expect((await handleCommand(store, 'c-1', counter, add(1))).events).toEqual([]);
+    await handler(store)('1', add(100));
+    expect(await handler(store)('1', add(1))).toEqual({ newEvents: [], newState: 100, nextExpectedRevision: 0 });
     expect((await store.readStream('c-1')).events).toHaveLength(1);
   });
 
   it('lets domain errors through and writes nothing', async () => {
     const store = new MemoryEventStore();
-    await expect(handleCommand(store, 'c-1', counter, add(0))).rejects.toThrow('n must be positive');
+    await expect(handler(store)('1', add(0))).rejects.toThrow('n must be positive');
     expect((await store.readStream('c-1')).revision).toBe(-1);
   });
 
@@ -60,11 +88,18 @@ describe('handleCommand', () => {
       });
     };
     const store = new MemoryEventStore();
-    await expect(handleCommand(racing(store, 1), 'c-1', counter, add(5))).rejects.toBeInstanceOf(ConcurrencyConflictError);
-    const retried = await handleCommand(racing(store, 2), 'c-1', counter, add(5), { retries: 3 });
-    expect(retried.stateBefore).toBe(3);
+    await expect(handler(racing(store, 1))('1', add(5))).rejects.toBeInstanceOf(ConcurrencyConflictError);
+    const retried = await handler(racing(store, 2), { retries: 3 })('1', add(5));
+    expect(retried.newState).toBe(8);
     expect((await store.readStream('c-1')).events.map((e) => e.data.n)).toEqual([1, 1, 1, 5]);
-    await expect(handleCommand(racing(store, 5), 'c-1', counter, add(5), { retries: 2 })).rejects.toBeInstanceOf(ConcurrencyConflictError);
+    await expect(handler(racing(store, 5), { retries: 2 })('1', add(5))).rejects.toBeInstanceOf(ConcurrencyConflictError);
+  });
+
+  it('refuses a stored event its schema does not parse, and writes nothing', async () => {
+    const store = new MemoryEventStore();
+    await store.appendToStream('c-1', [{ id: randomUUID(), type: 'Added', data: { n: 'five' } }], { expectedRevision: 'any' });
+    await expect(handler(store)('1', add(1))).rejects.toThrow('stream c-1 revision 0 does not match its event schema');
+    expect((await store.readStream('c-1')).revision).toBe(0);
   });
 });
 
@@ -79,42 +114,68 @@ const reads = (store: MemoryEventStore) => {
   return seen;
 };
 
-describe('handleCommand with a state cache', () => {
+describe('commandHandler on streams of one user each', () => {
+  const owned = (store: EventStore) =>
+    commandHandler({ ...counters(), ...oneStreamPerUser('c-') }, { write: { store, readYourWritesTimeoutMs: 1000 }, now: () => 0 });
+
+  it('records the owner on every event it appends', async () => {
+    const store = new MemoryEventStore();
+    await owned(store)('alice', add(2));
+    expect((await store.readStream('c-alice')).events[0].metadata).toEqual({ owner: { userId: 'alice' } });
+  });
+
+  it('refuses to fold an event of another owner, or of no owner', async () => {
+    const store = new MemoryEventStore();
+    await owned(store)('alice', add(1));
+    await store.appendToStream('c-alice', [{ id: 'e1', type: 'Added', data: { n: 5 }, metadata: { owner: { userId: 'bob' } } }], {
+      expectedRevision: 0,
+    });
+    await expect(owned(store)('alice', add(2))).rejects.toBeInstanceOf(ForeignEventError);
+    await store.appendToStream('c-carol', [{ id: 'e2', type: 'Added', data: { n: 5 }, metadata: { owner: { userId: 'carol', key: 'k' } } }], {
+      expectedRevision: 'no_stream',
+    });
+    await expect(owned(store)('carol', add(2))).rejects.toBeInstanceOf(ForeignEventError);
+    await store.appendToStream('c-dan', [{ id: 'e3', type: 'Added', data: { n: 5 } }], { expectedRevision: 'no_stream' });
+    await expect(owned(store)('dan', add(2))).rejects.toBeInstanceOf(ForeignEventError);
+  });
+});
+
+describe('commandHandler with a state cache', () => {
   it('reads only the events after the remembered state, and decides on the same state as a full read', async () => {
     const store = new MemoryEventStore();
-    const cache = new StreamStateCache();
-    for (const n of [1, 2, 3, 4]) await handleCommand(store, 'c-1', counter, add(n), { retries: 0, cache });
+    const cached = handler(store, { states: new StateCache<number>({ maxStreams: 10 }) });
+    for (const n of [1, 2, 3, 4]) await cached('1', add(n));
     const seen = reads(store);
-    const cachedResult = await handleCommand(store, 'c-1', counter, add(5), { retries: 0, cache });
+    const cachedResult = await cached('1', add(5));
     expect(seen).toEqual([1]); // just the remembered last event
-    expect(cachedResult.stateBefore).toBe(10);
-    expect((await handleCommand(store, 'c-1', counter, add(1))).stateBefore).toBe(15);
+    expect(cachedResult.newState).toBe(15);
+    expect((await handler(store)('1', add(1))).newState).toBe(16);
   });
 
   it('sees events appended by another writer since', async () => {
     const store = new MemoryEventStore();
-    const cache = new StreamStateCache();
-    await handleCommand(store, 'c-1', counter, add(1), { retries: 0, cache });
-    await handleCommand(store, 'c-1', counter, add(2)); // another instance, no cache
-    expect((await handleCommand(store, 'c-1', counter, add(3), { retries: 0, cache })).stateBefore).toBe(3);
+    const cached = handler(store, { states: new StateCache<number>({ maxStreams: 10 }) });
+    await cached('1', add(1));
+    await handler(store)('1', add(2)); // another instance, no cache
+    expect((await cached('1', add(3))).newState).toBe(6);
   });
 
   it('notices a stream erased and written again, even past its old length, and reads it whole', async () => {
     const store = new MemoryEventStore();
-    const cache = new StreamStateCache();
-    await handleCommand(store, 'c-1', counter, add(50), { retries: 0, cache });
+    const cached = handler(store, { states: new StateCache<number>({ maxStreams: 10 }) });
+    await cached('1', add(50));
     await store.deleteStream('c-1');
-    for (const n of [1, 1, 1]) await handleCommand(store, 'c-1', counter, add(n));
-    expect((await handleCommand(store, 'c-1', counter, add(1), { retries: 0, cache })).stateBefore).toBe(3);
+    for (const n of [1, 1, 1]) await handler(store)('1', add(n));
+    expect((await cached('1', add(1))).newState).toBe(4);
   });
 
   it('forgets the least recently used streams beyond its size', async () => {
-    const cache = new StreamStateCache<number>(2);
-    cache.set('a', { revision: 0, lastEventId: 'x', state: 1 });
-    cache.set('b', { revision: 0, lastEventId: 'y', state: 2 });
-    cache.get('a');
-    cache.set('c', { revision: 0, lastEventId: 'z', state: 3 });
-    expect([cache.get('a')?.state, cache.get('b'), cache.get('c')?.state]).toEqual([1, undefined, 3]);
+    const cache = new StateCache<number>({ maxStreams: 2 });
+    await cache.remember('a', { revision: 0, lastEventId: 'x', state: 1 });
+    await cache.remember('b', { revision: 0, lastEventId: 'y', state: 2 });
+    await cache.load('a');
+    await cache.remember('c', { revision: 0, lastEventId: 'z', state: 3 });
+    expect([(await cache.load('a'))?.state, await cache.load('b'), (await cache.load('c'))?.state]).toEqual([1, undefined, 3]);
   });
 });
 
@@ -128,11 +189,10 @@ describe('Projector', () => {
       streamPrefixes: ['c-'],
       apply: async (e) => void seen.push(`${e.streamId}@${e.revision}`),
     });
-    await handleCommand(store, 'c-1', counter, add(1));
+    await handler(store)('1', add(1));
     await projector.start();
     expect(seen).toEqual(['c-1@0']);
-    const write = { store, projector, readYourWritesTimeoutMs: 1000 };
-    await handleCommandVisibly(write, 'c-1', counter, add(2));
+    await handler(store, { projector })('1', add(2));
     expect(seen).toEqual(['c-1@0', 'c-1@1']);
     expect(await projector.waitFor('c-1', 5, 20)).toBe(false);
     await projector.stop();
@@ -144,7 +204,7 @@ describe('Projector', () => {
       streamPrefixes: ['c-'],
       apply: async (e) => void again.push(e.streamId),
     });
-    await handleCommand(store, 'c-2', counter, add(1));
+    await handler(store)('2', add(1));
     await resumed.start();
     expect(again).toEqual(['c-2']);
     await resumed.stop();
@@ -168,7 +228,7 @@ describe('Projector', () => {
       },
       { retryDelayMs: 1, onError: () => health.push(projector.healthy()) },
     );
-    for (const n of [1, 2, 3]) await handleCommand(store, 'c-1', counter, add(n));
+    for (const n of [1, 2, 3]) await handler(store)('1', add(n));
     await projector.start();
     expect(seen).toEqual([0, 1, 2]);
     expect(health).toEqual([false, false, false]);
@@ -189,14 +249,13 @@ describe('integrationPublisher', () => {
       integrationPublisher(bus, {
         name: 'counter-publisher',
         topic: 'counter.v1',
-        streamPrefix: 'c-',
-        userIdOf: (streamId) => streamId.slice(2),
-        details: (event) => ({ amount: (event.data as { n: number }).n }),
+        aggregate: counters(),
+        details: (event) => ({ amount: event.data.n }),
       }),
     );
     await publisher.start();
-    for (const n of [1, 2]) await handleCommand(store, 'c-ann', counter, add(n));
-    await handleCommand(store, 'other-ann', counter, add(1));
+    for (const n of [1, 2]) await handler(store)('ann', add(n));
+    await handler(store, { category: 'other-' })('ann', add(1));
     await waitUntil(() => received.length === 2);
     const change = (revision: number, amount: number) => [
       'ann',
@@ -248,72 +307,72 @@ describe('availabilityGate', () => {
   });
 });
 
-describe('handleCommand with snapshots', () => {
-  const codec = {
+describe('commandHandler with snapshots', () => {
+  const codec: SnapshotCodec<number> = {
     version: 1,
     encode: (total: number) => ({ total }),
     decode: (encoded: unknown) => Number((encoded as { total: number }).total),
   };
-  const snapshotsEvery = (every: number, store: SnapshotStore = new MemorySnapshotStore()): Snapshotting<number> => ({
-    store,
-    codec,
-    every,
+  const logged: string[] = [];
+  const logger = { warn: (details: object) => void logged.push((details as { streamId: string }).streamId) };
+  const statesWith = (every: number, store: SnapshotStore = new MemorySnapshotStore(), snapshotCodec = codec) =>
+    new StateCache<number>({ maxStreams: 10, snapshots: { store, codec: snapshotCodec, every }, logger });
+  /** A writer that remembers nothing between writes but the snapshots (a fresh process each time). */
+  const fresh = (store: EventStore, snapshots: SnapshotStore, every: number, snapshotCodec = codec) => ({
+    write: (id: string, n: number) => handler(store, { states: statesWith(every, snapshots, snapshotCodec) })(id, add(n)),
   });
 
   it('saves one every N events; a writer without the state in memory reads only what is newer', async () => {
     const store = new MemoryEventStore();
-    const snapshots = snapshotsEvery(4);
-    for (let i = 0; i < 10; i++) await handleCommand(store, 'c-1', counter, add(1), { retries: 0, snapshots });
-    expect(await snapshots.store.read('c-1')).toMatchObject({ version: 1, revision: 7, state: '{"total":8}' });
+    const snapshots = new MemorySnapshotStore();
+    for (let i = 0; i < 10; i++) await fresh(store, snapshots, 4).write('1', 1);
+    expect(await snapshots.read('c-1')).toMatchObject({ version: 1, revision: 7, state: '{"total":8}' });
     const seen = reads(store);
-    const result = await handleCommand(store, 'c-1', counter, add(1), { retries: 0, cache: new StreamStateCache(), snapshots });
+    const result = await fresh(store, snapshots, 4).write('1', 1);
     expect(seen).toEqual([3]); // the snapshot's own last event, then revisions 8 and 9
-    expect(result.stateBefore).toBe(10);
+    expect(result.newState).toBe(11);
   });
 
   it('saves one at once when a write had to fold N events or more (a long stream without a snapshot)', async () => {
     const store = new MemoryEventStore();
-    for (let i = 0; i < 6; i++) await handleCommand(store, 'c-1', counter, add(1));
-    const snapshots = snapshotsEvery(5);
-    await handleCommand(store, 'c-1', counter, add(1), { retries: 0, snapshots });
-    expect(await snapshots.store.read('c-1')).toMatchObject({ revision: 6, state: '{"total":7}' });
+    for (let i = 0; i < 6; i++) await handler(store)('1', add(1));
+    const snapshots = new MemorySnapshotStore();
+    await fresh(store, snapshots, 5).write('1', 1);
+    expect(await snapshots.read('c-1')).toMatchObject({ revision: 6, state: '{"total":7}' });
   });
 
   it('ignores a snapshot of another version, and one of a stream erased and written again', async () => {
     const store = new MemoryEventStore();
-    const snapshots = snapshotsEvery(2);
-    for (let i = 0; i < 4; i++) await handleCommand(store, 'c-1', counter, add(10), { retries: 0, snapshots });
-    const newer: Snapshotting<number> = { ...snapshots, codec: { ...codec, version: 2 } };
-    expect((await handleCommand(store, 'c-1', counter, add(1), { retries: 0, snapshots: newer })).stateBefore).toBe(40);
+    const snapshots = new MemorySnapshotStore();
+    for (let i = 0; i < 4; i++) await fresh(store, snapshots, 2).write('1', 10);
+    expect((await fresh(store, snapshots, 2, { ...codec, version: 2 }).write('1', 1)).newState).toBe(41);
     await store.deleteStream('c-1');
-    for (let i = 0; i < 5; i++) await handleCommand(store, 'c-1', counter, add(1));
-    expect(
-      (await handleCommand(store, 'c-1', counter, add(1), { retries: 0, snapshots: snapshotsEvery(100, snapshots.store) })).stateBefore,
-    ).toBe(5);
+    for (let i = 0; i < 5; i++) await handler(store)('1', add(1));
+    expect((await fresh(store, snapshots, 100).write('1', 1)).newState).toBe(6);
   });
 
-  it('ignores (and reports) a snapshot it cannot decode, and folds the whole stream', async () => {
+  it('ignores (and logs) a snapshot it cannot decode, and folds the whole stream', async () => {
     const store = new MemoryEventStore();
-    for (let i = 0; i < 3; i++) await handleCommand(store, 'c-1', counter, add(2));
+    for (let i = 0; i < 3; i++) await handler(store)('1', add(2));
     const last = (await store.readStream('c-1')).events[2];
     const saved = new MemorySnapshotStore();
     await saved.write('c-1', { version: 1, revision: 2, lastEventId: last.id, state: 'not json' });
-    const errors: string[] = [];
-    const snapshots: Snapshotting<number> = { store: saved, codec, every: 100, onError: (id) => errors.push(id) };
-    expect((await handleCommand(store, 'c-1', counter, add(1), { retries: 0, snapshots })).stateBefore).toBe(6);
-    expect(errors).toEqual(['c-1']);
+    logged.length = 0;
+    expect((await fresh(store, saved, 100).write('1', 1)).newState).toBe(7);
+    expect(logged).toEqual(['c-1']);
   });
 
-  it("at a clean stop, saves the remembered states newer than their snapshots; delete removes a stream's", async () => {
+  it("at a clean stop, saves the remembered states newer than their snapshots; forget removes a stream's", async () => {
     const store = new MemoryEventStore();
-    const snapshots = snapshotsEvery(1000);
-    const cache = new StreamStateCache<number>();
-    for (const id of ['a', 'b']) await handleCommand(store, id, counter, add(3), { retries: 0, cache, snapshots });
-    expect(await snapshots.store.read('a')).toBeUndefined();
-    expect(await snapshotCached(snapshots, cache)).toBe(2);
-    expect(await snapshotCached(snapshots, cache)).toBe(0);
-    expect((await snapshots.store.read('b'))?.state).toBe('{"total":3}');
-    await snapshots.store.delete('b');
-    expect(await snapshots.store.read('b')).toBeUndefined();
+    const snapshots = new MemorySnapshotStore();
+    const states = statesWith(1000, snapshots);
+    for (const id of ['a', 'b']) await handler(store, { states })(id, add(3));
+    expect(await snapshots.read('c-a')).toBeUndefined();
+    expect(await states.flush()).toBe(2);
+    expect(await states.flush()).toBe(0);
+    expect((await snapshots.read('c-b'))?.state).toBe('{"total":3}');
+    await states.forget('c-b');
+    expect(await snapshots.read('c-b')).toBeUndefined();
+    expect(states.streamsInMemory()).toEqual(['c-a']);
   });
 });

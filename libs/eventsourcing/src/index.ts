@@ -8,5 +8,6 @@ export * from './integration-publisher';
 export * from './streams';
 export * from './trace-context';
 export * from './erasure-participant';
-export * from './snapshots';
+export * from './aggregate';
+export * from './aggregate-projection';
 export * from './segments';

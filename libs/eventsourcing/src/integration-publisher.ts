@@ -1,6 +1,6 @@
-import type { RecordedEvent } from '@udp/eventstore';
+import { type ProjectedAggregate, aggregateProjection } from './aggregate-projection';
+import type { DomainEvent } from './decider';
 import type { Projection } from './projector';
-
 /** What publishing needs of a bus (the bus port's shape), so this package depends on no adapter. */
 export interface MessagePublisher {
   publish(topic: string, messages: Array<{ key: string; value: Record<string, unknown>; headers?: Record<string, string> }>): Promise<void>;
@@ -14,27 +14,29 @@ export interface ChangeMessage {
   occurredAt: number;
 }
 
-export interface IntegrationPublisherOptions<M extends ChangeMessage> {
+export interface IntegrationPublisherOptions<E extends DomainEvent, M extends ChangeMessage> {
   name: string;
   topic: string;
-  streamPrefix: string;
-  userIdOf(streamId: string): string;
+  /** An aggregate of one stream per user: its stream names give the message's user id. */
+  aggregate: ProjectedAggregate<E, string>;
   /** What a service's message adds to the common fields: ids only, never personal data. */
-  details?(event: RecordedEvent): Omit<M, keyof ChangeMessage>;
+  details?(event: E): Omit<M, keyof ChangeMessage>;
 }
 
 /**
  * Publishes a change message per event of a service's streams for the data-management consumers, keyed by
  * user id, with the event id as a header. Checkpointed like a read model: at-least-once, in order per user.
  */
-export function integrationPublisher<M extends ChangeMessage>(bus: MessagePublisher, options: IntegrationPublisherOptions<M>): Projection {
-  return {
+export function integrationPublisher<E extends DomainEvent, M extends ChangeMessage>(
+  bus: MessagePublisher,
+  options: IntegrationPublisherOptions<E, M>,
+): Projection {
+  return aggregateProjection({
     name: options.name,
-    streamPrefixes: [options.streamPrefix],
-    async apply(event) {
-      const userId = options.userIdOf(event.streamId);
-      const message = { userId, type: event.type, ...options.details?.(event), revision: event.revision, occurredAt: event.createdAt };
-      await bus.publish(options.topic, [{ key: userId, value: message, headers: { 'event-id': event.id } }]);
+    aggregate: options.aggregate,
+    async apply(event, { id: userId, revision, eventId, createdAt }) {
+      const message = { userId, type: event.type, ...options.details?.(event), revision, occurredAt: createdAt };
+      await bus.publish(options.topic, [{ key: userId, value: message, headers: { 'event-id': eventId } }]);
     },
-  };
+  });
 }

@@ -4,7 +4,8 @@ import { MemoryReadModelStore } from '@udp/readmodel';
 import { startMetrics, stopMetrics } from '@udp/telemetry';
 import { collectingReader, waitUntil } from '@udp/test-kit';
 import { Projector } from './projector';
-import { handleCommandVisibly, writeSide } from './write-side';
+import { writeSide } from './write-side';
+import { commandHandler } from './command-handler';
 import { type Decider, foldByEvolve } from './decider';
 
 const collected = collectingReader();
@@ -73,7 +74,6 @@ describe('projection lag and publisher backlog', () => {
       evolve,
       fold: foldByEvolve(evolve),
       initialState: () => 0,
-      upcast: (type) => ({ type: type as 'Added', data: {} }),
     };
     const store = new MemoryEventStore();
     const projector = new Projector(
@@ -83,11 +83,18 @@ describe('projection lag and publisher backlog', () => {
       { service: 'svc-b' },
     );
     await projector.start();
-    await handleCommandVisibly(writeSide(store, projector, 1000), `ryw-${randomUUID()}`, decider, {
-      type: 'Add',
-      data: {},
-      metadata: { now: Date.now() },
-    });
+    const handle = commandHandler(
+      {
+        category: 'ryw-',
+        streamOf: (id: string) => ({ id: `ryw-${id}` }),
+        idOf: (streamId) => streamId.slice(4),
+        decider,
+        events: { parse: () => ({ type: 'Added', data: {} }) },
+        conflictRetries: 0,
+      },
+      { write: writeSide({ store, projector, readYourWritesTimeoutMs: 1000 }), now: Date.now },
+    );
+    await handle(randomUUID(), { type: 'Add', data: {} });
     const waits = await collected.points('udp.read_your_writes.wait.duration');
     expect(waits).toEqual([{ attributes: { 'udp.service': 'svc-b', 'udp.visible': true }, value: 1 }]);
     await projector.stop();

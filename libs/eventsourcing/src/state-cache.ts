@@ -1,4 +1,7 @@
-/** A folded state remembered for a stream, and which event it was folded up to. */
+import type { SnapshotStore } from '@udp/eventstore';
+import type { WarningLogger } from './write-side';
+
+/** A folded state of a stream, and which event it was folded up to. */
 export interface CachedState<S> {
   revision: number;
   /** Id of the event at `revision`: a stream erased and written again is told apart by it. */
@@ -6,38 +9,114 @@ export interface CachedState<S> {
   state: S;
 }
 
+/** How an aggregate's state is written to and read from a snapshot. */
+export interface SnapshotCodec<S> {
+  /** Raise it whenever the encoded shape or the meaning of the state changes: older snapshots are then ignored. */
+  version: number;
+  encode(state: S): unknown;
+  decode(encoded: unknown): S;
+}
+
+export interface StateCacheOptions<S> {
+  /** How many streams' states are kept in memory (least recently used dropped first). */
+  maxStreams: number;
+  /** Saved states: a stream not in memory is read from its snapshot on; one is saved every `every` events. */
+  snapshots?: { store: SnapshotStore; codec: SnapshotCodec<S>; every: number };
+  /** A failed snapshot only makes later reads longer: it is logged, never fails the write. */
+  logger?: WarningLogger;
+}
+
 /**
- * Folded states by stream, least recently used dropped first. A write then reads only the events after the
- * remembered revision instead of the whole stream (years of history would otherwise be re-read on every write).
+ * The folded states of an aggregate's streams, so a write reads only the events after the one its state was
+ * folded up to instead of the whole stream (years of history would otherwise be re-read on every write): the
+ * recently written streams in memory, and, when a snapshot store is given, every stream's latest snapshot.
  * Safe for every decider: `Decider.fold` never changes the state it folds from.
  */
-export class StreamStateCache<S> {
-  private readonly states = new Map<string, CachedState<S>>();
+export class StateCache<S> {
+  private readonly inMemory = new Map<string, CachedState<S>>();
 
-  constructor(private readonly maxStreams = 1000) {}
+  constructor(private readonly options: StateCacheOptions<S>) {}
 
-  get(streamId: string): CachedState<S> | undefined {
-    const entry = this.states.get(streamId);
-    if (entry) {
-      this.states.delete(streamId);
-      this.states.set(streamId, entry);
+  /** Where a write on the stream may start: its state in memory, else its snapshot, else nothing (fold it all). */
+  async load(streamId: string): Promise<CachedState<S> | undefined> {
+    const remembered = this.inMemory.get(streamId);
+    if (remembered) {
+      this.touch(streamId, remembered);
+      return remembered;
     }
-    return entry;
+    return this.readSnapshot(streamId);
   }
 
-  set(streamId: string, entry: CachedState<S>): void {
-    this.states.delete(streamId);
-    this.states.set(streamId, entry);
-    if (this.states.size > this.maxStreams) this.states.delete(this.states.keys().next().value!);
+  /**
+   * Keeps the state a write left; saves it as a snapshot when the write crossed a multiple of `every` revisions or
+   * had to fold `folded` >= `every` events (a long stream without a snapshot).
+   */
+  async remember(streamId: string, at: CachedState<S>, write?: { fromRevision: number; folded: number }): Promise<void> {
+    this.touch(streamId, at);
+    const snapshots = this.options.snapshots;
+    if (!snapshots || !write) return;
+    const { every } = snapshots;
+    const due = write.folded >= every || Math.floor((at.revision + 1) / every) > Math.floor((write.fromRevision + 1) / every);
+    if (due) await this.saveSnapshot(streamId, at);
   }
 
-  /** The remembered states, least recently used first. */
-  entries(): IterableIterator<[string, CachedState<S>]> {
-    return this.states.entries();
+  /** Drops the stream's state from memory and its snapshot (an erased user's data must not outlive the erasure). */
+  async forget(streamId: string): Promise<void> {
+    this.inMemory.delete(streamId);
+    await this.options.snapshots?.store.delete(streamId);
   }
 
-  /** Drops the stream's state (an erased user's data must not outlive the erasure in memory). */
-  forget(streamId: string): void {
-    this.states.delete(streamId);
+  /** Drops the state from memory only (a write that failed: the stream may have moved on). */
+  drop(streamId: string): void {
+    this.inMemory.delete(streamId);
+  }
+
+  /** On a clean stop: a snapshot of every state in memory newer than its stream's snapshot. Returns how many. */
+  async flush(): Promise<number> {
+    const snapshots = this.options.snapshots;
+    if (!snapshots) return 0;
+    let written = 0;
+    for (const [streamId, at] of this.inMemory) {
+      const stored = await snapshots.store.read(streamId);
+      if (stored?.version === snapshots.codec.version && stored.revision >= at.revision) continue;
+      await this.saveSnapshot(streamId, at);
+      written++;
+    }
+    return written;
+  }
+
+  /** The streams in memory, least recently used first. */
+  streamsInMemory(): string[] {
+    return [...this.inMemory.keys()];
+  }
+
+  private touch(streamId: string, at: CachedState<S>): void {
+    this.inMemory.delete(streamId);
+    this.inMemory.set(streamId, at);
+    if (this.inMemory.size > this.options.maxStreams) this.inMemory.delete(this.inMemory.keys().next().value!);
+  }
+
+  /** The snapshot as a starting state; none when absent, of another codec version, or unreadable (logged). */
+  private async readSnapshot(streamId: string): Promise<CachedState<S> | undefined> {
+    const snapshots = this.options.snapshots;
+    if (!snapshots) return undefined;
+    try {
+      const stored = await snapshots.store.read(streamId);
+      if (!stored || stored.version !== snapshots.codec.version) return undefined;
+      return { revision: stored.revision, lastEventId: stored.lastEventId, state: snapshots.codec.decode(JSON.parse(stored.state)) };
+    } catch (err) {
+      this.options.logger?.warn({ streamId, err }, 'snapshot not read: folding the whole stream');
+      return undefined;
+    }
+  }
+
+  private async saveSnapshot(streamId: string, at: CachedState<S>): Promise<void> {
+    const { store, codec } = this.options.snapshots!;
+    try {
+      const state = JSON.stringify(codec.encode(at.state));
+      await store.write(streamId, { version: codec.version, revision: at.revision, lastEventId: at.lastEventId, state });
+    } catch (err) {
+      this.options.logger?.warn({ streamId, err }, 'snapshot not saved');
+    }
   }
 }

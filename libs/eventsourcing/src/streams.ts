@@ -1,25 +1,16 @@
 import type { RecordedEvent } from '@udp/eventstore';
 
 /**
- * Stream names and event ownership, in one place for every service.
+ * Stream names and event ownership: the pieces every aggregate names its streams with (each aggregate declares its
+ * own category and names in its service's `domain/aggregate.ts`).
  *
  * A stream name is `<category prefix><part>[/<part>]`. Every variable part is encoded by `encodeIdPart`, whose
  * output never holds a `/`, so a name splits back into exactly the parts it was made of: no two (user, key)
- * pairs can give the same name, whatever characters a user id or key holds. No category prefix is a prefix of
- * another (tested), so a subscription by prefix never picks up another aggregate's streams.
+ * pairs can give the same name, whatever characters a user id or key holds.
  *
  * Events written through the command handler record their owner in `metadata.owner`; every fold and projection
  * checks it (`assertOwnedBy`) and refuses a stream that holds someone else's event.
  */
-export const STREAM_CATEGORIES = {
-  history: 'history-',
-  playlists: 'playlists-',
-  /** `preference.v2-<user>/<key>`; the former `preference-<user>-<base64url(key)>` was ambiguous (migrated at start). */
-  preference: 'preference.v2-',
-  legacyPreference: 'preference-',
-  profile: 'profile-',
-  catalogueItem: 'qc-item-',
-} as const;
 
 /** `%` and `/` percent-encoded, nothing else: injective, never contains `/`, and user ids as issued today are unchanged. */
 export function encodeIdPart(part: string): string {
@@ -49,26 +40,20 @@ export function splitIdParts(id: string, count: number): string[] | null {
  */
 export const userScopedId = (userId: string, rest: string) => `${encodeIdPart(userId)}/${rest}`;
 
-export const historyStreamId = (userId: string) => STREAM_CATEGORIES.history + joinIdParts(userId);
-export const playlistsStreamId = (userId: string) => STREAM_CATEGORIES.playlists + joinIdParts(userId);
-export const profileStreamId = (userId: string) => STREAM_CATEGORIES.profile + joinIdParts(userId);
-export const preferenceStreamId = (userId: string, key: string) => STREAM_CATEGORIES.preference + joinIdParts(userId, key);
-/** Prefix of every preference stream of one user and of no other (erasure and export find them by it). */
-export const preferenceStreamPrefixOf = (userId: string) => `${STREAM_CATEGORIES.preference}${encodeIdPart(userId)}/`;
-
-/** The user of a one-user stream (`history-`, `playlists-`, `profile-`), from its name. */
-export function userIdOfStream(category: string, streamId: string): string {
-  const parts = streamId.startsWith(category) ? splitIdParts(streamId.slice(category.length), 1) : null;
-  if (!parts) throw new Error(`${streamId} is not a ${category} stream`);
-  return parts[0];
-}
-
-/** User and key of a preference stream, from its name. */
-export function ownerOfPreferenceStream(streamId: string): { userId: string; key: string } {
-  const category = STREAM_CATEGORIES.preference;
-  const parts = streamId.startsWith(category) ? splitIdParts(streamId.slice(category.length), 2) : null;
-  if (!parts) throw new Error(`${streamId} is not a preference stream`);
-  return { userId: parts[0], key: parts[1] };
+/**
+ * The streams of an aggregate kept one per user (`<category><userId>`, the id encoded), each event owned by
+ * `{ userId }`: history, playlists, profile, exports.
+ */
+export function oneStreamPerUser(category: string) {
+  return {
+    category,
+    streamOf: (userId: string): OwnedStream => ({ id: category + encodeIdPart(userId), owner: { userId } }),
+    idOf(streamId: string): string {
+      const parts = streamId.startsWith(category) ? splitIdParts(streamId.slice(category.length), 1) : null;
+      if (!parts) throw new Error(`${streamId} is not a ${category} stream`);
+      return parts[0];
+    },
+  };
 }
 
 /** Who an event belongs to, e.g. `{ userId }` or `{ userId, key }`. */
@@ -79,8 +64,6 @@ export interface OwnedStream {
   id: string;
   owner: EventOwner;
 }
-
-export const ownedStream = (id: string, owner: EventOwner): OwnedStream => ({ id, owner });
 
 /** A stream held an event of another owner: the read is refused, never answered with that event. */
 export class ForeignEventError extends Error {
@@ -99,12 +82,7 @@ function sameOwner(recorded: unknown, owner: EventOwner): boolean {
   return entries.length === Object.keys(owner).length && entries.every(([k, v]) => owner[k] === v);
 }
 
-/**
- * Throws unless the event belongs to `owner`. An event without `metadata.owner` was written before owners were
- * recorded; it is accepted only in streams whose names were unambiguous then (history, playlists, profile: one
- * user id after a fixed prefix). Preference streams of the former, ambiguous form are rewritten at start with owners.
- */
+/** Throws unless the event records `owner` as its owner (an event of no one, in a stream of someone, is refused too). */
 export function assertOwnedBy(event: Pick<RecordedEvent, 'streamId' | 'revision' | 'metadata'>, owner: EventOwner): void {
-  const recorded = event.metadata?.owner;
-  if (recorded !== undefined && !sameOwner(recorded, owner)) throw new ForeignEventError(event.streamId, event.revision);
+  if (!sameOwner(event.metadata?.owner, owner)) throw new ForeignEventError(event.streamId, event.revision);
 }

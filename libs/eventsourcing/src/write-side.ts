@@ -1,14 +1,10 @@
 import { type EventStore, StoreUnavailableError } from '@udp/eventstore';
-import { METRICS, recordHistogram } from '@udp/telemetry';
-import { type ConflictPolicy, type HandledCommand, handleCommand } from './command-handler';
-import type { Command, Decider, DomainEvent } from './decider';
-import type { OwnedStream } from './streams';
 
 /** What a service writes with: its store, and the projector whose read model must show a write before it is acknowledged. */
 export interface WriteSide {
   store: EventStore;
   /** The service's own projector: a write is acknowledged once its read model shows it. */
-  projector: {
+  projector?: {
     waitFor(streamId: string, revision: number, timeoutMs: number, position?: bigint): Promise<boolean>;
     readonly service?: string;
   };
@@ -53,17 +49,18 @@ export interface WarningLogger {
   warn(details: object, message: string): void;
 }
 
-/**
- * A service's write side: its store, its projector, the read-your-writes bound, slow projections logged, and,
- * given the read-model store, writes refused while it is down (they could not become visible).
- */
-export function writeSide(
-  store: EventStore,
-  projector: WriteSide['projector'],
-  readYourWritesTimeoutMs = 5000,
-  logger?: WarningLogger,
-  readModels?: Pingable,
-): WriteSide {
+export interface WriteSideOptions {
+  store: EventStore;
+  /** Absent: writes are acknowledged once durable (a worker whose writes no client reads back at once). */
+  projector?: WriteSide['projector'];
+  readYourWritesTimeoutMs?: number;
+  logger?: WarningLogger;
+  /** The read-model store: writes are refused while it is down (they could not become visible). */
+  readModels?: Pingable;
+}
+
+/** A service's write side: its store, its projector, the read-your-writes bound, slow projections logged. */
+export function writeSide({ store, projector, readYourWritesTimeoutMs = 5000, logger, readModels }: WriteSideOptions): WriteSide {
   return {
     store,
     projector,
@@ -72,28 +69,4 @@ export function writeSide(
     onSlowProjection: (streamId, revision) =>
       logger?.warn({ streamId, revision }, 'read model late: acknowledged before it shows the write'),
   };
-}
-
-/** `handleCommand`, then wait (bounded) until the service's read model shows the appended events. */
-export async function handleCommandVisibly<C extends Command, E extends DomainEvent, S>(
-  write: WriteSide,
-  stream: string | OwnedStream,
-  decider: Decider<C, E, S>,
-  command: C | ((state: S) => C),
-  policy?: ConflictPolicy<S>,
-): Promise<HandledCommand<E, S>> {
-  const streamId = typeof stream === 'string' ? stream : stream.id;
-  await write.ready?.();
-  const result = await handleCommand(write.store, stream, decider, command, policy);
-  if (result.events.length > 0) {
-    const waiting = performance.now();
-    const visible = await write.projector.waitFor(streamId, result.revision, write.readYourWritesTimeoutMs, result.position);
-    recordHistogram(METRICS.readYourWritesWait, (performance.now() - waiting) / 1000, {
-      'udp.service': write.projector.service ?? 'unknown',
-      'udp.visible': visible,
-    });
-    // The events are durable either way; a late projection only delays visibility, so we still acknowledge.
-    if (!visible) write.onSlowProjection?.(streamId, result.revision);
-  }
-  return result;
 }

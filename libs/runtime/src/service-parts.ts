@@ -3,10 +3,9 @@ import type { InternalIdentity } from '@udp/auth';
 import type { Bus } from '@udp/bus';
 import {
   Projector,
+  StateCache,
   erasureParticipant,
-  foldedStates,
   type ErasureParticipantOptions,
-  type FoldedStates,
   type Projection,
   type SegmentsOptions,
   type SnapshotCodec,
@@ -44,24 +43,24 @@ export interface ServiceApp {
 
 /** For services whose write side keeps snapshots of folded states. */
 export interface SnapshotDeps {
-  /** Where folded states are saved every `snapshotEvery` events and at stop (none: every write starts from the cache or the stream). */
+  /** Where folded states are saved every `snapshotEvery` events and at stop (none: every write starts from memory or the stream). */
   snapshots?: SnapshotStore;
   snapshotEvery?: number;
 }
 
 /**
- * A write side's folded states from the service's deps: the last `cached` users' states in memory, saved every
- * `snapshotEvery` events (default 1000) when the deps give a snapshot store.
+ * An aggregate's folded states from the service's deps: the last `maxStreams` streams' states in memory, saved every
+ * `snapshotEvery` events (default 1000) when the deps give a snapshot store and the aggregate a snapshot codec.
  */
-export function serviceFoldedStates<S>(
+export function serviceStateCache<S>(
   deps: SnapshotDeps & Pick<ServiceDeps, 'logger'>,
-  options: { codec: SnapshotCodec<S>; cached?: number },
-): FoldedStates<S> {
-  return foldedStates({
-    cached: options.cached ?? 1000,
-    store: deps.snapshots,
-    codec: options.codec,
-    every: deps.snapshotEvery ?? 1000,
+  aggregate: { snapshot?: SnapshotCodec<S> },
+  maxStreams = 1000,
+): StateCache<S> {
+  const codec = aggregate.snapshot;
+  return new StateCache<S>({
+    maxStreams,
+    snapshots: deps.snapshots && codec && { store: deps.snapshots, codec, every: deps.snapshotEvery ?? 1000 },
     logger: deps.logger,
   });
 }
@@ -76,7 +75,7 @@ export interface ServiceProjectionsOptions {
   /** What erasing a user removes in this service. */
   erasure: Pick<ErasureParticipantOptions, 'streamsOfUser' | 'documentsOfUser'>;
   /** The write side's folded states, if it keeps them: forgotten with an erased user, saved as snapshots at stop. */
-  states?: FoldedStates<unknown>;
+  states?: Pick<StateCache<unknown>, 'forget' | 'flush'>;
 }
 
 export interface ServiceProjections {
@@ -109,8 +108,7 @@ export async function startServiceProjections(
     logger,
     projectors: [projector],
     ...options.erasure,
-    caches: options.states && [options.states.cache],
-    snapshots: options.states?.snapshots?.store,
+    states: options.states && [options.states],
   });
   return {
     projector,

@@ -1,7 +1,7 @@
 import { MemoryEventStore, MemorySnapshotStore } from '@udp/eventstore';
 import { startTestSystem } from '@udp/test-system';
 import { createHistoryService } from '../app';
-import { historyStream } from '../domain/events';
+import { historyStream } from '../domain/aggregate';
 import { historySnapshot } from '../domain/snapshot';
 
 /** Bounded replay: a history is saved every N events and at a clean stop; a new instance reads only what is newer. */

@@ -1,6 +1,6 @@
 import { apiSpecification } from '@udp/test-system';
 import { createHistoryService } from '../app';
-import { type HistoryEvent, historyStream } from '../domain/events';
+import { type HistoryEvent, historyStream } from '../domain/aggregate';
 import { cleared, deleted, recorded } from '../testing/history-events';
 
 /** Every write endpoint of history-svc: given the user's events, when a request, then the answer and the new events. */

@@ -1,5 +1,5 @@
 import { type Command, type Decider, copyOnWrite, notFound, quotaExceeded } from '@udp/eventsourcing';
-import { type HistoryEvent, upcast } from './events';
+import type { HistoryEvent } from './aggregate';
 
 /** An item as the client sent it, with the date already resolved (server time when it sent none). */
 export interface ItemToRecord {
@@ -154,7 +154,6 @@ export const historyDecider = (quotas: HistoryQuotas): Decider<HistoryCommand, H
   evolve,
   initialState,
   fold,
-  upcast,
 });
 
 function withoutUndefined<T extends object>(value: T): T {

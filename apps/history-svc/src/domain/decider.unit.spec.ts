@@ -2,7 +2,7 @@ import { DomainError } from '@udp/eventsourcing';
 import { DeciderSpecification } from '@udp/test-kit';
 import { type HistoryCommand, fold, historyDecider, evolve, initialState } from './decider';
 import { historySnapshot } from './snapshot';
-import type { HistoryEvent } from './events';
+import type { HistoryEvent } from './aggregate';
 import { cleared, deleted, recorded } from '../testing/history-events';
 
 const spec = DeciderSpecification(historyDecider({ maxEntries: 1000 }));

@@ -1,6 +1,6 @@
 import { historyEvents } from '@udp/contracts';
 import { RecordingBus, recordedEvents } from '@udp/test-system';
-import { type HistoryEvent, historyStream } from '../domain/events';
+import { type HistoryEvent, historyStream } from '../domain/aggregate';
 import { HISTORY_TOPIC, historyChangesPublisher } from './history-changes';
 
 /** user-data.history.v1: given events, the messages; ids and types only, keyed by user. */

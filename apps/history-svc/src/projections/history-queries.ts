@@ -16,15 +16,11 @@ export interface HistoryReadModel {
 
 /**
  * How many of the user's changes the read model has fully applied: read before the entries, so an answer
- * never claims a change it does not show. Read models projected before heads existed fall back to the
- * newest change an entry remembers. `version`: the head's store position ('none' for a user without
- * changes), when the head has one.
+ * never claims a change it does not show. `version`: the head's store position ('none' for a user without changes).
  */
-async function appliedChanges({ entries, heads }: HistoryReadModel, userId: string): Promise<{ count: number; version?: string }> {
+async function appliedChanges({ heads }: HistoryReadModel, userId: string): Promise<{ count: number; version: string }> {
   const head = await heads.get(userId);
-  if (head) return { count: head.revision + 1, version: head.position };
-  const [newest] = await entries.find({ userId }, { sort: { revision: -1 }, limit: 1 });
-  return newest ? { count: newest.revision + 1 } : { count: 0, version: 'none' };
+  return head ? { count: head.revision + 1, version: head.position } : { count: 0, version: 'none' };
 }
 
 /**

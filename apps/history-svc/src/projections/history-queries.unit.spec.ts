@@ -1,6 +1,6 @@
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { recordedEvents } from '@udp/test-system';
-import { type HistoryEvent, historyStream } from '../domain/events';
+import { type HistoryEvent, historyStream } from '../domain/aggregate';
 import { historyEntries, historyHeads, historyProjection } from './history';
 import { historyJson, listHistory, toItem } from './history-queries';
 

@@ -1,7 +1,6 @@
-import type { RecordedEvent } from '@udp/eventstore';
-import { type ApplyContext, type Projection, assertOwnedBy, userScopedId } from '@udp/eventsourcing';
+import { type Projection, aggregateProjection, userScopedId } from '@udp/eventsourcing';
 import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
-import { HISTORY_STREAM_PREFIX, type HistoryEvent, upcast, userIdOfHistoryStream } from '../domain/events';
+import { type HistoryEvent, historyStreams } from '../domain/aggregate';
 import { type CountedAt, type TrendingCounter, type TrendingOptions, letOthersRun, trendingCounter } from './trending';
 
 /**
@@ -32,9 +31,8 @@ export interface HistoryHeadDocument {
   /**
    * The store's position of that change (a decimal string): unlike the revision, never the same for two states of
    * any history, even for a history erased and begun again, so it names the version of the user's entries.
-   * Absent in heads projected before it was added.
    */
-  position?: string;
+  position: string;
 }
 
 export const HISTORY_COLLECTION = 'history_entries';
@@ -71,21 +69,15 @@ export function historyProjection(readModels: ReadModelStore, options: HistoryPr
   const entries = historyEntries(readModels);
   const heads = historyHeads(readModels);
   const trending = trendingCounter(readModels, entries, options);
-  return {
+  return aggregateProjection({
     name: HISTORY_PROJECTION,
-    streamPrefixes: [HISTORY_STREAM_PREFIX],
-    async apply(recorded: RecordedEvent, context?: ApplyContext) {
-      const userId = userIdOfHistoryStream(recorded.streamId);
-      assertOwnedBy(recorded, { userId });
-      const revision = recorded.revision;
-      const at = {
-        revision,
-        counted: { position: Number(recorded.position), key: context?.segment === undefined ? 'all' : `s${context.segment}` },
-      };
-      await applyToEntries(entries, trending, upcast(recorded.type, recorded.data), userId, at);
-      await heads.upsertIfNewer({ _id: userId, userId, revision, position: String(recorded.position) });
+    aggregate: historyStreams,
+    async apply(event, { id: userId, revision, position, segment }) {
+      const counted = { position: Number(position), key: segment === undefined ? 'all' : `s${segment}` };
+      await applyToEntries(entries, trending, event, userId, { revision, counted });
+      await heads.upsertIfNewer({ _id: userId, userId, revision, position: String(position) });
     },
-  };
+  });
 }
 
 /**

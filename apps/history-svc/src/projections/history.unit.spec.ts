@@ -2,7 +2,7 @@ import { ForeignEventError } from '@udp/eventsourcing';
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { recordedEvents } from '@udp/test-system';
-import { type HistoryEvent, historyStream } from '../domain/events';
+import { type HistoryEvent, historyStream } from '../domain/aggregate';
 import { cleared, deleted, recorded } from '../testing/history-events';
 import { type HistoryEntryDocument, historyEntries, historyProjection } from './history';
 

@@ -1,7 +1,7 @@
 import { SYNC_TOKEN_PATTERN } from '@udp/contracts';
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { historyStreamId } from '../domain/events';
+import { historyStreamId } from '../domain/aggregate';
 import { historyEntries, historyHeads, historyProjection } from './history';
 import { formatSyncToken, parseSyncToken, positionAfter } from './sync-token';
 

@@ -1,4 +1,4 @@
-import type { HistoryEvent } from '../domain/events';
+import type { HistoryEvent } from '../domain/aggregate';
 
 /** History events for the specs (decider, projections, write endpoints), by their data. */
 export const recorded = (

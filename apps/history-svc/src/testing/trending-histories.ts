@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@udp/eventstore';
 import { recordedEvents } from '@udp/test-system';
-import { type HistoryEvent, historyStream } from '../domain/events';
+import { type HistoryEvent, historyStream } from '../domain/aggregate';
 import type { HistoryEntryDocument } from '../projections/history';
 import { type TrendingQuery, trendingHorizon } from '../projections/trending';
 import { cleared, deleted, recorded } from './history-events';

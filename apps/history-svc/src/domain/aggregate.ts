@@ -1,0 +1,34 @@
+import { historyEvents } from '@udp/contracts';
+import { type Aggregate, oneStreamPerUser } from '@udp/eventsourcing';
+import { type HistoryCommand, type HistoryQuotas, type HistoryState, historyDecider } from './decider';
+import { historySnapshot } from './snapshot';
+
+/**
+ * The events of one user's history. Their schemas are in libs/contracts/src/events/history.ts, beside the bus
+ * message that names these types for other consumers (docs/architecture.md, "Event sourcing rules").
+ */
+export type HistoryEvent = historyEvents.HistoryEvent;
+export type HistoryItemRecorded = Extract<HistoryEvent, { type: 'HistoryItemRecorded' }>;
+
+/**
+ * One stream per user (`history-<userId>`, the id encoded), each event owned by `{ userId }` and parsed by its
+ * schema on read; user ids are opaque. What the projections read the aggregate by.
+ */
+export const historyStreams = { ...oneStreamPerUser('history-'), events: historyEvents.HistoryEvent };
+export const historyStream = historyStreams.streamOf;
+export const historyStreamId = (userId: string) => historyStream(userId).id;
+/** Every stream of a user in this service (erasure deletes them). */
+export const historyStreamsOfUser = (userId: string) => [historyStreamId(userId)];
+
+/**
+ * A user's history as an aggregate. A write never retries a conflicting append: the spec answers 429 at once.
+ * Its state is snapshotted (a history can hold 100,000 entries).
+ */
+export const historyAggregate = (
+  quotas: HistoryQuotas,
+): Aggregate<HistoryCommand, HistoryEvent, HistoryState, string> => ({
+  ...historyStreams,
+  decider: historyDecider(quotas),
+  snapshot: historySnapshot,
+  conflictRetries: 0,
+});
