@@ -23,7 +23,7 @@ describe('history projection: change positions', () => {
     position: BigInt(revision),
     type,
     data,
-    metadata: {},
+    metadata: { owner: { userId: 'u' } },
     createdAt: 0,
   });
 
