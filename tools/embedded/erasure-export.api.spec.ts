@@ -10,7 +10,7 @@ import { createExportWorker } from '../../apps/export-worker/src/app';
 import { exportStreamId } from '../../apps/export-worker/src/domain/events';
 import { FileExportStorage } from '../../apps/export-worker/src/worker/storage';
 import { createProfileService } from '../../apps/profile-svc/src/app';
-import { profileStreamId } from '../../apps/profile-svc/src/domain/events';
+import { profileStreamId } from '../../apps/profile-svc/src/domain/aggregate';
 
 /**
  * Issue 18 #3: an export in flight must not bring an erased user back. The real profile-svc and export-worker behind

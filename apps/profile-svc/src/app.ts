@@ -1,8 +1,8 @@
-import { writeSide } from '@udp/eventsourcing';
+import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
 import { profileRoutes } from './api/routes';
-import { profileStreamsOfUser } from './domain/events';
+import { profileAggregate, profileStreamsOfUser } from './domain/aggregate';
 import { profileDocumentsOfUser, profileProjection, profileRows, publicProfileRows } from './projections/profiles';
 
 export interface ProfileServiceDeps extends ServiceDeps {
@@ -27,11 +27,13 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
     identity,
     routes: [
       profileRoutes({
-        write: writeSide(store, projections.projector, deps.readYourWritesTimeoutMs, logger, readModels),
+        handle: commandHandler(profileAggregate, {
+          write: writeSide({ store, projector: projections.projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels }),
+          now: deps.now ?? Date.now,
+        }),
         profiles: profileRows(readModels),
         publicProfiles: publicProfileRows(readModels),
         publicProfilesEnabled: deps.publicProfilesEnabled ?? true,
-        now: deps.now ?? Date.now,
       }),
     ],
   });

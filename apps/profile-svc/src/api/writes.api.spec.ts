@@ -1,6 +1,6 @@
 import { apiSpecification } from '@udp/test-system';
 import { createProfileService } from '../app';
-import { type ProfileEvent, profileStream } from '../domain/events';
+import { type ProfileEvent, profileStream } from '../domain/aggregate';
 import { T0 as NOW, UUID_V4 as UUID_V4_PATTERN, created, profile } from '../testing/profiles';
 
 /** The write endpoints of profile-svc (PUT, and the first GET that creates the profile): given events, when, then. */

@@ -1,6 +1,6 @@
 import type { UpdateProfileData } from '@udp/contracts';
 import { type Command, type Decider, foldByEvolve } from '@udp/eventsourcing';
-import { type ProfileEvent, type ProfileState, upcast } from './events';
+import type { ProfileEvent, ProfileState } from './aggregate';
 
 /**
  * The profile exists from the user's first authenticated call: that call ensures it, with a public user
@@ -74,5 +74,4 @@ export const profileDecider: Decider<ProfileCommand, ProfileEvent, State> = {
   evolve,
   initialState,
   fold: foldByEvolve(evolve),
-  upcast,
 };

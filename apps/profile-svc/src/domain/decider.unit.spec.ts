@@ -1,6 +1,6 @@
 import { DeciderSpecification } from '@udp/test-kit';
 import { type ProfileCommand, profileDecider } from './decider';
-import type { ProfileEvent, ProfileState } from './events';
+import type { ProfileEvent, ProfileState } from './aggregate';
 import { publicView } from './public-view';
 
 const spec = DeciderSpecification(profileDecider);

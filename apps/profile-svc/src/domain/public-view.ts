@@ -1,5 +1,5 @@
 import type { Profile, PublicProfile } from '@udp/contracts';
-import type { ProfileState } from './events';
+import type { ProfileState } from './aggregate';
 
 /** What others may see: nothing unless the profile is public, then only the public fields that are set. */
 export function publicView(profile: ProfileState): PublicProfile | null {

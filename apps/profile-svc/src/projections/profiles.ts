@@ -1,8 +1,8 @@
 import type { PublicProfile } from '@udp/contracts';
-import type { EventStore, RecordedEvent } from '@udp/eventstore';
-import { type Projection, assertOwnedBy } from '@udp/eventsourcing';
+import type { EventStore } from '@udp/eventstore';
+import { type Projection, aggregateProjection, domainEventOf } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
-import { PROFILE_STREAM_PREFIX, type ProfileState, profileStreamId, upcast, userIdOfProfileStream } from '../domain/events';
+import { type ProfileState, profileStream, profileStreams } from '../domain/aggregate';
 import { publicView } from '../domain/public-view';
 
 /** The owner's profile, by user id. */
@@ -37,8 +37,9 @@ export function profileDocumentsOfUser(readModels: ReadModelStore, store: EventS
     const publicIds = new Set<string>();
     const row = await profileRows(readModels).get(userId);
     if (row?.publicUserId) publicIds.add(row.publicUserId);
-    for (const e of (await store.readStream(profileStreamId(userId))).events)
-      publicIds.add(upcast(e.type, e.data).data.profile.publicUserId);
+    const stream = profileStream(userId);
+    for (const e of (await store.readStream(stream.id)).events)
+      publicIds.add(domainEventOf(profileStreams, e, stream.owner).data.profile.publicUserId);
     return [
       { collection: PROFILES, filter: { _id: userId } },
       { collection: PUBLIC_PROFILES, filter: { _id: { $in: [...publicIds] } } },
@@ -50,16 +51,12 @@ export function profileDocumentsOfUser(readModels: ReadModelStore, store: EventS
 export function profileProjection(readModels: ReadModelStore): Projection {
   const profiles = profileRows(readModels);
   const publicProfiles = publicProfileRows(readModels);
-  return {
+  return aggregateProjection({
     name: 'profiles',
-    streamPrefixes: [PROFILE_STREAM_PREFIX],
-    async apply(recorded: RecordedEvent) {
-      const userId = userIdOfProfileStream(recorded.streamId);
-      assertOwnedBy(recorded, { userId });
-      const { profile } = upcast(recorded.type, recorded.data).data;
-      const revision = recorded.revision;
+    aggregate: profileStreams,
+    async apply({ data: { profile } }, { id: userId, revision }) {
       await profiles.upsertIfNewer({ ...profile, _id: userId, revision });
       await publicProfiles.upsertIfNewer({ _id: profile.publicUserId, view: publicView(profile), revision });
     },
-  };
+  });
 }

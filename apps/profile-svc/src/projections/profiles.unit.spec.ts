@@ -2,7 +2,7 @@ import { ForeignEventError } from '@udp/eventsourcing';
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { recordedEvents } from '@udp/test-system';
-import { type ProfileEvent, profileStream } from '../domain/events';
+import { type ProfileEvent, profileStream } from '../domain/aggregate';
 import { PUBLIC_ID, T0, created, profile, updated } from '../testing/profiles';
 import { profileProjection, profileRows, publicProfileRows } from './profiles';
 

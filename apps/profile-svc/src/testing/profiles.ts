@@ -1,5 +1,5 @@
 import { newProfile } from '../domain/decider';
-import type { ProfileEvent, ProfileState } from '../domain/events';
+import type { ProfileEvent, ProfileState } from '../domain/aggregate';
 
 /** Profile fixtures for the specs: states and events of one user's profile. What a new profile holds is the decider's spec. */
 export const T0 = 1_700_000_000_000;
