@@ -1,13 +1,14 @@
 import compression from 'compression';
 import type { Express } from 'express';
 import type { QcItemDefinition } from '@udp/contracts';
-import { Projector } from '@udp/eventsourcing';
+import { Projector, commandHandler, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, mountProbes, readinessOf, serviceHealthChecks } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import catalogueData from '../data/items.json';
 import { catalogueRoutes } from './api/routes';
+import { itemAggregate } from './domain/aggregate';
 import { type ImportSummary, importCatalogue, parseCatalogueData } from './import/import-catalogue';
 import { catalogueProjection, itemVersions } from './projections/catalogue';
 import { CatalogueView } from './projections/catalogue-view';
@@ -45,15 +46,11 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
   await projector.start();
 
   // Publishing is the import command: only versions not yet published become events.
+  const now = deps.now ?? Date.now;
+  const write = writeSide({ store, projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger });
   const imported = await importCatalogue(
-    {
-      store,
-      projector,
-      readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs ?? 5000,
-      onSlowProjection: (streamId, revision) => logger.warn({ streamId, revision }, 'read model late: catalogue shows the version shortly'),
-    },
+    { store, handle: commandHandler(itemAggregate, { write, now }), now },
     deps.items ?? parseCatalogueData(catalogueData),
-    deps.now ?? Date.now,
   );
   for (const refused of imported.refused) logger.error(refused, 'catalogue item version refused');
   logger.info(

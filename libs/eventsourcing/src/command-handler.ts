@@ -55,6 +55,20 @@ export function commandHandler<C extends Command, E extends DomainEvent, S, Id>(
   };
 }
 
+/** The state of the stream of `id` as it is stored now, without a command (a check before a batch of writes). */
+export async function currentState<E extends DomainEvent, S, Id>(
+  aggregate: Aggregate<never, E, S, Id>,
+  store: EventStore,
+  id: Id,
+): Promise<S> {
+  const stream = aggregate.streamOf(id);
+  const { events } = await store.readStream(stream.id);
+  return aggregate.decider.fold(
+    events.map((recorded) => domainEventOf(aggregate, recorded, stream.owner)),
+    aggregate.decider.initialState(),
+  );
+}
+
 async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   aggregate: Aggregate<C, E, S, Id>,
   store: EventStore,

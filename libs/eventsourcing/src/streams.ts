@@ -40,20 +40,26 @@ export function splitIdParts(id: string, count: number): string[] | null {
  */
 export const userScopedId = (userId: string, rest: string) => `${encodeIdPart(userId)}/${rest}`;
 
-/**
- * The streams of an aggregate kept one per user (`<category><userId>`, the id encoded), each event owned by
- * `{ userId }`: history, playlists, profile, exports.
- */
-export function oneStreamPerUser(category: string) {
+/** Streams one per thing of an aggregate (`<category><id>`, the id encoded), of no one user: e.g. catalogue items. */
+export function oneStreamEach(category: string) {
   return {
     category,
-    streamOf: (userId: string): OwnedStream => ({ id: category + encodeIdPart(userId), owner: { userId } }),
+    streamOf: (id: string): { id: string; owner?: EventOwner } => ({ id: category + encodeIdPart(id) }),
     idOf(streamId: string): string {
       const parts = streamId.startsWith(category) ? splitIdParts(streamId.slice(category.length), 1) : null;
       if (!parts) throw new Error(`${streamId} is not a ${category} stream`);
       return parts[0];
     },
   };
+}
+
+/**
+ * Streams one per user (`<category><userId>`, the id encoded), each event owned by `{ userId }`: history,
+ * playlists, profile, exports.
+ */
+export function oneStreamPerUser(category: string) {
+  const each = oneStreamEach(category);
+  return { ...each, streamOf: (userId: string): OwnedStream => ({ id: each.streamOf(userId).id, owner: { userId } }) };
 }
 
 /** Who an event belongs to, e.g. `{ userId }` or `{ userId, key }`. */

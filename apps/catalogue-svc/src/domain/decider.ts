@@ -1,6 +1,6 @@
 import type { QcItemDefinition } from '@udp/contracts';
 import { type Command, type Decider, conflict, foldByEvolve, invalid } from '@udp/eventsourcing';
-import { type ItemEvent, upcast } from './events';
+import type { ItemEvent } from './aggregate';
 import { fingerprint, itemProblems } from './rules';
 
 export type PublishItemVersion = Command<'PublishItemVersion', { item: QcItemDefinition }>;
@@ -48,4 +48,4 @@ export function evolve(state: ItemState, event: ItemEvent): ItemState {
   }
 }
 
-export const itemDecider: Decider<ItemCommand, ItemEvent, ItemState> = { decide, evolve, initialState, fold: foldByEvolve(evolve), upcast };
+export const itemDecider: Decider<ItemCommand, ItemEvent, ItemState> = { decide, evolve, initialState, fold: foldByEvolve(evolve) };

@@ -2,7 +2,7 @@ import type { QcItemDefinition } from '@udp/contracts';
 import { DomainError } from '@udp/eventsourcing';
 import { DeciderSpecification } from '@udp/test-kit';
 import { type ItemCommand, itemDecider } from './decider';
-import type { ItemEvent } from './events';
+import type { ItemEvent } from './aggregate';
 import { compareVersions, fingerprint } from './rules';
 import { T0 as now, checkResult, qcItem as item } from '../testing/catalogue';
 

@@ -1,8 +1,9 @@
 import { QcItemDefinition, z } from '@udp/contracts';
-import { DomainError, handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
+import { type CommandHandler, DomainError, type Unstamped, currentState } from '@udp/eventsourcing';
+import type { EventStore } from '@udp/eventstore';
 import { validateAgainstCatalogueSchema } from '@udp/qc-schema';
-import { type ItemCommand, itemDecider } from '../domain/decider';
-import { itemStreamId } from '../domain/events';
+import type { ItemCommand, ItemState } from '../domain/decider';
+import { type ItemEvent, itemAggregate } from '../domain/aggregate';
 import { itemInfoXml } from '../projections/renditions';
 
 export interface ImportSummary {
@@ -24,18 +25,20 @@ export function parseCatalogueData(data: unknown): QcItemDefinition[] {
  * then its `ItemVersionPublished` event is appended through the decider, which refuses what breaks the
  * catalogue rules or would change a published version. Running it again on the same data appends nothing.
  */
-export async function importCatalogue(write: WriteSide, items: QcItemDefinition[], now: () => number): Promise<ImportSummary> {
+export async function importCatalogue(
+  { store, handle, now }: { store: EventStore; handle: CommandHandler<ItemCommand, ItemEvent, ItemState, string>; now: () => number },
+  items: QcItemDefinition[],
+): Promise<ImportSummary> {
   const summary: ImportSummary = { published: [], unchanged: [], refused: [] };
-  const command = (item: QcItemDefinition): ItemCommand => ({ type: 'PublishItemVersion', data: { item }, metadata: { now: now() } });
+  const command = (item: QcItemDefinition): Unstamped<ItemCommand> => ({ type: 'PublishItemVersion', data: { item } });
 
   // Dry run on the current state: which versions would be published, which are refused by the rules.
   const candidates: QcItemDefinition[] = [];
   const pending = new Set<string>();
   for (const item of items) {
     try {
-      const stream = await write.store.readStream(itemStreamId(item.ID));
-      const state = stream.events.map((e) => itemDecider.upcast!(e.type, e.data)).reduce(itemDecider.evolve, itemDecider.initialState());
-      const events = pending.has(label(item)) ? [] : itemDecider.decide(command(item), state);
+      const state = await currentState(itemAggregate, store, item.ID);
+      const events = pending.has(label(item)) ? [] : itemAggregate.decider.decide({ ...command(item), metadata: { now: now() } }, state);
       if (events.length) {
         candidates.push(item);
         pending.add(label(item));
@@ -63,8 +66,8 @@ export async function importCatalogue(write: WriteSide, items: QcItemDefinition[
       continue;
     }
     try {
-      const handled = await handleCommandVisibly(write, itemStreamId(item.ID), itemDecider, command(item), { retries: 3 });
-      (handled.events.length ? summary.published : summary.unchanged).push(label(item));
+      const { newEvents } = await handle(item.ID, command(item));
+      (newEvents.length ? summary.published : summary.unchanged).push(label(item));
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       summary.refused.push({ item: label(item), reason: error.message });

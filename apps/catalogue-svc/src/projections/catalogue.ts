@@ -1,7 +1,7 @@
 import type { QcItemDefinition } from '@udp/contracts';
-import type { Projection } from '@udp/eventsourcing';
+import { type Projection, aggregateProjection } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
-import { ITEM_STREAM_PREFIX, upcast } from '../domain/events';
+import { itemStreams } from '../domain/aggregate';
 
 /** One document per published item version, with the versions published up to it (its immutable ItemInfo). */
 export interface ItemVersionDocument {
@@ -28,15 +28,14 @@ export function itemVersions(readModels: ReadModelStore): Collection<ItemVersion
  */
 export function catalogueProjection(readModels: ReadModelStore, onChange: () => void): Projection {
   const versions = itemVersions(readModels);
-  return {
+  return aggregateProjection({
     name: 'qc-item-versions',
-    streamPrefixes: [ITEM_STREAM_PREFIX],
-    async apply(recorded) {
-      const event = upcast(recorded.type, recorded.data);
+    aggregate: itemStreams,
+    async apply(event, { revision }) {
       switch (event.type) {
         case 'ItemVersionPublished': {
           const { item, publishedAt } = event.data;
-          const earlier = await versions.find({ itemId: item.ID, revision: { $lt: recorded.revision } }, { sort: { revision: 1 } });
+          const earlier = await versions.find({ itemId: item.ID, revision: { $lt: revision } }, { sort: { revision: 1 } });
           await versions.upsertIfNewer({
             _id: versionDocumentId(item.ID, item.Version),
             itemId: item.ID,
@@ -44,12 +43,12 @@ export function catalogueProjection(readModels: ReadModelStore, onChange: () => 
             item,
             publishedAt,
             versionsAtPublication: [...earlier.map((d) => d.version), item.Version],
-            revision: recorded.revision,
+            revision,
           });
           onChange();
           return;
         }
       }
     },
-  };
+  });
 }

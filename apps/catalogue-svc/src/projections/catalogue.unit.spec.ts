@@ -1,7 +1,7 @@
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { recordedEvents } from '@udp/test-system';
-import { type ItemEvent, itemStreamId } from '../domain/events';
+import { type ItemEvent, itemStreamId } from '../domain/aggregate';
 import { qcItem } from '../testing/catalogue';
 import { catalogueProjection, itemVersions } from './catalogue';
 
