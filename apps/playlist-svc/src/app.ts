@@ -1,13 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
-import { type StreamStateCache, writeSide } from '@udp/eventsourcing';
+import { type StateCache, commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
-import { serviceFoldedStates, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { playlistRoutes } from './api/routes';
-import { type PlaylistLimits, type PlaylistsState, playlistsDecider } from './domain/decider';
-import { playlistsSnapshot } from './domain/snapshot';
+import type { PlaylistLimits, PlaylistsState } from './domain/decider';
 import { playlistChangesPublisher } from './projections/playlist-changes';
-import { playlistStreamsOfUser } from './domain/events';
+import { playlistStreamsOfUser, playlistsAggregate } from './domain/aggregate';
 import { PLAYLISTS_COLLECTION, playlistDocumentsOfUser, playlistDocuments, playlistsProjection } from './projections/playlists';
 
 export interface PlaylistServiceDeps extends ServiceDeps, SnapshotDeps {
@@ -22,26 +21,27 @@ export interface PlaylistServiceDeps extends ServiceDeps, SnapshotDeps {
 
 export interface PlaylistService extends ServiceApp {
   /** Folded playlists by stream: erasing a user forgets theirs. */
-  states: StreamStateCache<PlaylistsState>;
+  states: StateCache<PlaylistsState>;
 }
 
 /** Everything playlist-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<PlaylistService> {
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(PLAYLISTS_COLLECTION, { userId: 1, businessId: 1 });
-  const folded = serviceFoldedStates(deps, { codec: playlistsSnapshot, cached: deps.cachedStates });
-  const { cache: states, snapshots } = folded;
+  const aggregate = playlistsAggregate(
+    {
+      maxPlaylists: deps.limits?.maxPlaylists ?? PLAYLIST_LIMITS.maxPlaylists,
+      maxBookmarks: deps.limits?.maxBookmarks ?? PLAYLIST_LIMITS.maxBookmarks,
+    },
+    deps.conflictRetries ?? 10,
+  );
+  const states = serviceStateCache(deps, aggregate, deps.cachedStates);
   const projections = await startServiceProjections(deps, {
     service: 'playlist-svc',
     projection: playlistsProjection(readModels),
     publisher: playlistChangesPublisher(bus),
     erasure: { streamsOfUser: playlistStreamsOfUser, documentsOfUser: playlistDocumentsOfUser },
-    states: folded,
-  });
-
-  const decider = playlistsDecider({
-    maxPlaylists: deps.limits?.maxPlaylists ?? PLAYLIST_LIMITS.maxPlaylists,
-    maxBookmarks: deps.limits?.maxBookmarks ?? PLAYLIST_LIMITS.maxBookmarks,
+    states,
   });
 
   const app = serviceHttpApp({
@@ -52,12 +52,11 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
     identity,
     routes: [
       playlistRoutes({
-        write: writeSide(store, projections.projector, deps.readYourWritesTimeoutMs, logger, readModels),
-        decider,
-        now: deps.now ?? Date.now,
-        conflictRetries: deps.conflictRetries ?? 10,
-        states,
-        snapshots,
+        handle: commandHandler(aggregate, {
+          write: writeSide({ store, projector: projections.projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels }),
+          now: deps.now ?? Date.now,
+          states,
+        }),
         documents: playlistDocuments(readModels),
         newId: deps.newId ?? randomUUID,
       }),

@@ -11,12 +11,13 @@ import {
 import { mountRoute, notFoundError, userIdOf, sendJsonConditionally } from '@udp/http-kit';
 import { type PlaylistView, listPlaylists, newestFirst, playlistById, viewOf } from '../projections/playlist-queries';
 import type { BookmarkEntry } from '../projections/playlists';
-import type { PlaylistVersionDeps } from './routes';
+import { type PlaylistRouteDeps, addedBookmark } from './routes';
+import { findPlaylist } from '../domain/decider';
 
 const api = playlistApi.v2;
 
 /** `/api/playlist/v2`: playlists by technical id, media by `media_id`; the watch-later playlist is `system`. */
-export function playlistV2Routes({ execute, documents, newId }: PlaylistVersionDeps): Router {
+export function playlistV2Routes({ handle, documents, newId }: PlaylistRouteDeps): Router {
   const router = Router();
 
   mountRoute(router, api.list, async ({ query }, req, res) => {
@@ -28,30 +29,30 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistVersionD
   mountRoute(router, api.create, async ({ body }, _req, res) => {
     if (body.system) {
       // The system playlist exists for every user: asking for it answers it as it is.
-      const outcome = await execute(userIdOf(res), { type: 'EnsureWatchLater', data: {} });
-      res.status(200).json(metaDataV2(viewOf(outcome.playlist({ id: WATCH_LATER }))));
+      const outcome = await handle(userIdOf(res), { type: 'EnsureWatchLater', data: {} });
+      res.status(200).json(metaDataV2(viewOf(findPlaylist(outcome.newState, { id: WATCH_LATER })!)));
       return;
     }
     const id = newId();
-    const outcome = await execute(userIdOf(res), {
+    const outcome = await handle(userIdOf(res), {
       type: 'SavePlaylist',
       data: { businessId: id, newPlaylistId: id, name: body.name, items: [] },
     });
-    res.status(201).json(metaDataV2(viewOf(outcome.playlist({ id }))));
+    res.status(201).json(metaDataV2(viewOf(findPlaylist(outcome.newState, { id })!)));
   });
 
   mountRoute(router, api.deleteAll, async (_input, _req, res) => {
-    await execute(userIdOf(res), { type: 'DeleteAllPlaylists', data: {} });
+    await handle(userIdOf(res), { type: 'DeleteAllPlaylists', data: {} });
     res.status(204).end();
   });
 
   mountRoute(router, api.createWithBookmark, async ({ body }, _req, res) => {
     const id = newId();
-    const outcome = await execute(userIdOf(res), {
+    const outcome = await handle(userIdOf(res), {
       type: 'SavePlaylist',
       data: { businessId: id, newPlaylistId: id, name: body.name, items: [{ itemId: body.media_id }] },
     });
-    const answer: BookmarksIds = { bookmark_id: outcome.playlist({ id }).bookmarks.get(body.media_id)!.id, playlist_id: id };
+    const answer: BookmarksIds = { bookmark_id: findPlaylist(outcome.newState, { id })!.bookmarks.get(body.media_id)!.id, playlist_id: id };
     res.status(201).json(answer);
   });
 
@@ -62,26 +63,26 @@ export function playlistV2Routes({ execute, documents, newId }: PlaylistVersionD
   });
 
   mountRoute(router, api.addBookmark, async ({ params: { playlistId }, body }, _req, res) => {
-    const outcome = await execute(userIdOf(res), {
+    const outcome = await handle(userIdOf(res), {
       type: 'AddBookmarks',
       data: { playlist: { id: playlistId }, items: [{ itemId: body.media_id, date: body.date }] },
     });
-    const bookmark = outcome.playlist({ id: playlistId }).bookmarks.get(body.media_id)!;
-    res.status(outcome.addedItem(playlistId, body.media_id) ? 201 : 200).json(bookmarkV2(bookmark));
+    const bookmark = findPlaylist(outcome.newState, { id: playlistId })!.bookmarks.get(body.media_id)!;
+    res.status(addedBookmark(outcome.newEvents, playlistId, body.media_id) ? 201 : 200).json(bookmarkV2(bookmark));
   });
 
   mountRoute(router, api.deleteBookmarks, async ({ params: { playlistId } }, _req, res) => {
-    await execute(userIdOf(res), { type: 'RemoveBookmarks', data: { playlist: { id: playlistId } } });
+    await handle(userIdOf(res), { type: 'RemoveBookmarks', data: { playlist: { id: playlistId } } });
     res.status(204).end();
   });
 
   mountRoute(router, api.deleteBookmark, async ({ params: { playlistId, bookmarks_id } }, _req, res) => {
-    await execute(userIdOf(res), { type: 'RemoveBookmark', data: { playlist: { id: playlistId }, bookmarkId: bookmarks_id } });
+    await handle(userIdOf(res), { type: 'RemoveBookmark', data: { playlist: { id: playlistId }, bookmarkId: bookmarks_id } });
     res.status(204).end();
   });
 
   mountRoute(router, api.delete, async ({ params: { playlist_id } }, _req, res) => {
-    await execute(userIdOf(res), { type: 'DeletePlaylist', data: { playlist: { id: playlist_id } } });
+    await handle(userIdOf(res), { type: 'DeletePlaylist', data: { playlist: { id: playlist_id } } });
     res.status(204).end();
   });
 

@@ -3,12 +3,13 @@ import { playlistApi, type BookmarkV3, type FullPlaylistV3, type PlaylistMetaDat
 import { mountRoute, notFoundError, userIdOf, sendJsonConditionally } from '@udp/http-kit';
 import { type PlaylistView, listPlaylists, newestFirst, playlistByBusinessId, viewOf } from '../projections/playlist-queries';
 import type { BookmarkEntry } from '../projections/playlists';
-import type { PlaylistVersionDeps } from './routes';
+import { type PlaylistRouteDeps, addedBookmark } from './routes';
+import { findPlaylist } from '../domain/decider';
 
 const api = playlistApi.v3;
 
 /** `/api/playlist/v3`: playlists by business id (`watch_later` is the watch-later playlist), items by `itemId`. */
-export function playlistV3Routes({ execute, documents, newId }: PlaylistVersionDeps): Router {
+export function playlistV3Routes({ handle, documents, newId }: PlaylistRouteDeps): Router {
   const router = Router();
 
   mountRoute(router, api.list, async (_input, req, res) => {
@@ -18,18 +19,18 @@ export function playlistV3Routes({ execute, documents, newId }: PlaylistVersionD
   });
 
   mountRoute(router, api.deleteAll, async (_input, _req, res) => {
-    await execute(userIdOf(res), { type: 'DeleteAllPlaylists', data: {} });
+    await handle(userIdOf(res), { type: 'DeleteAllPlaylists', data: {} });
     res.status(204).end();
   });
 
   /** Creates the playlist with its first item; a playlist with that business id takes the name and the item. */
   mountRoute(router, api.createWithBookmark, async ({ body: { businessId, itemId, name, date } }, _req, res) => {
-    const outcome = await execute(userIdOf(res), {
+    const outcome = await handle(userIdOf(res), {
       type: 'SavePlaylist',
       data: { businessId, newPlaylistId: newId(), name, items: [{ itemId, date }] },
     });
-    const playlist = outcome.playlist({ businessId });
-    res.status(outcome.addedItem(playlist.id, itemId) ? 201 : 200).json(bookmarkV3(playlist.bookmarks.get(itemId)!));
+    const playlist = findPlaylist(outcome.newState, { businessId })!;
+    res.status(addedBookmark(outcome.newEvents, playlist.id, itemId) ? 201 : 200).json(bookmarkV3(playlist.bookmarks.get(itemId)!));
   });
 
   mountRoute(router, api.read, async ({ params: { playlistBusinessId: businessId } }, _req, res) => {
@@ -40,33 +41,33 @@ export function playlistV3Routes({ execute, documents, newId }: PlaylistVersionD
 
   /** Creates an empty playlist under this business id, or renames the existing one. */
   mountRoute(router, api.save, async ({ params: { playlistBusinessId: businessId }, body: { name } }, _req, res) => {
-    const outcome = await execute(userIdOf(res), { type: 'SavePlaylist', data: { businessId, newPlaylistId: newId(), name, items: [] } });
+    const outcome = await handle(userIdOf(res), { type: 'SavePlaylist', data: { businessId, newPlaylistId: newId(), name, items: [] } });
     // Watch later exists for every user (its first write only records it), so it is never "created" here.
-    const created = outcome.events.some((e) => e.type === 'PlaylistCreated' && e.data.playlistType === 'standard');
-    res.status(created ? 201 : 200).json(metaDataV3(viewOf(outcome.playlist({ businessId }))));
+    const created = outcome.newEvents.some((e) => e.type === 'PlaylistCreated' && e.data.playlistType === 'standard');
+    res.status(created ? 201 : 200).json(metaDataV3(viewOf(findPlaylist(outcome.newState, { businessId })!)));
   });
 
   mountRoute(router, api.delete, async ({ params: { playlistBusinessId: businessId } }, _req, res) => {
-    await execute(userIdOf(res), { type: 'DeletePlaylist', data: { playlist: { businessId } } });
+    await handle(userIdOf(res), { type: 'DeletePlaylist', data: { playlist: { businessId } } });
     res.status(204).end();
   });
 
   mountRoute(router, api.addBookmark, async ({ params: { playlistBusinessId: businessId }, body: { itemId, date } }, _req, res) => {
-    const outcome = await execute(userIdOf(res), { type: 'AddBookmarks', data: { playlist: { businessId }, items: [{ itemId, date }] } });
-    const playlist = outcome.playlist({ businessId });
-    res.status(outcome.addedItem(playlist.id, itemId) ? 201 : 200).json(bookmarkV3(playlist.bookmarks.get(itemId)!));
+    const outcome = await handle(userIdOf(res), { type: 'AddBookmarks', data: { playlist: { businessId }, items: [{ itemId, date }] } });
+    const playlist = findPlaylist(outcome.newState, { businessId })!;
+    res.status(addedBookmark(outcome.newEvents, playlist.id, itemId) ? 201 : 200).json(bookmarkV3(playlist.bookmarks.get(itemId)!));
   });
 
   /** Bulk add, all or none: answers the bookmark of each entry in the order sent. */
   mountRoute(router, api.addBookmarks, async ({ params: { playlistBusinessId: businessId }, body: items }, _req, res) => {
-    const outcome = await execute(userIdOf(res), { type: 'AddBookmarks', data: { playlist: { businessId }, items } });
-    const { bookmarks } = outcome.playlist({ businessId });
+    const outcome = await handle(userIdOf(res), { type: 'AddBookmarks', data: { playlist: { businessId }, items } });
+    const { bookmarks } = findPlaylist(outcome.newState, { businessId })!;
     res.status(200).json(items.map(({ itemId }) => bookmarkV3(bookmarks.get(itemId)!)));
   });
 
   /** Deletes every bookmark, or (with `ids` and/or `mediaIds`) those matching either list. */
   mountRoute(router, api.deleteBookmarks, async ({ params: { playlistBusinessId: businessId }, query }, _req, res) => {
-    await execute(userIdOf(res), {
+    await handle(userIdOf(res), {
       type: 'RemoveBookmarks',
       data: { playlist: { businessId }, bookmarkIds: query.ids, itemIds: query.mediaIds },
     });
@@ -74,7 +75,7 @@ export function playlistV3Routes({ execute, documents, newId }: PlaylistVersionD
   });
 
   mountRoute(router, api.deleteBookmark, async ({ params: { playlistBusinessId: businessId, bookmarkId } }, _req, res) => {
-    await execute(userIdOf(res), { type: 'RemoveBookmark', data: { playlist: { businessId }, bookmarkId } });
+    await handle(userIdOf(res), { type: 'RemoveBookmark', data: { playlist: { businessId }, bookmarkId } });
     res.status(204).end();
   });
 

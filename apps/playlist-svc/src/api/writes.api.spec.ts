@@ -1,6 +1,6 @@
 import { type SpecRequest, apiSpecification } from '@udp/test-system';
 import { createPlaylistService } from '../app';
-import { type PlaylistEvent, playlistsStream } from '../domain/events';
+import { type PlaylistEvent, playlistsStream } from '../domain/aggregate';
 
 /** Every write endpoint of playlist-svc (v2 and v3): given the user's events, when a request, then the answer and the new events. */
 const NOW = 1_700_000_000_000;

@@ -1,6 +1,6 @@
 import { WATCH_LATER, WATCH_LATER_DEFAULT_NAME, type PlaylistType } from '@udp/contracts';
 import { type Command, type Decider, conflict, copyOnWrite, limitExceeded, notFound, quotaExceeded } from '@udp/eventsourcing';
-import { type BookmarkAdded, type PlaylistEvent, upcast } from './events';
+import type { BookmarkAdded, PlaylistEvent } from './aggregate';
 
 /** The configured limits (PLAYLIST_MAX_PLAYLISTS, PLAYLIST_MAX_BOOKMARKS). */
 export interface PlaylistLimits {
@@ -198,7 +198,7 @@ export function playlistsDecider(limits: PlaylistLimits): Decider<PlaylistComman
     return events.length || command.type === 'EnsureWatchLater' ? [...opening, ...events] : [];
   }
 
-  return { decide, evolve, initialState, fold, upcast };
+  return { decide, evolve, initialState, fold };
 }
 
 function watchLaterCreated(now: number): PlaylistEvent {

@@ -2,7 +2,7 @@ import { DomainError } from '@udp/eventsourcing';
 import { DeciderSpecification } from '@udp/test-kit';
 import { type PlaylistCommand, bookmarkDate, evolve, fold, initialState, playlistsDecider } from './decider';
 import { playlistsSnapshot } from './snapshot';
-import type { PlaylistEvent } from './events';
+import type { PlaylistEvent } from './aggregate';
 
 const decider = playlistsDecider({ maxPlaylists: 2, maxBookmarks: 3 });
 const spec = DeciderSpecification(decider);

@@ -1,6 +1,6 @@
 import { playlistEvents } from '@udp/contracts';
 import { RecordingBus, recordedEvents } from '@udp/test-system';
-import { type PlaylistEvent, playlistsStream } from '../domain/events';
+import { type PlaylistEvent, playlistsStream } from '../domain/aggregate';
 import { PLAYLISTS_TOPIC, playlistChangesPublisher } from './playlist-changes';
 
 /** user-data.playlists.v1: given events, the messages; playlist ids and types only, keyed by user. */

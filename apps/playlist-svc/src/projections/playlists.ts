@@ -1,8 +1,7 @@
 import type { PlaylistType } from '@udp/contracts';
-import type { RecordedEvent } from '@udp/eventstore';
-import { type Projection, assertOwnedBy, userScopedId } from '@udp/eventsourcing';
+import { type EventAt, type Projection, documentProjection, userScopedId } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
-import { PLAYLISTS_STREAM_PREFIX, upcast, userIdOfPlaylistsStream } from '../domain/events';
+import { type PlaylistEvent, playlistsStreams } from '../domain/aggregate';
 
 export interface BookmarkEntry {
   id: number;
@@ -40,66 +39,40 @@ export function playlistDocuments(readModels: ReadModelStore): Collection<Playli
 }
 
 /**
- * Keeps `playlists` up to date. Every write is conditional on the stream revision (upsertIfNewer), so a
- * replayed or duplicated event, or a second instance applying the same event, changes nothing.
+ * Keeps `playlists` up to date: one document per playlist, evolved by each of its events (a tombstone once deleted:
+ * a later event of it changes nothing). The revision guard makes a replayed or duplicated event, or a second
+ * instance applying the same event, change nothing.
  */
 export function playlistsProjection(readModels: ReadModelStore): Projection {
-  const documents = playlistDocuments(readModels);
-  const update = async (
-    userId: string,
-    playlistId: string,
-    revision: number,
-    change: (doc: PlaylistDocument) => Partial<PlaylistDocument>,
-  ) => {
-    const stored = await documents.get(playlistDocumentId(userId, playlistId));
-    if (!stored || stored.deleted || stored.revision >= revision) return;
-    await documents.upsertIfNewer({ ...stored, ...change(stored), revision });
-  };
-  return {
+  return documentProjection({
     name: 'playlists',
-    streamPrefixes: [PLAYLISTS_STREAM_PREFIX],
-    async apply(recorded: RecordedEvent) {
-      const userId = userIdOfPlaylistsStream(recorded.streamId);
-      assertOwnedBy(recorded, { userId });
-      const event = upcast(recorded.type, recorded.data);
-      const revision = recorded.revision;
-      switch (event.type) {
-        case 'PlaylistCreated': {
-          const { playlistId, businessId, name, playlistType, date } = event.data;
-          await documents.upsertIfNewer({
-            _id: playlistDocumentId(userId, playlistId),
-            userId,
-            playlistId,
-            businessId,
-            name,
-            playlistType,
-            created: date,
-            lastUpdate: date,
-            bookmarks: [],
-            deleted: false,
-            revision,
-          });
-          return;
-        }
-        case 'PlaylistRenamed':
-          return update(userId, event.data.playlistId, revision, () => ({ name: event.data.name, lastUpdate: event.data.date }));
-        case 'PlaylistDeleted':
-          return update(userId, event.data.playlistId, revision, () => ({ deleted: true, bookmarks: [], lastUpdate: event.data.date }));
-        case 'BookmarkAdded': {
-          const { playlistId, bookmarkId, itemId, date, addedAt } = event.data;
-          return update(userId, playlistId, revision, (doc) => ({
-            bookmarks: [...doc.bookmarks.filter((b) => b.itemId !== itemId), { id: bookmarkId, itemId, date }],
-            lastUpdate: addedAt,
-          }));
-        }
-        case 'BookmarksRemoved': {
-          const ids = new Set(event.data.bookmarkIds);
-          return update(userId, event.data.playlistId, revision, (doc) => ({
-            bookmarks: doc.bookmarks.filter((b) => !ids.has(b.id)),
-            lastUpdate: event.data.date,
-          }));
-        }
-      }
-    },
-  };
+    aggregate: playlistsStreams,
+    collection: playlistDocuments(readModels),
+    documentId: (event, { id: userId }) => playlistDocumentId(userId, event.data.playlistId),
+    evolve: evolvePlaylist,
+  });
+}
+
+function evolvePlaylist(stored: PlaylistDocument | null, event: PlaylistEvent, { id: userId, revision }: EventAt<string>): PlaylistDocument | null {
+  if (event.type === 'PlaylistCreated') {
+    const { playlistId, businessId, name, playlistType, date } = event.data;
+    const created = { created: date, lastUpdate: date, bookmarks: [], deleted: false };
+    return { _id: playlistDocumentId(userId, playlistId), userId, playlistId, businessId, name, playlistType, ...created, revision };
+  }
+  if (!stored || stored.deleted) return null;
+  switch (event.type) {
+    case 'PlaylistRenamed':
+      return { ...stored, name: event.data.name, lastUpdate: event.data.date, revision };
+    case 'PlaylistDeleted':
+      return { ...stored, deleted: true, bookmarks: [], lastUpdate: event.data.date, revision };
+    case 'BookmarkAdded': {
+      const { bookmarkId, itemId, date, addedAt } = event.data;
+      const bookmarks = [...stored.bookmarks.filter((b) => b.itemId !== itemId), { id: bookmarkId, itemId, date }];
+      return { ...stored, bookmarks, lastUpdate: addedAt, revision };
+    }
+    case 'BookmarksRemoved': {
+      const ids = new Set(event.data.bookmarkIds);
+      return { ...stored, bookmarks: stored.bookmarks.filter((b) => !ids.has(b.id)), lastUpdate: event.data.date, revision };
+    }
+  }
 }

@@ -1,6 +1,6 @@
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import type { PlaylistEvent } from '../domain/events';
+import type { PlaylistEvent } from '../domain/aggregate';
 import { listPlaylists, playlistByBusinessId, playlistById } from './playlist-queries';
 import { playlistDocuments, playlistsProjection } from './playlists';
 
@@ -11,7 +11,7 @@ const recorded = (revision: number, event: PlaylistEvent, streamId = 'playlists-
   position: BigInt(revision + 1),
   type: event.type,
   data: event.data as Record<string, unknown>,
-  metadata: {},
+  metadata: { owner: { userId: streamId.slice('playlists-'.length) } },
   createdAt: 0,
 });
 
