@@ -10,6 +10,7 @@ import {
   notFoundHandler,
   rejectUndecodablePath,
   requestContext,
+  requestId,
   sendProblem,
   serviceOf,
   unauthorized,
@@ -63,6 +64,7 @@ export function createGateway(options: GatewayOptions): Express {
   app.set('etag', false);
   // req.ip is the client only when the peer is a trusted proxy; an untrusted peer's X-Forwarded-For is ignored.
   app.set('trust proxy', options.trustedProxies?.length ? options.trustedProxies : false);
+  app.use(requestId);
   // The gateway's access line also says how long the service took (`upstream_ms`), when one was called.
   app.use(
     requestContext(logger, {
