@@ -3,7 +3,7 @@ import type { Express } from 'express';
 import type { QcItemDefinition } from '@udp/contracts';
 import { Projector, commandHandler, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import { createServiceApp, useNotFoundAndErrorHandlers, healthRoute, mountProbes, readinessOf, serviceHealthChecks } from '@udp/http-kit';
+import { serviceHttpApp } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import catalogueData from '../data/items.json';
@@ -58,14 +58,14 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
     'catalogue imported',
   );
 
-  const app = createServiceApp({ logger, maxBodyBytes: 16 * 1024 });
-  // Prepared renditions carry their own Content-Encoding; this compresses the rest (problems, icons).
-  app.use(compression());
-  const health = { store, readModels, projectors: [projector] };
-  app.get('/health/', healthRoute(serviceHealthChecks(health)));
-  mountProbes(app, readinessOf(health, deps.projectionMaxLagSeconds));
-  app.use(catalogueRoutes({ view }));
-  useNotFoundAndErrorHandlers(app);
+  const app = serviceHttpApp({
+    logger,
+    maxBodyBytes: 16 * 1024,
+    health: { store, readModels, projectors: [projector] },
+    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
+    // Prepared renditions carry their own Content-Encoding; compression() compresses the rest (problems, icons).
+    publicRoutes: [compression(), catalogueRoutes({ view })],
+  });
 
   return { app, imported, stop: () => projector.stop() };
 }

@@ -4,15 +4,7 @@ import type { Bus, Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
 import { DomainError, Projector, type SegmentsOptions, erasureParticipant, handleCommand, writeSide } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
-import {
-  createServiceApp,
-  useNotFoundAndErrorHandlers,
-  healthRoute,
-  mountProbes,
-  readinessOf,
-  requireIdentity,
-  serviceHealthChecks,
-} from '@udp/http-kit';
+import { serviceHttpApp } from '@udp/http-kit';
 import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { exportRoutes, publicExportRoutes, removeFiles } from './api/routes';
@@ -232,10 +224,6 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   }, resumeIntervalMs);
   resumeTimer.unref();
 
-  const app = createServiceApp({ logger, maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024 });
-  const health = { store, readModels, bus, projectors: [exportsProjector, erasuresProjector, publisher] };
-  app.get('/health/', healthRoute(serviceHealthChecks(health)));
-  mountProbes(app, readinessOf(health, deps.projectionMaxLagSeconds));
   const routeDeps = {
     write: writeSide(store, exportsProjector, deps.readYourWritesTimeoutMs, logger),
     docs,
@@ -249,10 +237,15 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     maxLiveExports: deps.maxLiveExports ?? 10,
     erase: coordinator.request,
   };
-  app.use(publicExportRoutes(routeDeps));
-  app.use(requireIdentity(identity));
-  app.use(exportRoutes(routeDeps));
-  useNotFoundAndErrorHandlers(app);
+  const app = serviceHttpApp({
+    logger,
+    maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024,
+    health: { store, readModels, bus, projectors: [exportsProjector, erasuresProjector, publisher] },
+    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
+    publicRoutes: [publicExportRoutes(routeDeps)],
+    identity,
+    routes: [exportRoutes(routeDeps)],
+  });
 
   return {
     app,

@@ -4,7 +4,7 @@ import net from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { Authenticator, DEV_ISSUER, InternalIdentity, signDevToken } from '@udp/auth';
-import { requireIdentity } from '@udp/http-kit';
+import { acceptFromGateway, requireCaller } from '@udp/http-kit';
 import { ConfigError, commonConfigSchema } from '@udp/config';
 import { DEFAULT_SERVER_LIMITS, closeServer, listen, serverLimitsOf, type ServerLimits } from '@udp/runtime';
 import { createLogger } from '@udp/telemetry';
@@ -23,7 +23,7 @@ let upstreamUrl: string;
 
 /** A service that reads the body, then answers what it was told: the caller's identity and the forwarding headers. */
 const echo = express.Router();
-echo.use(express.json(), requireIdentity(identity), (req, res) =>
+echo.use(express.json(), acceptFromGateway(identity), requireCaller, (req, res) =>
   res.json({
     userId: res.locals.userId,
     forwardedFor: req.header('x-forwarded-for') ?? null,

@@ -1,20 +1,20 @@
-import express, { type Express, type Request, type RequestHandler, type Response, type NextFunction } from 'express';
-import { AuthenticationError, IDENTITY_HEADER, type Authenticator, type Identity, type InternalIdentity } from '@udp/auth';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import { IDENTITY_HEADER, type Authenticator, type Identity, type InternalIdentity } from '@udp/auth';
 import { buildAsyncApiDocument, buildOpenApiDocument, healthApi } from '@udp/contracts';
 import {
   errorHandler,
-  HttpError,
   mountProbes,
   mountRoute,
   observeServerRequests,
   notFoundHandler,
   rejectUndecodablePath,
   requestContext,
+  requestId,
   sendProblem,
   serviceOf,
-  unauthorized,
 } from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
+import { authenticate } from './authenticate';
 import { answerPreflight, corsHeaders } from './cors';
 import { docsPage } from './docs-page';
 import { checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
@@ -63,6 +63,7 @@ export function createGateway(options: GatewayOptions): Express {
   app.set('etag', false);
   // req.ip is the client only when the peer is a trusted proxy; an untrusted peer's X-Forwarded-For is ignored.
   app.set('trust proxy', options.trustedProxies?.length ? options.trustedProxies : false);
+  app.use(requestId);
   // The gateway's access line also says how long the service took (`upstream_ms`), when one was called.
   app.use(
     requestContext(logger, {
@@ -110,19 +111,6 @@ export function createGateway(options: GatewayOptions): Express {
   app.use(docsPage());
   for (const router of options.routers ?? []) app.use(router);
 
-  const authenticate = async (req: Request, res: Response, next: NextFunction) => {
-    try {
-      res.locals.caller = await authenticator.authenticate(req.header('authorization'), req.header('token-type'));
-      next();
-    } catch (error) {
-      next(
-        error instanceof AuthenticationError
-          ? unauthorized(error.message)
-          : new HttpError(503, 'Service Unavailable', 'cannot verify credentials now'),
-      );
-    }
-  };
-
   // One limiter for every authenticated route: a user's quota is one, whatever the service.
   const perUser = limits?.perUser ? [perUserLimit(limits, logger)] : [];
   for (const route of routes) {
@@ -133,7 +121,7 @@ export function createGateway(options: GatewayOptions): Express {
       ? dispatchInProcess(route.handler, (res): Identity | undefined => res.locals.caller, route.url)
       : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
     for (const prefix of route.prefixes) {
-      app.use(prefix, ...(route.public ? [proxy] : [checkTokenType, authenticate, ...perUser, proxy]));
+      app.use(prefix, ...(route.public ? [proxy] : [checkTokenType, authenticate(authenticator), ...perUser, proxy]));
     }
   }
 

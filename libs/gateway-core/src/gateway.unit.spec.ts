@@ -1,15 +1,17 @@
 import type { Server } from 'node:http';
-import express from 'express';
+import express, { Router } from 'express';
 import request from 'supertest';
 import { Authenticator, DEV_ISSUER, IDENTITY_HEADER, InternalIdentity, signDevToken } from '@udp/auth';
 import { closeServer, listen } from '@udp/runtime';
 import { createLogger } from '@udp/telemetry';
-import { createServiceApp, useNotFoundAndErrorHandlers, requireIdentity, userIdOf } from '@udp/http-kit';
+import { serviceHttpApp, userIdOf } from '@udp/http-kit';
 import { createGateway } from './gateway';
 
 const secret = 'g'.repeat(40);
 const identity = new InternalIdentity('i'.repeat(32));
 const logger = createLogger('test', 'silent');
+/** Parts that are always up: the services here test the hop, not /health/. */
+const health = { store: { ping: async () => true }, readModels: { ping: async () => true }, projectors: [] };
 let upstream: Server;
 let upstreamUrl: string;
 let seen: express.Request['headers'] = {};
@@ -117,10 +119,8 @@ describe('gateway', () => {
   });
 
   it('hands the authenticated caller to an in-process service, which no forged header can replace', async () => {
-    const service = createServiceApp({ logger, maxBodyBytes: 1024 });
-    service.use(requireIdentity(identity));
-    service.get('/api/me', (_req, res) => res.json({ userId: userIdOf(res) }));
-    useNotFoundAndErrorHandlers(service);
+    const me = Router().get('/api/me', (_req, res) => res.json({ userId: userIdOf(res) }));
+    const service = serviceHttpApp({ logger, maxBodyBytes: 1024, health, identity, routes: [me] });
     const inProcess = createGateway({
       logger,
       identity,
@@ -252,9 +252,8 @@ describe('access log', () => {
   it('writes one line per hop, each from its own service, the gateway with the upstream time (in-process)', async () => {
     const gatewayLog = capturing('gateway');
     const serviceLog = capturing('demo-svc');
-    const service = createServiceApp({ logger: serviceLog.logger, maxBodyBytes: 1024 });
-    service.get('/api/things/:id', (_req, res) => res.json({ ok: true }));
-    useNotFoundAndErrorHandlers(service);
+    const things = Router().get('/api/things/:id', (_req, res) => res.json({ ok: true }));
+    const service = serviceHttpApp({ logger: serviceLog.logger, maxBodyBytes: 1024, health, publicRoutes: [things] });
     const app = createGateway({
       logger: gatewayLog.logger,
       identity,

@@ -2,15 +2,20 @@ import request from 'supertest';
 import { z } from 'zod';
 import { InternalIdentity, IDENTITY_HEADER } from '@udp/auth';
 import { ConcurrencyConflictError, notFound } from '@udp/eventsourcing';
+import { Router } from 'express';
 import { createLogger } from '@udp/telemetry';
 import { HttpError } from './problem';
-import { createServiceApp, useNotFoundAndErrorHandlers, loggablePath, requireIdentity, userIdOf } from './service-app';
+import { requireCaller, userIdOf } from './caller';
+import { loggablePath } from './request-context';
+import { serviceHttpApp } from './service-app';
 import { parseInput } from './validation';
 import { sendJsonTextConditionally } from './conditional';
 
 const identity = new InternalIdentity('k'.repeat(32));
+/** Parts that are always up: these apps test the edge, not /health/. */
+const health = { store: { ping: async () => true }, readModels: { ping: async () => true }, projectors: [] };
 function app() {
-  const a = createServiceApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024 });
+  const a = Router();
   a.post('/echo', (req, res) =>
     res.json(parseInput(z.object({ name: z.string(), tags: z.array(z.number()).optional() }), req.body, 'body')),
   );
@@ -26,9 +31,9 @@ function app() {
   a.get('/crash', () => {
     throw new Error('secret internals');
   });
-  a.get('/me', requireIdentity(identity), (_req, res) => res.json({ userId: userIdOf(res) }));
+  a.get('/me', requireCaller, (_req, res) => res.json({ userId: userIdOf(res) }));
   a.get('/things/:id', (req, res) => res.json({ id: req.params.id }));
-  return useNotFoundAndErrorHandlers(a);
+  return serviceHttpApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024, health, publicRoutes: [a], identity, routes: [] });
 }
 
 describe('http kit', () => {
@@ -131,9 +136,10 @@ describe('access log paths', () => {
 });
 
 describe('conditional JSON with a version', () => {
-  const versioned = createServiceApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024 });
+  const versions = Router();
+  const versioned = serviceHttpApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024, health, publicRoutes: [versions] });
   let made = 0;
-  versioned.get('/v/:version', (req, res) =>
+  versions.get('/v/:version', (req, res) =>
     sendJsonTextConditionally(req, res, () => (made++, JSON.stringify({ version: req.params.version })), `position ${req.params.version}`),
   );
 

@@ -1,8 +1,9 @@
+import { Router } from 'express';
 import request from 'supertest';
 import { defineRoute, z } from '@udp/contracts';
 import { createLogger } from '@udp/telemetry';
 import { expressPath, mountRoute } from './mount-route';
-import { createServiceApp, useNotFoundAndErrorHandlers } from './service-app';
+import { serviceHttpApp } from './service-app';
 
 const responses = { 200: { description: 'ok' } };
 const addTag = defineRoute({
@@ -39,8 +40,10 @@ const download = defineRoute({
   responses,
 });
 
+/** Parts that are always up: these apps test the edge, not /health/. */
+const health = { store: { ping: async () => true }, readModels: { ping: async () => true }, projectors: [] };
 function app() {
-  const a = createServiceApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024 });
+  const a = Router();
   mountRoute(a, addTag, ({ params, query, body }, _req, res) => {
     res.json({ thingId: params.thingId, dryRun: query.dryRun ?? null, tag: body.tag });
   });
@@ -50,7 +53,7 @@ function app() {
   mountRoute(a, download, ({ params }, _req, res) => {
     res.json({ key: params.key });
   });
-  return useNotFoundAndErrorHandlers(a);
+  return serviceHttpApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024, health, publicRoutes: [a] });
 }
 
 describe('mountRoute', () => {

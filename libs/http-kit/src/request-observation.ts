@@ -1,6 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import { trace } from '@opentelemetry/api';
+import { type Span, trace } from '@opentelemetry/api';
 import { METRICS, recordHistogram, requestMetricAttributes } from '@udp/telemetry';
+import { handBackDebugSpans } from './debug-handback';
 
 /** Methods the HTTP conventions name; any other is recorded as `_OTHER` (a client cannot grow the label set). */
 const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
@@ -13,6 +14,20 @@ export function nameRoute(res: Response, route: string): void {
   namedRoutes.set(res, route);
 }
 
+/** Span names a handler chose over the route (a personalisation endpoint's name). */
+const spanNames = new WeakMap<Response, string>();
+
+/** Names the server span now and keeps that name when the answer is written (instead of naming it after the route). */
+export function nameServerSpan(res: Response, span: Span, name: string): void {
+  span.updateName(name);
+  spanNames.set(res, name);
+}
+
+export interface ObserveOptions {
+  /** A service hands the spans of a call back to the gateway that asks (`handBackDebugSpans`); the gateway never. */
+  handBackDebugSpans?: boolean;
+}
+
 /**
  * What every hop records of every request, whatever the trace sampler decides: `http.server.request.duration`
  * (method, route, status, the answering app as `udp.service`, plus what a handler added with
@@ -20,9 +35,10 @@ export function nameRoute(res: Response, route: string): void {
  * (`GET /api/history/v2`, `http.route`), as the Express instrumentation would, for a fraction of its cost: that
  * instrumentation wraps every layer of every request (about 75 µs a read here), while this looks once, when the
  * answer's headers are written. A request answered by a router mounted by prefix (the gateway's proxies) has the route
- * named by `nameRoute` (the gateway's documented paths), else the prefix.
+ * named by `nameRoute` (the gateway's documented paths), else the prefix. In a service, the spans of the call are then
+ * handed back when the gateway asks: in the same wrapper, so the server span has its name when they are collected.
  */
-export function observeServerRequests(service: string) {
+export function observeServerRequests(service: string, options: ObserveOptions = {}) {
   return (req: Request, res: Response, next: NextFunction) => {
     const started = performance.now();
     const server = trace.getActiveSpan();
@@ -32,7 +48,8 @@ export function observeServerRequests(service: string) {
     res.writeHead = function (this: Response, ...args: unknown[]) {
       const routePath = (req.route as { path?: unknown } | undefined)?.path;
       route = (typeof routePath === 'string' ? `${req.baseUrl}${routePath}` : (namedRoutes.get(res) ?? req.baseUrl)) || undefined;
-      if (recording && route) server!.updateName(`${req.method} ${route}`).setAttribute('http.route', route);
+      if (recording && route) server!.updateName(spanNames.get(res) ?? `${req.method} ${route}`).setAttribute('http.route', route);
+      if (options.handBackDebugSpans && server) handBackDebugSpans(req, this, server);
       return (writeHead as (...a: unknown[]) => Response).apply(this, args);
     } as Response['writeHead'];
     // 'close' comes after 'finish', and alone when the client went away before the answer was complete.

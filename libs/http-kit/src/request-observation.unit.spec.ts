@@ -1,14 +1,17 @@
+import { Router } from 'express';
 import request from 'supertest';
 import { addRequestMetricAttributes, createLogger, startMetrics, stopMetrics } from '@udp/telemetry';
 import { collectingReader } from '@udp/test-kit';
-import { createServiceApp, useNotFoundAndErrorHandlers } from './service-app';
+import { serviceHttpApp } from './service-app';
 
 const collected = collectingReader();
 beforeAll(() => startMetrics({ serviceName: 'test', readers: [collected.reader] }));
 afterAll(() => stopMetrics());
 
+/** Parts that are always up: these apps test the edge, not /health/. */
+const health = { store: { ping: async () => true }, readModels: { ping: async () => true }, projectors: [] };
 function app() {
-  const a = createServiceApp({ logger: createLogger('svc-a', 'silent'), maxBodyBytes: 64 });
+  const a = Router();
   a.get('/things/:id', (req, res) => res.json({ id: req.params.id }));
   a.get('/endpoints/:name', (req, res) => {
     addRequestMetricAttributes(res, { 'service.endpoint': req.params.name, 'service.component': 'first' });
@@ -19,7 +22,7 @@ function app() {
   a.get('/crash', () => {
     throw new Error('boom');
   });
-  return useNotFoundAndErrorHandlers(a);
+  return serviceHttpApp({ logger: createLogger('svc-a', 'silent'), maxBodyBytes: 64, health, publicRoutes: [a] });
 }
 
 const durations = () => collected.points('http.server.request.duration');

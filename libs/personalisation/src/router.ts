@@ -1,24 +1,20 @@
 import { Router, type Request, type Response } from 'express';
 import { type Span, SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
-import { AuthenticationError, IDENTITY_HEADER, type Authenticator, type InternalIdentity } from '@udp/auth';
-import {
-  type EndpointAnswer,
-  type EndpointConfig,
-  type EndpointDebug,
-  type EndpointItem,
-  type PersonalisationConfig,
-  personalisationApi,
-} from '@udp/contracts';
-import { HttpError, badRequest, mountRoute, unauthorized } from '@udp/http-kit';
-import { DEBUG_SECRET_HEADER, type DebugSpan, addRequestMetricAttributes, debugSpanCapture, orderByEnd } from '@udp/telemetry';
-import { type Component, type ServiceUrls, builtInComponent } from './components';
+import { IDENTITY_HEADER, type Authenticator, type InternalIdentity } from '@udp/auth';
+import { type EndpointConfig, type PersonalisationConfig, personalisationApi } from '@udp/contracts';
+import { authenticateCaller } from '@udp/gateway-core';
+import { HttpError, badRequest, mountRoute, nameServerSpan } from '@udp/http-kit';
+import { addRequestMetricAttributes } from '@udp/telemetry';
+import { debugBlock, endpointAnswer, streamAnswer } from './answers';
+import type { ServiceUrls } from './components';
+import { debugUnlocked } from './debug-access';
+import { round, runEndpoint } from './run-endpoint';
 import { bucketOf, componentFor } from './selection';
-import { FailureLimiter, lockoutKey, secretMatches } from './secrets';
+import { FailureLimiter } from './secrets';
 import type { ServiceCall } from './service-client';
 
 /** The identity the gateway signs for calls that read no one's data (an anonymous caller's `trending`). */
 export const GATEWAY_PRINCIPAL = 'udp:gateway';
-const TRENDING = 'trending';
 
 export interface PersonalisationOptions {
   config: PersonalisationConfig;
@@ -30,14 +26,6 @@ export interface PersonalisationOptions {
   limiter?: FailureLimiter;
 }
 
-type Outcome = { component: string; items: EndpointItem[]; fallback?: { reason: string } };
-
-class ComponentTimeout extends Error {
-  override readonly name = 'ComponentTimeout';
-}
-
-const tracer = () => trace.getTracer('udp-personalisation');
-
 /**
  * `GET /api/v1/{codops}/{endpoint}`: picks the endpoint's component (A/B on `u`, or the `component` override),
  * runs it within its time budget, falls back when it fails, and answers with its items. Whose data a personal
@@ -47,78 +35,25 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
   const { config, secrets, services, identity, authenticator } = options;
   const limiter = options.limiter ?? new FailureLimiter();
   const router = Router();
-  // A middleware layer (no span of its own) still runs in the HTTP server span: remember it as the gateway span.
-  router.use('/api/v1', (_req, res, next) => {
-    res.locals.serverSpan = trace.getActiveSpan();
-    next();
-  });
 
-  // A malformed codops or endpoint is a 404 like an unknown one (the table says so).
   mountRoute(router, personalisationApi.endpoint, async ({ params, query }, req: Request, res: Response) => {
     const started = performance.now();
     const { codops: codopsName, endpoint: endpointName } = params;
-    const codops = Object.hasOwn(config.codops, codopsName) ? config.codops[codopsName] : undefined;
-    const endpoint = codops && Object.hasOwn(codops.endpoints, endpointName) ? codops.endpoints[endpointName] : undefined;
-    if (!codops || !endpoint) throw new HttpError(404, 'Not Found', 'unknown codops or endpoint');
-    // Own names only: `component=constructor` names no component (an `in` test would find Object's and fail later).
-    if (query.component && !Object.hasOwn(endpoint.components, query.component)) {
-      throw badRequest(`component must be one of ${Object.keys(endpoint.components).join(', ')}`, [
-        { field: 'component', message: 'not a component of this endpoint' },
-      ]);
-    }
-
-    // The secret never goes further than this check: removed before any component or service runs.
-    const given = req.header(DEBUG_SECRET_HEADER);
-    delete req.headers[DEBUG_SECRET_HEADER];
-    let debug = false;
-    if (given !== undefined) {
-      // Per codops and client (req.ip: the peer, or the client named by a proxy the gateway trusts).
-      const key = lockoutKey(codopsName, req.ip);
-      const wait = limiter.blocked(key);
-      if (wait !== null)
-        throw new HttpError(429, 'Too Many Requests', 'too many wrong debug secrets; retry later', undefined, {
-          'retry-after': String(wait),
-        });
-      debug = secretMatches(secrets.get(codopsName), given);
-      if (!debug) {
-        limiter.fail(key);
-        req.log.warn({ codops: codopsName }, 'wrong debug secret');
-      }
-    }
-
-    let userId: string | undefined;
-    if (req.header('authorization')) {
-      try {
-        userId = (await authenticator.authenticate(req.header('authorization'), req.header('token-type'))).userId;
-      } catch (error) {
-        throw error instanceof AuthenticationError
-          ? unauthorized(error.message)
-          : new HttpError(503, 'Service Unavailable', 'cannot verify credentials now');
-      }
-    }
+    const { codops, endpoint } = endpointOf(config, codopsName, endpointName, query.component);
+    const debug = debugUnlocked({ req, codops: codopsName, secrets, limiter });
+    // Credentials are optional here: an anonymous caller gets what reads no one's data.
+    const userId = req.header('authorization') ? (await authenticateCaller(authenticator, req)).userId : undefined;
 
     const chosen = query.component ?? componentFor(endpoint.components, bucketOf(codopsName, endpointName, query.u));
     const selection: 'ab' | 'override' = query.component ? 'override' : 'ab';
-    const size = query.size ?? endpoint.default_size;
-    const common = {
+    const attributes = {
       'service.codops': codopsName,
       'service.endpoint': endpointName,
       'service.component.chosen': chosen,
       'service.component.selection': selection,
     };
-
-    // The gateway span: the HTTP server span renamed, or our own when no instrumentation runs.
-    const active = res.locals.serverSpan as Span | undefined;
-    // A server span that does not record (an opted-out codops) stays the gateway span: nothing below it records.
-    const own = active ? undefined : tracer().startSpan(endpointName, { kind: SpanKind.SERVER });
-    const gatewaySpan = (own ?? active)!;
-    if (!own) {
-      gatewaySpan.updateName(endpointName);
-      // The HTTP instrumentation renames its server span after the route when it ends (`GET /api/v1/:codops/:endpoint`);
-      // the spec names the gateway span after the endpoint, in exported traces as in the debug block.
-      Object.defineProperty(gatewaySpan, 'updateName', { value: () => gatewaySpan });
-    }
-    gatewaySpan.setAttributes({ ...common, 'service.request_id': req.id });
+    const gateway = gatewaySpan(res, endpointName);
+    gateway.span.setAttributes({ ...attributes, 'service.request_id': req.id });
     // Names from the configuration only (looked up above), so the metric's label values are bounded.
     addRequestMetricAttributes(res, { 'service.codops': codopsName, 'service.endpoint': endpointName, 'service.component': chosen });
 
@@ -129,147 +64,66 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
       spans: [],
     };
     const timings: Record<string, number> = {};
-    const runIn = (span: Span) =>
-      otelContext.with(trace.setSpan(otelContext.active(), span), () =>
-        runEndpoint(endpointName, endpoint, chosen, userId, size, services, call, common, timings),
-      );
-    let outcome: Outcome;
-    try {
-      outcome = await runIn(gatewaySpan);
-    } catch (error) {
-      gatewaySpan.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-      own?.end();
-      throw error;
-    }
+    const run = { endpointName, endpoint, chosen, userId, size: query.size ?? endpoint.default_size, services, call, attributes, timings };
+    const outcome = await otelContext
+      .with(trace.setSpan(otelContext.active(), gateway.span), () => runEndpoint(run))
+      .catch((error: Error) => {
+        gateway.span.setStatus({ code: SpanStatusCode.ERROR, message: error.message });
+        gateway.end();
+        throw error;
+      });
     addRequestMetricAttributes(res, { 'service.component': outcome.component });
-    gatewaySpan.setAttributes({
+    gateway.span.setAttributes({
       'service.component': outcome.component,
       'service.fallback.used': outcome.fallback !== undefined,
       ...(outcome.fallback && { 'service.fallback.reason': outcome.fallback.reason }),
     });
     timings.total = round(performance.now() - started);
-    const result = { component: outcome.component, fallback_used: outcome.fallback !== undefined, items: outcome.items };
 
+    const answered = { codops: codopsName, endpoint: endpointName, outcome };
     if (query.stream) {
-      own?.end();
-      res.status(200).type('application/x-ndjson');
-      res.write(
-        `${JSON.stringify({ status: 'ok', codops: codopsName, endpoint: endpointName, component: result.component, fallback_used: result.fallback_used })}\n`,
-      );
-      for (const item of result.items) res.write(`${JSON.stringify(item)}\n`);
-      res.end();
-      return;
+      gateway.end();
+      return streamAnswer(res, answered);
     }
-    const answer: EndpointAnswer = { status: 'ok', codops: codopsName, endpoint: endpointName, result };
+    const answer = endpointAnswer(answered);
     if (debug) {
-      const debugBlock: EndpointDebug = {
-        request_id: req.id,
-        component: outcome.component,
-        chosen,
-        selection,
-        fallback: {
-          used: outcome.fallback !== undefined,
-          ...(outcome.fallback && { reason: outcome.fallback.reason, component: outcome.component }),
-        },
-        timings_ms: timings,
-      };
-      const traceId = gatewaySpan.spanContext().traceId;
-      answer.debug = debugBlock;
-      answer.debug_spans = {
-        trace_id: traceId,
-        spans: codops.tracing && gatewaySpan.isRecording() ? collectSpans(gatewaySpan, call.spans) : [],
-      };
+      const block = { requestId: req.id, outcome, chosen, selection, timings, tracing: codops.tracing, handedBack: call.spans };
+      Object.assign(answer, debugBlock({ ...block, gatewaySpan: gateway.span }));
     }
-    own?.end();
+    gateway.end();
     res.status(200).json(answer);
   });
 
   return router;
 }
 
-async function runEndpoint(
-  endpointName: string,
-  endpoint: EndpointConfig,
-  chosen: string,
-  userId: string | undefined,
-  size: number,
-  services: ServiceUrls,
-  call: ServiceCall,
-  common: Record<string, string>,
-  timings: Record<string, number>,
-): Promise<Outcome> {
-  const run = async (component: string, fallback?: { reason: string }): Promise<EndpointItem[]> => {
-    const definition = componentNamed(component);
-    return tracer().startActiveSpan(`${endpointName}/${component}`, { kind: SpanKind.INTERNAL }, async (span) => {
-      span.setAttributes({
-        ...common,
-        'service.component': component,
-        'service.fallback.used': fallback !== undefined,
-        ...(fallback && { 'service.fallback.reason': fallback.reason }),
-      });
-      const started = performance.now();
-      const controller = new AbortController();
-      let timer: NodeJS.Timeout | undefined;
-      try {
-        const budget = new Promise<never>((_, reject) => {
-          timer = setTimeout(() => {
-            const error = new ComponentTimeout(`${component} exceeded its budget of ${endpoint.budget_ms} ms`);
-            controller.abort(error);
-            reject(error);
-          }, endpoint.budget_ms);
-        });
-        const items = await Promise.race([
-          definition.run({ services, userId, size, call: { ...call, signal: AbortSignal.any([call.signal, controller.signal]) } }),
-          budget,
-        ]);
-        return items;
-      } catch (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-        throw error;
-      } finally {
-        clearTimeout(timer);
-        timings[fallback ? `fallback:${component}` : component] = round(performance.now() - started);
-        span.end();
-      }
-    });
-  };
-
-  if (componentNamed(chosen).personal && !userId) {
-    const fallback = { reason: 'anonymous' };
-    return { component: TRENDING, items: await run(TRENDING, fallback), fallback };
+/** The configured codops and endpoint; a malformed or unknown one is a 404 (the table says so). */
+function endpointOf(config: PersonalisationConfig, codopsName: string, endpointName: string, component: string | undefined) {
+  const codops = Object.hasOwn(config.codops, codopsName) ? config.codops[codopsName] : undefined;
+  const endpoint: EndpointConfig | undefined =
+    codops && Object.hasOwn(codops.endpoints, endpointName) ? codops.endpoints[endpointName] : undefined;
+  if (!codops || !endpoint) throw new HttpError(404, 'Not Found', 'unknown codops or endpoint');
+  // Own names only: `component=constructor` names no component (an `in` test would find Object's and fail later).
+  if (component && !Object.hasOwn(endpoint.components, component)) {
+    throw badRequest(`component must be one of ${Object.keys(endpoint.components).join(', ')}`, [
+      { field: 'component', message: 'not a component of this endpoint' },
+    ]);
   }
-  try {
-    return { component: chosen, items: await run(chosen) };
-  } catch (error) {
-    const reason = error instanceof ComponentTimeout ? 'timeout' : 'error';
-    let fallbackName = endpoint.fallback;
-    if (!fallbackName) throw new HttpError(503, 'Service Unavailable', `${chosen} failed and the endpoint has no fallback`);
-    if (componentNamed(fallbackName).personal && !userId) fallbackName = TRENDING;
-    const fallback = { reason };
-    try {
-      return { component: fallbackName, items: await run(fallbackName, fallback), fallback };
-    } catch {
-      throw new HttpError(503, 'Service Unavailable', `${chosen} failed (${reason}) and so did its fallback ${fallbackName}`);
-    }
-  }
+  return { codops, endpoint };
 }
 
 /**
- * This process's spans of this call (by the gateway span's id: never other calls of the same trace id) plus those
- * the services handed back for it, once each, ordered by end.
+ * The gateway span, named after the endpoint: the HTTP server span (the handler runs in it: there is no Express
+ * instrumentation), kept under that name when the answer is written; or, when no instrumentation runs, a span of
+ * our own, which `end` ends. A server span that does not record (an opted-out codops) stays the gateway span:
+ * nothing below it records.
  */
-function collectSpans(gatewaySpan: Span, handedBack: DebugSpan[]): DebugSpan[] {
-  const traceId = gatewaySpan.spanContext().traceId;
-  const local = debugSpanCapture.collect(gatewaySpan.spanContext().spanId);
-  const localIds = new Set(local.map((s) => s.span_id));
-  return orderByEnd([...handedBack.filter((s) => s.trace_id === traceId && !localIds.has(s.span_id)), ...local]);
+function gatewaySpan(res: Response, endpointName: string): { span: Span; end: () => void } {
+  const server = trace.getActiveSpan();
+  if (server) {
+    nameServerSpan(res, server, endpointName);
+    return { span: server, end: () => undefined };
+  }
+  const own = trace.getTracer('udp-personalisation').startSpan(endpointName, { kind: SpanKind.SERVER });
+  return { span: own, end: () => own.end() };
 }
-
-/** A component the configuration named (checked at start-up, so always found). */
-function componentNamed(name: string): Component {
-  const component = builtInComponent(name);
-  if (!component) throw new Error(`no component ${name}`);
-  return component;
-}
-
-const round = (ms: number) => Math.round(ms * 10) / 10;

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express from 'express';
 import { ownedStream } from '@udp/eventsourcing';
-import { requireIdentity, userIdOf } from '@udp/http-kit';
+import { acceptFromGateway, requireCaller, userIdOf } from '@udp/http-kit';
 import { apiSpecification, recordedEvents } from './api-specification';
 
 /**
@@ -16,7 +16,7 @@ const spec = apiSpecification<CounterEvent>({
   create: async ({ store, identity }) => {
     const app = express();
     app.use(express.json());
-    app.post('/api/counter', requireIdentity(identity), async (req, res) => {
+    app.post('/api/counter', acceptFromGateway(identity), requireCaller, async (req, res) => {
       const userId = userIdOf(res);
       const { by, into, withoutOwner } = req.body as { by: number; into?: string; withoutOwner?: boolean };
       const streamId = into ?? counterOf(userId).id;

@@ -1,5 +1,5 @@
 import express from 'express';
-import { requireIdentity, userIdOf } from '@udp/http-kit';
+import { acceptFromGateway, requireCaller, userIdOf } from '@udp/http-kit';
 import { startTestSystem } from './system';
 
 it('runs a service behind an authenticating gateway on memory adapters', async () => {
@@ -8,7 +8,7 @@ it('runs a service behind an authenticating gateway on memory adapters', async (
       prefixes: ['/api/echo'],
       create: async (deps) => {
         const app = express();
-        app.get('/api/echo', requireIdentity(deps.identity), (_req, res) => res.json({ user: userIdOf(res) }));
+        app.get('/api/echo', acceptFromGateway(deps.identity), requireCaller, (_req, res) => res.json({ user: userIdOf(res) }));
         return { app, stop: async () => undefined };
       },
     },
