@@ -46,3 +46,17 @@ export function embeddedProcess(name: string) {
 
 /** Where a started embedded system answers. */
 export const baseOf = (system: StartedProcess) => `http://127.0.0.1:${system.ready[1]}`;
+
+/**
+ * The environment of an app process in a tracing suite: logs at info (each request's line names its trace id), up to
+ * 100 traces a second per endpoint, and spans exported to the collector when the run has one (OTELCOL_OTLP_ENDPOINT).
+ */
+export function tracedEnv(dataDir: string, settings: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const collector = process.env.OTELCOL_OTLP_ENDPOINT;
+  return serverlessEnv(dataDir, {
+    LOG_LEVEL: 'info',
+    TRACES_PER_ENDPOINT_PER_S: '100',
+    ...(collector ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector } : {}),
+    ...settings,
+  });
+}
