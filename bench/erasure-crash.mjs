@@ -7,73 +7,20 @@
 // timed: from its spawn to the gateway's readiness (the read models rebuilt), and to the erasure's `completed`
 // status (polled every 20 ms).
 //   --history=100000 --playlists=50 --preferences=20
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { SignJWT } from 'jose';
+import { seededUserBench } from './seeded-user.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
-const HISTORY = arg('history', 100_000);
-const PLAYLISTS = arg('playlists', 50);
-const PREFERENCES = arg('preferences', 20);
-const dataDir = mkdtempSync(join(tmpdir(), 'udp-bench-erasure-crash-'));
-const outDir = join(root, 'tmp', `bench-erasure-crash-${process.pid}`);
-const user = 'bench-erased';
-const phase = (name) => process.stderr.write(`bench erasure-crash: ${name}\n`);
-let child;
-
-/** Spawns the embedded system; resolves with its gateway port once ready. */
-function start() {
-  child = spawn(process.execPath, [join(outDir, 'embedded', 'main.js')], {
-    cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', ERASURE_TIMEOUT_MS: '0' },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const running = child;
-  return new Promise((resolve, reject) => {
-    let out = '';
-    running.stderr.on('data', (c) => {
-      out += c;
-      const m = /gateway on http:\/\/localhost:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    running.once('exit', (code) => reject(new Error(`embedded exited (${code}): ${out}`)));
-  });
-}
+const bench = seededUserBench('erasure-crash', 'bench-erased');
+const { history: HISTORY, playlists: PLAYLISTS, preferences: PREFERENCES, phase } = bench;
+const start = () => bench.start({ ERASURE_TIMEOUT_MS: '0' });
 
 async function main() {
-  phase('building');
-  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', outDir, 'embedded'], { stdio: 'inherit' });
-  const { build } = await import('esbuild');
-  await build({
-    entryPoints: [join(root, 'bench', 'export-seed.ts')],
-    outfile: join(outDir, 'export-seed.js'),
-    bundle: true,
-    platform: 'node',
-    packages: 'external',
-    tsconfig: join(root, 'tsconfig.base.json'),
-    logLevel: 'warning',
-  });
-  phase(`seeding ${HISTORY} history entries, ${PLAYLISTS} playlists, ${PREFERENCES} preferences into the stores`);
-  execFileSync(process.execPath, [join(outDir, 'export-seed.js'), dataDir, user, String(HISTORY), String(PLAYLISTS), String(PREFERENCES)], {
-    stdio: 'inherit',
-  });
+  await bench.buildAndSeed();
 
   phase('starting, erasing, killing');
   let port = await start();
-  const secret = new TextEncoder().encode(readFileSync(join(dataDir, 'secrets', 'jwt-signing.key'), 'utf8').trim());
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'HS256' })
-    .setSubject(user)
-    .setIssuer('udp-embedded')
-    .setExpirationTime('1h')
-    .sign(secret);
-  const headers = { authorization: `Bearer ${token}` };
+  const headers = { authorization: await bench.authorization() };
   const res = await fetch(`http://127.0.0.1:${port}/api/data`, { method: 'DELETE', headers });
-  const killed = child;
+  const killed = bench.child;
   killed.kill('SIGKILL');
   if (res.status !== 202) throw new Error(`erasure: ${res.status} ${await res.text()}`);
   const { erasureId, confirmed } = await res.json();
@@ -101,13 +48,4 @@ erasure of one user cut off by SIGKILL: ${HISTORY} history entries, ${PLAYLISTS}
 `);
 }
 
-main()
-  .catch((error) => {
-    process.stderr.write(`${error.stack}\n`);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    child?.kill('SIGTERM');
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(outDir, { recursive: true, force: true });
-  });
+bench.run(main);

@@ -4,24 +4,12 @@
 // them (read models rebuilt at start), then one export is requested through the gateway and timed from the
 // request to its callback (no polling load on the system), while the RSS of its process is sampled every 10 ms.
 //   --history=100000 --playlists=50 --preferences=20
-import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { SignJWT } from 'jose';
+import { seededUserBench } from './seeded-user.mjs';
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..');
-const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
-const HISTORY = arg('history', 100_000);
-const PLAYLISTS = arg('playlists', 50);
-const PREFERENCES = arg('preferences', 20);
-const dataDir = mkdtempSync(join(tmpdir(), 'udp-bench-export-'));
-const outDir = join(root, 'tmp', `bench-export-${process.pid}`);
-const user = 'bench-exporter';
-const phase = (name) => process.stderr.write(`bench export: ${name}\n`);
-let child;
+const bench = seededUserBench('export', 'bench-exporter');
+const { history: HISTORY, playlists: PLAYLISTS, preferences: PREFERENCES, phase } = bench;
 
 /** CPU time (user + system, ms) the process has used: a figure a busy machine distorts less than wall time. */
 const cpuMs = (pid) => {
@@ -31,25 +19,7 @@ const cpuMs = (pid) => {
 const rssKb = (pid) => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0);
 
 async function main() {
-  phase('building');
-  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', outDir, 'embedded'], { stdio: 'inherit' });
-  const { build } = await import('esbuild');
-  await build({
-    entryPoints: [join(root, 'bench', 'export-seed.ts')],
-    outfile: join(outDir, 'export-seed.js'),
-    bundle: true,
-    platform: 'node',
-    packages: 'external',
-    tsconfig: join(root, 'tsconfig.base.json'),
-    logLevel: 'warning',
-  });
-
-  phase(`seeding ${HISTORY} history entries, ${PLAYLISTS} playlists, ${PREFERENCES} preferences into the stores`);
-  let started = Date.now();
-  execFileSync(process.execPath, [join(outDir, 'export-seed.js'), dataDir, user, String(HISTORY), String(PLAYLISTS), String(PREFERENCES)], {
-    stdio: 'inherit',
-  });
-  const seedMs = Date.now() - started;
+  const seedMs = await bench.buildAndSeed();
 
   // The callback receiver: the export is timed until the system calls back.
   let calledBack;
@@ -67,30 +37,11 @@ async function main() {
   const receiverUrl = `http://127.0.0.1:${receiver.address().port}`;
 
   phase('starting the embedded system (read models rebuilt from the stores)');
-  started = Date.now();
-  child = spawn(process.execPath, [join(outDir, 'embedded', 'main.js')], {
-    cwd: root,
-    env: { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'warn', EXPORT_CALLBACK_HOSTS: receiverUrl },
-    stdio: ['ignore', 'ignore', 'pipe'],
-  });
-  const port = await new Promise((resolve, reject) => {
-    let out = '';
-    child.stderr.on('data', (c) => {
-      out += c;
-      const m = /gateway on http:\/\/localhost:(\d+)/.exec(out);
-      if (m) resolve(Number(m[1]));
-    });
-    child.once('exit', (code) => reject(new Error(`embedded exited (${code}): ${out}`)));
-  });
+  let started = Date.now();
+  const port = await bench.start({ EXPORT_CALLBACK_HOSTS: receiverUrl });
+  const child = bench.child;
   const startMs = Date.now() - started;
-  const secret = new TextEncoder().encode(readFileSync(join(dataDir, 'secrets', 'jwt-signing.key'), 'utf8').trim());
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'HS256' })
-    .setSubject(user)
-    .setIssuer('udp-embedded')
-    .setExpirationTime('1h')
-    .sign(secret);
-  const headers = { authorization: `Bearer ${token}`, 'content-type': 'application/json' };
+  const headers = { authorization: await bench.authorization(), 'content-type': 'application/json' };
   const base = `http://127.0.0.1:${port}`;
 
   // Settle, then the baseline: the process with every read model loaded, before the export.
@@ -134,13 +85,4 @@ export of one user: ${HISTORY} history entries, ${PLAYLISTS} playlists (20 bookm
 `);
 }
 
-main()
-  .catch((error) => {
-    process.stderr.write(`${error.stack}\n`);
-    process.exitCode = 1;
-  })
-  .finally(() => {
-    child?.kill('SIGTERM');
-    rmSync(dataDir, { recursive: true, force: true });
-    rmSync(outDir, { recursive: true, force: true });
-  });
+bench.run(main);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import type { DebugSpan } from '@udp/telemetry';
 import { type StartedProcess, waitUntil } from '@udp/test-kit';
 import { appProcesses } from './app-processes';
+import { tracedEnv } from './embedded-process';
 
 /**
  * One trace across processes (distributed mode: the gateway and history-svc as separate processes, HTTP between
@@ -14,7 +15,6 @@ import { appProcesses } from './app-processes';
  */
 const dataDir = mkdtempSync(join(tmpdir(), 'udp-distributed-tracing-'));
 const apps = appProcesses('distributed-tracing', ['gateway', 'history-svc', 'playlist-svc']);
-const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...baseEnv } = process.env;
 const collector = process.env.OTELCOL_OTLP_ENDPOINT;
 /** With Kafka (CI: with-servers.sh), history-svc publishes its change messages there, inside the writing request's trace. */
 const kafka = process.env.KAFKA_BROKERS;
@@ -22,17 +22,7 @@ const started: StartedProcess[] = [];
 let gateway = '';
 const u = '0b6f4d0c-8c77-4a3b-9a7e-2f1c0f6b6a10';
 
-const env = (extra: Record<string, string>) => ({
-  ...baseEnv,
-  DATA_DIR: dataDir,
-  PORT: '0',
-  HOST: '127.0.0.1',
-  LOG_LEVEL: 'info',
-  TRACES_PER_ENDPOINT_PER_S: '100',
-  OTEL_METRIC_EXPORT_INTERVAL: '500',
-  ...(collector ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector } : {}),
-  ...extra,
-});
+const env = (extra: Record<string, string>) => tracedEnv(dataDir, { OTEL_METRIC_EXPORT_INTERVAL: '500', ...extra });
 beforeAll(async () => {
   if (!collector)
     process.stderr.write(

@@ -1,37 +1,17 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { type StartedProcess, startProcess } from '@udp/test-kit';
+import { baseOf, embeddedProcess } from './embedded-process';
 
 /**
  * The quick start as a user runs it: the embedded bundle as a process, a token from `npm run token`,
  * requests through the gateway, then a restart on the same data (read models rebuilt from the store).
  */
-const root = join(__dirname, '..', '..');
-const dataDir = mkdtempSync(join(tmpdir(), 'udp-embedded-'));
-const distDir = join(root, 'tmp', `embedded-${process.pid}`);
-// The embedded mode is what runs when no server is configured: drop any the test run itself was given.
-const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...embeddedEnv } = process.env;
+const embedded = embeddedProcess('embedded');
+const { root, dataDir } = embedded;
 
-beforeAll(() => {
-  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir], { stdio: 'inherit' });
-}, 60_000);
-afterAll(() => {
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(distDir, { recursive: true, force: true });
-});
+beforeAll(() => embedded.build(), 60_000);
+afterAll(() => embedded.remove());
 
-const startEmbedded = () =>
-  startProcess(
-    join(distDir, 'embedded', 'main.js'),
-    { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' },
-    {
-      stream: 'stderr',
-      pattern: /gateway on http:\/\/localhost:(\d+)/,
-    },
-  );
-const baseOf = (system: StartedProcess) => `http://127.0.0.1:${system.ready[1]}`;
+const startEmbedded = () => embedded.start();
 
 function token(userId: string): string {
   // The npm script as documented; npm's banner must not reach stdout.

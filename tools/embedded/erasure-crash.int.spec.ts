@@ -1,13 +1,12 @@
-import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileSecret, signDevToken } from '@udp/auth';
 import { SqliteEventStore } from '@udp/eventstore';
-import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
+import { type StartedProcess, waitUntil } from '@udp/test-kit';
 import { bytesFoundUnder, distinctiveUserId } from '@udp/test-system';
 import { historyStreamId } from '../../apps/history-svc/src/domain/aggregate';
+import { baseOf, embeddedProcess } from './embedded-process';
 
 /**
  * Issue 18 #2, as an attacker did it on `npm start`: the embedded bundle as a process, a user with a large history
@@ -15,17 +14,15 @@ import { historyStreamId } from '../../apps/history-svc/src/domain/aggregate';
  * still erasing (an export of the user in flight too). After a restart on the same data directory the erasure completes by itself, the user's data is gone
  * through every API, a bystander keeps theirs, and no file under the data directory holds the user id.
  */
-const root = join(__dirname, '..', '..');
-const dataDir = mkdtempSync(join(tmpdir(), 'udp-erasure-crash-'));
-const distDir = join(root, 'tmp', `erasure-crash-${process.pid}`);
-const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...embeddedEnv } = process.env;
+const embedded = embeddedProcess('erasure-crash');
+const { dataDir } = embedded;
 const ENTRIES = Number(process.env.ERASURE_CRASH_ENTRIES ?? 50_000);
 const user = distinctiveUserId('erased');
 const bystander = distinctiveUserId('bystander');
 jest.setTimeout(180_000);
 
 beforeAll(async () => {
-  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir], { stdio: 'inherit' });
+  embedded.build();
   mkdirSync(join(dataDir, 'history-svc'), { recursive: true });
   const store = new SqliteEventStore(join(dataDir, 'history-svc', 'events.sqlite'));
   for (const [who, count] of [
@@ -50,20 +47,10 @@ beforeAll(async () => {
   }
   await store.close();
 }, 120_000);
-afterAll(() => {
-  rmSync(dataDir, { recursive: true, force: true });
-  rmSync(distDir, { recursive: true, force: true });
-});
+afterAll(() => embedded.remove());
 
-const startEmbedded = () =>
-  startProcess(
-    join(distDir, 'embedded', 'main.js'),
-    // ERASURE_TIMEOUT_MS=0: the erasure answers 202 at once, while every participant is still at work.
-    { ...embeddedEnv, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ERASURE_TIMEOUT_MS: '0' },
-    { stream: 'stderr', pattern: /gateway on http:\/\/localhost:(\d+)/ },
-    120_000,
-  );
-const baseOf = (system: StartedProcess) => `http://127.0.0.1:${system.ready[1]}`;
+// ERASURE_TIMEOUT_MS=0: the erasure answers 202 at once, while every participant is still at work.
+const startEmbedded = () => embedded.start({ LOG_LEVEL: 'info', ERASURE_TIMEOUT_MS: '0' }, 120_000);
 
 it('completes an erasure cut off by kill -9 after a restart, and leaves no byte of the user under DATA_DIR', async () => {
   const first = await startEmbedded();

@@ -1,9 +1,10 @@
-import { execFileSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { reportSkipped, type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
+import { reportSkipped, waitUntil } from '@udp/test-kit';
+import { type AppProcess, appProcesses } from './app-processes';
+import { tracedEnv } from './embedded-process';
 
 /**
  * One trace per export (issue 21), through the real collector (tools/servers/with-otelcol.sh; CI runs it): the
@@ -13,7 +14,6 @@ import { reportSkipped, type StartedProcess, startProcess, waitUntil } from '@ud
  * and profile (their server spans), and the callback (the export-worker's client span, and the `traceparent` the
  * receiver gets) all carry the request's trace id.
  */
-const root = join(__dirname, '..', '..');
 const collector = process.env.OTELCOL_OTLP_ENDPOINT;
 const tracesFile = process.env.OTELCOL_TRACES_FILE;
 const SERVICES = ['history-svc', 'playlist-svc', 'preference-svc', 'profile-svc'] as const;
@@ -54,30 +54,12 @@ if (!collector || !tracesFile) {
   reportSkipped('one trace per export', 'OTELCOL_OTLP_ENDPOINT unset: run under tools/servers/with-otelcol.sh (CI does)');
 } else {
   const dataDir = mkdtempSync(join(tmpdir(), 'udp-export-tracing-'));
-  const distDir = join(root, 'tmp', `export-tracing-${process.pid}`);
-  // Embedded adapters in every process (SQLite, memory read models, the export-worker's own in-process bus): the
-  // Kafka path is the kafkajs instrumentation's, and another suite's export-worker may share Kafka's consumer group.
-  const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...baseEnv } = process.env;
-  const started: StartedProcess[] = [];
+  const apps = appProcesses('export-tracing', ['gateway', 'export-worker', ...SERVICES]);
   const callbacks: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
   let receiver: Server;
-  let gateway = '';
+  let gateway: AppProcess;
 
-  const env = (extra: Record<string, string>) => ({
-    ...baseEnv,
-    DATA_DIR: dataDir,
-    PORT: '0',
-    HOST: '127.0.0.1',
-    LOG_LEVEL: 'info',
-    TRACES_PER_ENDPOINT_PER_S: '100',
-    OTEL_EXPORTER_OTLP_ENDPOINT: collector,
-    ...extra,
-  });
-  const listening = (name: string) => ({
-    stream: 'stdout' as const,
-    pattern: new RegExp(`"port":(\\d+)[^\\n]*"message":"${name} listening"`),
-  });
-  const main = (app: string) => join(distDir, 'apps', app, 'main.js');
+  const env = (extra: Record<string, string>) => tracedEnv(dataDir, extra);
 
   beforeAll(async () => {
     receiver = createServer((req, res) => {
@@ -89,43 +71,24 @@ if (!collector || !tracesFile) {
       });
     });
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir, 'gateway', 'export-worker', ...SERVICES], {
-      stdio: 'inherit',
-    });
+    apps.build();
     const urls: Record<string, string> = {};
-    for (const app of SERVICES) {
-      const p = await startProcess(main(app), env({}), listening(app));
-      started.push(p);
-      urls[`${app.replace('-svc', '').toUpperCase()}_SVC_URL`] = `http://127.0.0.1:${p.ready[1]}`;
-    }
-    const worker = await startProcess(
-      main('export-worker'),
+    for (const app of SERVICES) urls[`${app.replace('-svc', '').toUpperCase()}_SVC_URL`] = (await apps.start(app, env({}))).url;
+    const worker = await apps.start(
+      'export-worker',
       env({ ...urls, EXPORT_CALLBACK_HOSTS: `http://127.0.0.1:${(receiver.address() as { port: number }).port}` }),
-      listening('export-worker'),
     );
-    started.push(worker);
-    const gw = await startProcess(
-      main('gateway'),
-      env({ ...urls, EXPORT_WORKER_URL: `http://127.0.0.1:${worker.ready[1]}` }),
-      listening('gateway'),
-    );
-    started.push(gw);
-    gateway = `http://127.0.0.1:${gw.ready[1]}`;
+    gateway = await apps.start('gateway', env({ ...urls, EXPORT_WORKER_URL: worker.url }));
   }, 120_000);
   afterAll(async () => {
-    for (const p of started.reverse()) await p.stop();
+    await apps.stopAll();
     await new Promise((resolve) => receiver?.close(resolve));
     rmSync(dataDir, { recursive: true, force: true });
-    rmSync(distDir, { recursive: true, force: true });
   });
 
   it("shares the export request's trace id with its build, its calls to the four services and its callback", async () => {
-    const token = execFileSync(process.execPath, [join(distDir, 'apps', 'gateway', 'token.js'), 'tess'], {
-      env: { ...process.env, DATA_DIR: dataDir },
-    })
-      .toString()
-      .trim();
-    const res = await fetch(`${gateway}/api/data/export`, {
+    const token = apps.tool('token', 'tess', { ...process.env, DATA_DIR: dataDir });
+    const res = await fetch(`${gateway.url}/api/data/export`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'x-request-id': 'export-trace-1' },
       body: JSON.stringify({
@@ -137,7 +100,7 @@ if (!collector || !tracesFile) {
     await waitUntil(() => callbacks.length > 0, 30_000, 'the export callback');
 
     // The request's trace: the id on the gateway's log line of the call.
-    const line = started[started.length - 1]
+    const line = gateway.process
       .output('stdout')
       .split('\n')
       .filter(Boolean)

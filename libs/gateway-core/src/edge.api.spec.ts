@@ -71,6 +71,11 @@ async function gateway(
   servers.push(server);
   return { server, port, http: request(`http://127.0.0.1:${port}`) };
 }
+/** A browser's CORS preflight from `origin` for a `method` request to `path`, asking for `headers` when given. */
+const preflight = (http: request.Agent, path: string, origin: string, method: string, headers?: string) => {
+  const test = http.options(path).set('origin', origin).set('access-control-request-method', method);
+  return headers === undefined ? test : test.set('access-control-request-headers', headers);
+};
 const bearer = async (userId: string) => `Bearer ${await signDevToken(secret, userId)}`;
 
 describe('CORS for browser apps (CORS_ORIGINS)', () => {
@@ -79,11 +84,7 @@ describe('CORS for browser apps (CORS_ORIGINS)', () => {
     beforeAll(async () => ({ http } = await gateway({ corsOrigins: [APP] })));
 
     it('when that origin sends a preflight, then the gateway answers it 204 with the methods and headers, credentials allowed', async () => {
-      const res = await http
-        .options('/api/me')
-        .set('origin', APP)
-        .set('access-control-request-method', 'POST')
-        .set('access-control-request-headers', 'authorization,content-type,token-type,traceparent');
+      const res = await preflight(http, '/api/me', APP, 'POST', 'authorization,content-type,token-type,traceparent');
       expect(res.status).toBe(204);
       expect(res.headers['access-control-allow-origin']).toBe(APP);
       expect(res.headers['access-control-allow-credentials']).toBe('true');
@@ -95,21 +96,13 @@ describe('CORS for browser apps (CORS_ORIGINS)', () => {
     });
 
     it('when it asks for X-Service-Debug-Secret, then that header is not among the allowed ones (no debug block from a browser)', async () => {
-      const res = await http
-        .options('/api/v1/zzebu/continue_watching')
-        .set('origin', APP)
-        .set('access-control-request-method', 'GET')
-        .set('access-control-request-headers', 'x-service-debug-secret');
+      const res = await preflight(http, '/api/v1/zzebu/continue_watching', APP, 'GET', 'x-service-debug-secret');
       expect(res.status).toBe(204);
       expect(res.headers['access-control-allow-headers'].toLowerCase()).not.toContain('x-service-debug-secret');
     });
 
     it('when another origin sends a preflight, then it is refused 403 without any CORS header', async () => {
-      const res = await http
-        .options('/api/me')
-        .set('origin', 'https://evil.example')
-        .set('access-control-request-method', 'POST')
-        .set('access-control-request-headers', 'authorization');
+      const res = await preflight(http, '/api/me', 'https://evil.example', 'POST', 'authorization');
       expect(res.status).toBe(403);
       expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
       expect(res.body.detail).toMatch(/CORS_ORIGINS/);
@@ -142,10 +135,10 @@ describe('CORS for browser apps (CORS_ORIGINS)', () => {
 
   it('given CORS_ORIGINS=*, any origin may call, never with credentials', async () => {
     const { http } = await gateway({ corsOrigins: ['*'] });
-    const preflight = await http.options('/api/me').set('origin', 'https://any.example').set('access-control-request-method', 'GET');
-    expect(preflight.status).toBe(204);
-    expect(preflight.headers['access-control-allow-origin']).toBe('*');
-    expect(preflight.headers['access-control-allow-credentials']).toBeUndefined();
+    const answer = await preflight(http, '/api/me', 'https://any.example', 'GET');
+    expect(answer.status).toBe(204);
+    expect(answer.headers['access-control-allow-origin']).toBe('*');
+    expect(answer.headers['access-control-allow-credentials']).toBeUndefined();
     const call = await http.get('/openapi.json').set('origin', 'https://any.example');
     expect(call.headers['access-control-allow-origin']).toBe('*');
     expect(call.headers['access-control-allow-credentials']).toBeUndefined();
@@ -153,9 +146,9 @@ describe('CORS for browser apps (CORS_ORIGINS)', () => {
 
   it('given no CORS_ORIGINS (the default), a preflight is refused and no answer carries CORS headers', async () => {
     const { http } = await gateway();
-    const preflight = await http.options('/api/me').set('origin', APP).set('access-control-request-method', 'GET');
-    expect(preflight.status).toBe(403);
-    expect(preflight.headers['access-control-allow-origin']).toBeUndefined();
+    const answer = await preflight(http, '/api/me', APP, 'GET');
+    expect(answer.status).toBe(403);
+    expect(answer.headers['access-control-allow-origin']).toBeUndefined();
     expect((await http.get('/openapi.json').set('origin', APP)).headers['access-control-allow-origin']).toBeUndefined();
   });
 });
@@ -219,18 +212,27 @@ describe('the client address behind proxies (TRUSTED_PROXIES)', () => {
     expectRateLimited(await from('203.0.113.3'), 'RATE_LIMIT_PER_ADDRESS', 60);
   });
 
+  /** What the echo service behind `path` is told of alice's request sent with `claimed` headers, through a gateway with `options`. */
+  const toldTheService = async (options: Partial<GatewayOptions>, path: string, claimed: Record<string, string>) => {
+    const { http } = await gateway(options);
+    return (
+      await http
+        .get(path)
+        .set('authorization', await bearer('alice'))
+        .set(claimed)
+    ).body;
+  };
+
   it.each(['/api/me', '/api/inproc'])(
     'given a trusted proxy, %s is told the client and the proxy chain (X-Forwarded-For, Forwarded), not what the client made up',
     async (path) => {
-      const { http } = await gateway({ trustedProxies: ['127.0.0.1'] });
-      const res = await http
-        .get(path)
-        .set('authorization', await bearer('alice'))
+      const told = await toldTheService({ trustedProxies: ['127.0.0.1'] }, path, {
         // 198.51.100.66 is what the client wrote itself; 203.0.113.9 is what the trusted proxy saw.
-        .set('x-forwarded-for', '198.51.100.66, 203.0.113.9')
-        .set('x-forwarded-proto', 'https')
-        .set('x-real-ip', '198.51.100.66');
-      expect(res.body).toEqual({
+        'x-forwarded-for': '198.51.100.66, 203.0.113.9',
+        'x-forwarded-proto': 'https',
+        'x-real-ip': '198.51.100.66',
+      });
+      expect(told).toEqual({
         userId: 'alice',
         forwardedFor: '203.0.113.9, 127.0.0.1',
         forwarded: 'for=203.0.113.9;proto=https, for=127.0.0.1',
@@ -241,26 +243,22 @@ describe('the client address behind proxies (TRUSTED_PROXIES)', () => {
   );
 
   it('given a client inside the trusted range, what it writes that is no address reaches the service as `unknown`', async () => {
-    const { http } = await gateway({ trustedProxies: ['loopback'] });
-    const res = await http
-      .get('/api/me')
-      .set('authorization', await bearer('alice'))
-      .set('x-forwarded-for', 'x;proto=https;by=evil, 127.0.0.1');
-    expect(res.body).toMatchObject({
+    const told = await toldTheService({ trustedProxies: ['loopback'] }, '/api/me', {
+      'x-forwarded-for': 'x;proto=https;by=evil, 127.0.0.1',
+    });
+    expect(told).toMatchObject({
       forwardedFor: 'unknown, 127.0.0.1, 127.0.0.1',
       forwarded: 'for=unknown;proto=http, for=127.0.0.1, for=127.0.0.1',
     });
   });
 
   it.each(['/api/me', '/api/inproc'])('given no trusted proxy, %s is told the peer only, whatever the client claims', async (path) => {
-    const { http } = await gateway();
-    const res = await http
-      .get(path)
-      .set('authorization', await bearer('alice'))
-      .set('x-forwarded-for', '198.51.100.66')
-      .set('forwarded', 'for=198.51.100.66;proto=https')
-      .set('x-forwarded-proto', 'https');
-    expect(res.body).toEqual({
+    const told = await toldTheService({}, path, {
+      'x-forwarded-for': '198.51.100.66',
+      forwarded: 'for=198.51.100.66;proto=https',
+      'x-forwarded-proto': 'https',
+    });
+    expect(told).toEqual({
       userId: 'alice',
       forwardedFor: '127.0.0.1',
       forwarded: 'for=127.0.0.1;proto=http',

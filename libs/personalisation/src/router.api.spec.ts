@@ -22,6 +22,33 @@ let service: Server;
 let gateway: Server;
 let http: ReturnType<typeof request>;
 let serviceUrl = '';
+
+/**
+ * The real gateway on loopback with only the personalisation router, in front of the stand-in service; with a
+ * lockout of its own when `limiter` is given, and `trustProxy` as the edge's TRUSTED_PROXIES sets it.
+ */
+async function startGateway(secrets: Record<string, string>, options: { limiter?: FailureLimiter; trustProxy?: string } = {}) {
+  const authenticator = new Authenticator({ jwtSecret, issuer: DEV_ISSUER });
+  const app = createGateway({
+    routes: [],
+    identity,
+    authenticator,
+    logger: createLogger('test', 'silent'),
+    routers: [
+      personalisationRouter({
+        config,
+        secrets: new Map(Object.entries(secrets)),
+        services: { history: serviceUrl, playlist: serviceUrl },
+        identity,
+        authenticator,
+        ...(options.limiter && { limiter: options.limiter }),
+      }),
+    ],
+  });
+  if (options.trustProxy) app.set('trust proxy', options.trustProxy);
+  const { server, port } = await listen(app, 0, '127.0.0.1');
+  return { server, http: request(`http://127.0.0.1:${port}`), close: () => closeServer(server) };
+}
 const u = '0b6f4d0c-8c77-4a3b-9a7e-2f1c0f6b6a10';
 const secret = 'zzebu-debug-secret-0123456789';
 
@@ -83,25 +110,7 @@ beforeAll(async () => {
   const address = service.address();
   const url = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
   serviceUrl = url;
-  const authenticator = new Authenticator({ jwtSecret, issuer: DEV_ISSUER });
-  const app = createGateway({
-    routes: [],
-    identity,
-    authenticator,
-    logger: createLogger('test', 'silent'),
-    routers: [
-      personalisationRouter({
-        config,
-        secrets: new Map([['zzebu', secret]]),
-        services: { history: url, playlist: url },
-        identity,
-        authenticator,
-      }),
-    ],
-  });
-  let port: number;
-  ({ server: gateway, port } = await listen(app, 0, '127.0.0.1'));
-  http = request(`http://127.0.0.1:${port}`);
+  ({ server: gateway, http } = await startGateway({ zzebu: secret }));
 });
 afterAll(async () => {
   await closeServer(gateway);
@@ -253,77 +262,51 @@ it('answers a wrong secret without the block, then 429 after too many', async ()
 });
 
 describe('the debug-secret lockout, per codops and client', () => {
-  /** A gateway of its own with a fresh lockout of 3 wrong secrets; `trustProxy` as the edge's TRUSTED_PROXIES sets it. */
-  async function gatewayWith(trustProxy?: string) {
-    const authenticator = new Authenticator({ jwtSecret, issuer: DEV_ISSUER });
-    const app = createGateway({
-      routes: [],
-      identity,
-      authenticator,
-      logger: createLogger('test', 'silent'),
-      routers: [
-        personalisationRouter({
-          config,
-          secrets: new Map([
-            ['zzebu', secret],
-            ['zzabc', abcSecret],
-          ]),
-          services: { history: serviceUrl, playlist: serviceUrl },
-          identity,
-          authenticator,
-          limiter: new FailureLimiter(3),
-        }),
-      ],
-    });
-    if (trustProxy) app.set('trust proxy', trustProxy);
-    const { server, port } = await listen(app, 0, '127.0.0.1');
-    return { http: request(`http://127.0.0.1:${port}`), close: () => closeServer(server) };
-  }
-  const trending = (h: ReturnType<typeof request>, codops: string, key: string, headers: Record<string, string> = {}) =>
-    h.get(`/api/v1/${codops}/trending?u=${u}`).set('x-service-debug-secret', key).set(headers);
-
-  it('given no trusted proxy, when a client locked out sends its own X-Forwarded-For or Forwarded, then it stays locked out', async () => {
-    const gw = await gatewayWith();
+  type Trending = (codops: string, key: string, headers?: Record<string, string>) => request.Test;
+  /**
+   * Runs `test` on a gateway of its own (a fresh lockout of 3 wrong secrets; `trustProxy` as the edge's
+   * TRUSTED_PROXIES sets it), with the trending route of that gateway, and stops the gateway after.
+   */
+  async function onGateway(trustProxy: string | undefined, test: (trending: Trending) => Promise<void>) {
+    const gw = await startGateway({ zzebu: secret, zzabc: abcSecret }, { limiter: new FailureLimiter(3), trustProxy });
     try {
-      for (let i = 1; i <= 3; i++)
-        expect((await trending(gw.http, 'zzebu', 'wrong', { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(200);
+      await test((codops, key, headers = {}) =>
+        gw.http.get(`/api/v1/${codops}/trending?u=${u}`).set('x-service-debug-secret', key).set(headers),
+      );
+    } finally {
+      await gw.close();
+    }
+  }
+
+  it('given no trusted proxy, when a client locked out sends its own X-Forwarded-For or Forwarded, then it stays locked out', () =>
+    onGateway(undefined, async (trending) => {
+      for (let i = 1; i <= 3; i++) expect((await trending('zzebu', 'wrong', { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(200);
       const spoofs: Array<Record<string, string>> = [{ 'x-forwarded-for': '198.51.100.99' }, { forwarded: 'for=198.51.100.98' }, {}];
       for (const headers of spoofs) {
-        const res = await trending(gw.http, 'zzebu', secret, headers);
+        const res = await trending('zzebu', secret, headers);
         expect(res.status).toBe(429);
         expect(res.body.detail).toMatch(/too many wrong debug secrets/);
       }
       // Another codops of the same client has its own bucket.
-      const other = await trending(gw.http, 'zzabc', abcSecret);
+      const other = await trending('zzabc', abcSecret);
       expect(other.status).toBe(200);
       expect(other.body.debug_spans).toBeDefined();
-    } finally {
-      await gw.close();
-    }
-  });
+    }));
 
-  it('given an ingress the gateway trusts, when one client behind it is locked out, then the others are not', async () => {
-    const gw = await gatewayWith('loopback');
-    try {
+  it('given an ingress the gateway trusts, when one client behind it is locked out, then the others are not', () =>
+    onGateway('loopback', async (trending) => {
       const mallory = { 'x-forwarded-for': '203.0.113.66' };
-      for (let i = 0; i < 3; i++) await trending(gw.http, 'zzebu', 'wrong', mallory);
-      expect((await trending(gw.http, 'zzebu', secret, mallory)).status).toBe(429);
-      const alice = await trending(gw.http, 'zzebu', secret, { 'x-forwarded-for': '203.0.113.7' });
+      for (let i = 0; i < 3; i++) await trending('zzebu', 'wrong', mallory);
+      expect((await trending('zzebu', secret, mallory)).status).toBe(429);
+      const alice = await trending('zzebu', secret, { 'x-forwarded-for': '203.0.113.7' });
       expect(alice.status).toBe(200);
       expect(alice.body.debug_spans).toBeDefined();
-    } finally {
-      await gw.close();
-    }
-  });
+    }));
 
-  it('given an ingress the gateway trusts, when an IPv6 client rotates its addresses within its /64, then it is one client', async () => {
-    const gw = await gatewayWith('loopback');
-    try {
-      for (let i = 1; i <= 3; i++) await trending(gw.http, 'zzebu', 'wrong', { 'x-forwarded-for': `2001:db8:7:9::${i}` });
-      expect((await trending(gw.http, 'zzebu', secret, { 'x-forwarded-for': '2001:db8:7:9:abcd::4' })).status).toBe(429);
-      expect((await trending(gw.http, 'zzebu', secret, { 'x-forwarded-for': '2001:db8:7:a::1' })).status).toBe(200);
-    } finally {
-      await gw.close();
-    }
-  });
+  it('given an ingress the gateway trusts, when an IPv6 client rotates its addresses within its /64, then it is one client', () =>
+    onGateway('loopback', async (trending) => {
+      for (let i = 1; i <= 3; i++) await trending('zzebu', 'wrong', { 'x-forwarded-for': `2001:db8:7:9::${i}` });
+      expect((await trending('zzebu', secret, { 'x-forwarded-for': '2001:db8:7:9:abcd::4' })).status).toBe(429);
+      expect((await trending('zzebu', secret, { 'x-forwarded-for': '2001:db8:7:a::1' })).status).toBe(200);
+    }));
 });

@@ -2,6 +2,7 @@
 // the in-memory test system (libs/test-system) is made of can use it in their own tests without a cycle.
 // Deciders as given / when / then, skips that say why, child processes, waiting, reading zips, collecting metrics.
 export * from './specification';
+export * from './scenario';
 export * from './environment';
 export * from './process';
 export * from './unzip';

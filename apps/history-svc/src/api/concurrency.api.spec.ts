@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MemoryEventStore, SqliteEventStore, type EventStore } from '@udp/eventstore';
+import { given } from '@udp/test-kit';
 import { startTestSystem } from '@udp/test-system';
 import { createHistoryService } from '../app';
 
@@ -18,29 +19,35 @@ describe.each<[string, () => EventStore]>([
     ]);
     try {
       const auth = await system.auth('carol');
-      const answers = await Promise.all(
-        Array.from({ length: 24 }, (_, i) =>
-          i % 3 === 0
-            ? system.http
-                .post('/api/history/v2/batch')
-                .set('authorization', auth)
-                .send({ data: [{ item_id: `item-${i}`, date: 1000 + i }] })
-            : system.http
-                .post('/api/history/v2')
-                .set('authorization', auth)
-                .send({ item_id: `item-${i}`, date: 1000 + i }),
-        ),
-      );
-      const statuses = answers.map((a) => a.status);
-      expect(statuses.every((s) => s === 200 || s === 204 || s === 429)).toBe(true);
-      for (const refused of answers.filter((a) => a.status === 429)) {
-        expect(refused.headers['retry-after']).toBe('1');
-        expect(refused.body.status).toBe(429);
-      }
-      const acknowledged = answers.flatMap((a, i) => (a.status < 300 ? [`item-${i}`] : [])).sort();
-      const stored = await system.http.get('/api/history/v2?limit=1000&with_deleted=true').set('authorization', auth);
-      expect(stored.body.data.map((i: { item_id: string }) => i.item_id).sort()).toEqual(acknowledged);
-      expect(acknowledged.length).toBeGreaterThan(0);
+      const write = (i: number) =>
+        i % 3 === 0
+          ? system.http
+              .post('/api/history/v2/batch')
+              .set('authorization', auth)
+              .send({ data: [{ item_id: `item-${i}`, date: 1000 + i }] })
+          : system.http
+              .post('/api/history/v2')
+              .set('authorization', auth)
+              .send({ item_id: `item-${i}`, date: 1000 + i });
+      const storedItems = async () => {
+        const stored = await system.http.get('/api/history/v2?limit=1000&with_deleted=true').set('authorization', auth);
+        return stored.body.data.map((i: { item_id: string }) => i.item_id).sort();
+      };
+
+      // Given carol's empty history, when 24 writes arrive at once, then each is answered, the acknowledged ones stored.
+      await given(async () => expect(await storedItems()).toEqual([]))
+        .when(() => Promise.all(Array.from({ length: 24 }, (_, i) => write(i))))
+        .then(async (answers) => {
+          const statuses = answers.map((a) => a.status);
+          expect(statuses.every((s) => s === 200 || s === 204 || s === 429)).toBe(true);
+          for (const refused of answers.filter((a) => a.status === 429)) {
+            expect(refused.headers['retry-after']).toBe('1');
+            expect(refused.body.status).toBe(429);
+          }
+          const acknowledged = answers.flatMap((a, i) => (a.status < 300 ? [`item-${i}`] : [])).sort();
+          expect(await storedItems()).toEqual(acknowledged);
+          expect(acknowledged.length).toBeGreaterThan(0);
+        });
     } finally {
       await system.stop();
     }

@@ -1,3 +1,4 @@
+import { given } from '@udp/test-kit';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createHistoryService } from '../app';
 
@@ -9,33 +10,55 @@ beforeEach(async () => {
 });
 afterEach(() => system.stop());
 
+const record = (auth: string, itemId: string) => system.http.post('/api/history/v2').set('authorization', auth).send({ item_id: itemId });
+const page = (auth: string, query: string, etag?: string) => {
+  const req = system.http.get(`/api/history/v2${query}`).set('authorization', auth);
+  return etag ? req.set('if-none-match', etag) : req;
+};
+
 describe('conditional GET /api/history/v2', () => {
   it('answers 304 without a body while the page is unchanged, and the new page once it changed', async () => {
     const alice = await system.auth('alice');
-    const get = (etag?: string) => {
-      const req = system.http.get('/api/history/v2?limit=10').set('authorization', alice);
-      return etag ? req.set('if-none-match', etag) : req;
+    /** Alice's page of one item, read once: its ETag. */
+    const readOnce = async () => {
+      await record(alice, 'urn:a');
+      const first = await page(alice, '?limit=10');
+      expect(first.status).toBe(200);
+      expect(first.headers['cache-control']).toBe('private, no-cache');
+      return first.headers.etag as string;
     };
-    await system.http.post('/api/history/v2').set('authorization', alice).send({ item_id: 'urn:a' });
-    const first = await get();
-    expect(first.status).toBe(200);
-    expect(first.headers['cache-control']).toBe('private, no-cache');
-    const unchanged = await get(first.headers.etag);
-    expect([unchanged.status, unchanged.text ?? '']).toEqual([304, '']);
-    expect((await get(`"other", ${first.headers.etag}`)).status).toBe(304);
-    await system.http.post('/api/history/v2').set('authorization', alice).send({ item_id: 'urn:b' });
-    const changed = await get(first.headers.etag);
-    expect(changed.status).toBe(200);
-    expect(changed.body.data).toHaveLength(2);
+
+    await given(readOnce)
+      .when((etag) => page(alice, '?limit=10', etag))
+      .then((unchanged) => expect([unchanged.status, unchanged.text ?? '']).toEqual([304, '']));
+
+    await given(readOnce)
+      .when((etag) => page(alice, '?limit=10', `"other", ${etag}`))
+      .then((unchanged) => expect(unchanged.status).toBe(304));
+
+    await given(async () => {
+      const etag = await readOnce();
+      await record(alice, 'urn:b');
+      return etag;
+    })
+      .when((etag) => page(alice, '?limit=10', etag))
+      .then((changed) => {
+        expect(changed.status).toBe(200);
+        expect(changed.body.data).toHaveLength(2);
+      });
   });
 
   it('tags another query, or another user with the same history, differently', async () => {
     const [alice, bob] = [await system.auth('alice'), await system.auth('bob')];
-    for (const user of [alice, bob]) await system.http.post('/api/history/v2').set('authorization', user).send({ item_id: 'urn:a' });
-    const etag = async (user: string, query: string) =>
-      (await system.http.get(`/api/history/v2${query}`).set('authorization', user)).headers.etag as string;
-    const tags = new Set([await etag(alice, '?limit=10'), await etag(alice, '?limit=5'), await etag(bob, '?limit=10')]);
-    expect(tags.size).toBe(3);
-    expect(await etag(alice, '?limit=10')).toBe(await etag(alice, '?limit=10'));
+    const etag = async (user: string, query: string) => (await page(user, query)).headers.etag as string;
+
+    await given(async () => {
+      for (const user of [alice, bob]) await record(user, 'urn:a');
+    })
+      .when(async () => [await etag(alice, '?limit=10'), await etag(alice, '?limit=5'), await etag(bob, '?limit=10')])
+      .then(async (tags) => {
+        expect(new Set(tags).size).toBe(3);
+        expect(await etag(alice, '?limit=10')).toBe(tags[0]);
+      });
   });
 });

@@ -1,6 +1,6 @@
 import { DomainError } from '@udp/eventsourcing';
 import { DeciderSpecification } from '@udp/test-kit';
-import { type HistoryCommand, fold, historyDecider, evolve, initialState } from './decider';
+import { type HistoryCommand, type ItemToRecord, fold, historyDecider, evolve, initialState } from './decider';
 import { historySnapshot } from './snapshot';
 import type { HistoryEvent } from './aggregate';
 import { cleared, deleted, recorded } from '../testing/history-events';
@@ -8,6 +8,8 @@ import { cleared, deleted, recorded } from '../testing/history-events';
 const spec = DeciderSpecification(historyDecider({ maxEntries: 1000 }));
 const now = 1_700_000_100_000;
 const at = (command: Omit<HistoryCommand, 'metadata'>) => ({ ...command, metadata: { now } }) as HistoryCommand;
+/** The command that records items (one or a batch), as a client's write turns into it. */
+const recordItems = (...items: ItemToRecord[]) => at({ type: 'RecordItems', data: { items } });
 const notFound = (error: unknown) => error instanceof DomainError && error.kind === 'NotFound';
 
 describe('history decider', () => {
@@ -20,38 +22,18 @@ describe('history decider', () => {
     it('refuses a new item, the whole batch with it (a tombstone keeps its place)', () => {
       full
         .given(past)
-        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'c', date: 400 }] } }))
+        .when(recordItems({ itemId: 'c', date: 400 }))
         .thenThrows(quota);
       full
         .given(past)
-        .when(
-          at({
-            type: 'RecordItems',
-            data: {
-              items: [
-                { itemId: 'a', date: 400 },
-                { itemId: 'c', date: 400 },
-              ],
-            },
-          }),
-        )
+        .when(recordItems({ itemId: 'a', date: 400 }, { itemId: 'c', date: 400 }))
         .thenThrows(quota);
     });
 
     it('still updates an item, and records a deleted one again', () =>
       full
         .given(past)
-        .when(
-          at({
-            type: 'RecordItems',
-            data: {
-              items: [
-                { itemId: 'a', date: 400 },
-                { itemId: 'b', date: 400 },
-              ],
-            },
-          }),
-        )
+        .when(recordItems({ itemId: 'a', date: 400 }, { itemId: 'b', date: 400 }))
         .then([recorded('a', 1, 400), recorded('b', 2, 400)]));
   });
 
@@ -59,25 +41,13 @@ describe('history decider', () => {
     it('records a new item with technical id 1', () =>
       spec
         .given([])
-        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'urn:a', date: 100, lastPlaybackPosition: 12.5, deviceId: 'ios' }] } }))
+        .when(recordItems({ itemId: 'urn:a', date: 100, lastPlaybackPosition: 12.5, deviceId: 'ios' }))
         .then([recorded('urn:a', 1, 100, { lastPlaybackPosition: 12.5, deviceId: 'ios' })]));
 
     it('numbers a batch in order and keeps one entry per item (newest wins inside the batch too)', () =>
       spec
         .given([])
-        .when(
-          at({
-            type: 'RecordItems',
-            data: {
-              items: [
-                { itemId: 'a', date: 10 },
-                { itemId: 'b', date: 20 },
-                { itemId: 'a', date: 30 },
-                { itemId: 'a', date: 5 },
-              ],
-            },
-          }),
-        )
+        .when(recordItems({ itemId: 'a', date: 10 }, { itemId: 'b', date: 20 }, { itemId: 'a', date: 30 }, { itemId: 'a', date: 5 }))
         .then([recorded('a', 1, 10), recorded('b', 2, 20), recorded('a', 1, 30)]));
 
     it('refuses to delete an unknown item', () =>
@@ -105,25 +75,25 @@ describe('history decider', () => {
     it('updates it when the new date is the same or newer, keeping its id', () =>
       spec
         .given(past)
-        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 100, lastPlaybackPosition: 42 }] } }))
+        .when(recordItems({ itemId: 'a', date: 100, lastPlaybackPosition: 42 }))
         .then([recorded('a', 1, 100, { lastPlaybackPosition: 42, deviceId: 'tv' })]));
 
     it('ignores an update older than the stored entry (newest write wins)', () =>
       spec
         .given(past)
-        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 99, lastPlaybackPosition: 1 }] } }))
+        .when(recordItems({ itemId: 'a', date: 99, lastPlaybackPosition: 1 }))
         .thenNothingHappens());
 
     it('keeps the stored position and device when the update leaves them out', () =>
       spec
         .given(past)
-        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 150 }] } }))
+        .when(recordItems({ itemId: 'a', date: 150 }))
         .then([recorded('a', 1, 150, { lastPlaybackPosition: 30, deviceId: 'tv' })]));
 
     it('gives a new item the next id', () =>
       spec
         .given(past)
-        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'c', date: 300 }] } }))
+        .when(recordItems({ itemId: 'c', date: 300 }))
         .then([recorded('c', 3, 300)]));
 
     it('deletes it by business id with a tombstone dated now', () =>
@@ -157,13 +127,13 @@ describe('history decider', () => {
     it('a write older than the tombstone does not bring it back', () =>
       spec
         .given(past)
-        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 400 }] } }))
+        .when(recordItems({ itemId: 'a', date: 400 }))
         .thenNothingHappens());
 
     it('a newer write brings it back under the same id', () =>
       spec
         .given(past)
-        .when(at({ type: 'RecordItems', data: { items: [{ itemId: 'a', date: 600 }] } }))
+        .when(recordItems({ itemId: 'a', date: 600 }))
         .then([recorded('a', 1, 600)]));
 
     it('clear-all leaves it alone', () =>

@@ -1,5 +1,5 @@
-import { startTestSystem, type TestSystem } from '@udp/test-system';
-import { createPreferenceService } from '../app';
+import type { TestSystem } from '@udp/test-system';
+import { P, jsonRequest, startPreferenceSystem } from '../testing/preference-system';
 
 /**
  * Issue 18: 400 preference keys of 250 KiB (100 MB) were accepted for one user. Per-user quotas now bound the
@@ -11,20 +11,11 @@ let alice: string;
 let bob: string;
 
 beforeEach(async () => {
-  system = await startTestSystem([
-    {
-      prefixes: ['/api/preference'],
-      create: (deps) => createPreferenceService({ ...deps, limits: { maxKeys: 3, maxUserBytes: 10_000 } }),
-    },
-  ]);
-  alice = await system.auth('alice');
-  bob = await system.auth('bob');
+  ({ system, alice, bob } = await startPreferenceSystem({ limits: { maxKeys: 3, maxUserBytes: 10_000 } }));
 });
 afterEach(() => system.stop());
 
-const P = '/api/preference';
-const put = (auth: string, path: string, body: unknown) =>
-  system.http.put(path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
+const put = jsonRequest(() => system, 'put');
 const keysOf = async (auth: string) => (await system.http.get(P).set('authorization', auth)).body;
 
 describe('given a user with three keys, the quota', () => {

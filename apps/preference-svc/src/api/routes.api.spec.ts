@@ -1,33 +1,21 @@
-import { startTestSystem, type TestSystem } from '@udp/test-system';
-import { createPreferenceService } from '../app';
+import type { TestSystem } from '@udp/test-system';
+import { P, jsonRequest, startPreferenceSystem } from '../testing/preference-system';
 
 let system: TestSystem;
 let alice: string;
 let bob: string;
 
 beforeEach(async () => {
-  system = await startTestSystem([
-    {
-      prefixes: ['/api/preference'],
-      create: (deps) =>
-        createPreferenceService({
-          ...deps,
-          maxBodyBytes: 64 * 1024,
-          limits: { maxDocumentBytes: 2048, maxKeyLength: 64, maxPathDepth: 8 },
-        }),
-    },
-  ]);
-  alice = await system.auth('alice');
-  bob = await system.auth('bob');
+  ({ system, alice, bob } = await startPreferenceSystem({
+    maxBodyBytes: 64 * 1024,
+    limits: { maxDocumentBytes: 2048, maxKeyLength: 64, maxPathDepth: 8 },
+  }));
 });
 afterEach(() => system.stop());
 
-const P = '/api/preference';
 const get = (auth: string, path: string) => system.http.get(path).set('authorization', auth);
-const put = (auth: string, path: string, body: unknown) =>
-  system.http.put(path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
-const post = (auth: string, path: string, body: unknown) =>
-  system.http.post(path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
+const put = jsonRequest(() => system, 'put');
+const post = jsonRequest(() => system, 'post');
 const del = (auth: string, path: string) => system.http.delete(path).set('authorization', auth);
 const fieldsOf = (res: { body: { errors?: Array<{ field: string }> } }) => (res.body.errors ?? []).map((e) => e.field);
 

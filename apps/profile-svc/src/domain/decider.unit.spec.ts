@@ -7,13 +7,12 @@ const spec = DeciderSpecification(profileDecider);
 const T0 = 1_700_000_000_000;
 const ID = '0b6f2b8e-3c1a-4b7e-9d2f-5a6b7c8d9e0f';
 const at = (now: number, command: Omit<ProfileCommand, 'metadata'>) => ({ ...command, metadata: { now } }) as ProfileCommand;
+/** The fields a user fills in; a new profile has none of them. */
+const FILLED_IN = ['displayName', 'firstName', 'lastName', 'language', 'avatarUrl'] as const;
+/** The profile created at T0: private, nothing filled in, nothing shown. */
 const fresh: ProfileState = {
   publicUserId: ID,
-  displayName: null,
-  firstName: null,
-  lastName: null,
-  language: null,
-  avatarUrl: null,
+  ...(Object.fromEntries(FILLED_IN.map((field) => [field, null])) as Record<(typeof FILLED_IN)[number], null>),
   public: false,
   publicFields: [],
   createdAt: T0,
