@@ -3,6 +3,7 @@ import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from '
 import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
 import { LastWriteFailure } from './write-failure';
+import { LRUCache } from 'lru-cache';
 
 /** How long a failed write keeps the store DOWN when no write succeeds meanwhile (there is no probe write). */
 const WRITE_FAILURE_MEMORY_MS = 30_000;
@@ -165,12 +166,11 @@ export class EsdbEventStore implements EventStore {
     const filter = streamNameFilter({ prefixes: options.streamPrefixes });
     // Truncate-before by stream, read once per stream per subscription: only a replay (a new subscription from
     // an older position) can meet deleted events, and a new subscription reads the metadata afresh.
-    const truncated = new Map<string, number>();
+    const truncated = new LRUCache<string, number>({ max: 10_000 });
     const isDeleted = async (event: RecordedEvent) => {
       let tb = truncated.get(event.streamId);
       if (tb === undefined) {
         tb = await this.truncatedBefore(event.streamId);
-        if (truncated.size >= 10_000) truncated.clear();
         truncated.set(event.streamId, tb);
       }
       return event.revision < tb;
