@@ -4,6 +4,7 @@ import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscr
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
 import { LastWriteFailure } from './write-failure';
 import { LRUCache } from 'lru-cache';
+import { backoffDelayMs } from '@udp/retry';
 
 /** How long a failed write keeps the store DOWN when no write succeeds meanwhile (there is no probe write). */
 const WRITE_FAILURE_MEMORY_MS = 30_000;
@@ -52,11 +53,8 @@ export function decodePosition(position: bigint): Position {
   return { commit: position >> PREPARE_BITS, prepare: position & PREPARE_MASK };
 }
 
-/** Pause before the n-th attempt to subscribe again: doubling from 100 ms up to 30 s, each drawn in its upper half (jitter). */
-export function retryDelayMs(attempt: number, baseMs = 100, maxMs = 30_000): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
+/** Pauses before the n-th attempt to subscribe again: doubling from 100 ms up to 30 s, with jitter. */
+const RESUBSCRIBE_BACKOFF = { baseMs: 100, maxMs: 30_000 };
 
 export class EsdbEventStore implements EventStore {
   private readonly client: KurrentDBClient;
@@ -225,7 +223,7 @@ export class EsdbEventStore implements EventStore {
         let pause: NodeJS.Timeout | undefined;
         await new Promise<void>((resolve) => {
           wake = resolve;
-          pause = setTimeout(resolve, retryDelayMs(attempt));
+          pause = setTimeout(resolve, backoffDelayMs(attempt, RESUBSCRIBE_BACKOFF));
         });
         clearTimeout(pause);
         wake = null;
