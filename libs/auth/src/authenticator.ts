@@ -71,7 +71,8 @@ const describeIssues = (error: z.ZodError) => error.issues.map((i) => `${i.path.
  * apps send). `Token-Type` names the scheme when the Authorization value carries none.
  */
 export class Authenticator {
-  // Imported once: handing jose the raw bytes would import a key on every verification (~0.4 ms each).
+  // Imported once: handing jose the raw bytes would import a key on every verification
+  // (docs/performance.md, "Authentication").
   private readonly secret?: Promise<webcrypto.CryptoKey>;
   private readonly jwks?: ReturnType<typeof createRemoteJWKSet>;
   private readonly cache: LRUCache<string, { identity: Identity; until: number }>;

@@ -117,7 +117,8 @@ export class SqliteEventStore implements EventStore {
     this.stmt = {
       readStream: this.db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
-      // Rows as arrays (raw): about half the cost of rows as objects, which a replay of the whole log pays per event.
+      // Rows as arrays (raw): cheaper than rows as objects, which a replay of the whole log pays per event
+      // (docs/performance.md, "Replay reads").
       readAfter: this.db
         .prepare<[bigint, number], RawRow>(`SELECT ${RAW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
         .raw(true),
