@@ -36,38 +36,48 @@ export const ENTRIES = {
   embedded: [['embedded/main.js', { stdin: processEntry('embedded', 'tools/embedded/host') }]],
 };
 
+/**
+ * Worker threads a bundle starts by file, each built beside every bundle (a bundle finds it in its own directory):
+ * the SQLite event store's writer (libs/eventstore/src/sqlite.ts, `writerEntry`).
+ */
+const WORKERS = [['sqlite-writer.js', { source: 'libs/eventstore/src/sqlite-writer.ts' }]];
+
 export async function buildEntries(names = Object.keys(ENTRIES), outdir = join(root, 'dist')) {
-  const jobs = [];
+  const outputs = []; // [name, outfile, entry]
   for (const name of names) {
     if (!ENTRIES[name]) throw new Error(`unknown build entry ${name} (known: ${Object.keys(ENTRIES).join(', ')})`);
-    for (const [outfile, entry] of ENTRIES[name]) {
-      jobs.push(
-        build({
-          ...(entry.stdin
-            ? { stdin: { contents: entry.stdin, resolveDir: root, sourcefile: `${name}-entry.ts`, loader: 'ts' } }
-            : { entryPoints: [join(root, entry.source)] }),
-          outfile: join(outdir, outfile),
-          bundle: true,
-          platform: 'node',
-          target: 'node20',
-          format: 'cjs',
-          packages: 'external',
-          // The EBU QC schemas are bundled as text (libs/qc-schema).
-          loader: { '.xsd': 'text' },
-          sourcemap: true,
-          tsconfig: join(root, 'tsconfig.base.json'),
-          logLevel: 'warning',
-          // Node's on-disk cache of compiled code (`module.enableCompileCache`, Node >= 22.8; absent on 20), for the
-          // packages the bundle requires at start: the embedded start-up with an empty store fell from 720-990 to
-          // 520-825 ms (Node 26, five alternating pairs).
-          // In os.tmpdir() unless NODE_COMPILE_CACHE names another place; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
-          // The banner goes before the bundle's own "use strict", so it repeats it: the bundle stays strict code.
-          banner: { js: '"use strict";\nrequire(\'node:module\').enableCompileCache?.();' },
-        }),
-      );
-    }
+    for (const [outfile, entry] of ENTRIES[name]) outputs.push([name, outfile, entry]);
   }
-  await Promise.all(jobs);
+  const directories = new Set(outputs.map(([, outfile]) => dirname(outfile)));
+  for (const directory of directories) {
+    for (const [file, entry] of WORKERS) outputs.push([file, join(directory, file), entry]);
+  }
+  await Promise.all(
+    outputs.map(([name, outfile, entry]) =>
+      build({
+        ...(entry.stdin
+          ? { stdin: { contents: entry.stdin, resolveDir: root, sourcefile: `${name}-entry.ts`, loader: 'ts' } }
+          : { entryPoints: [join(root, entry.source)] }),
+        outfile: join(outdir, outfile),
+        bundle: true,
+        platform: 'node',
+        target: 'node20',
+        format: 'cjs',
+        packages: 'external',
+        // The EBU QC schemas are bundled as text (libs/qc-schema).
+        loader: { '.xsd': 'text' },
+        sourcemap: true,
+        tsconfig: join(root, 'tsconfig.base.json'),
+        logLevel: 'warning',
+        // Node's on-disk cache of compiled code (`module.enableCompileCache`, Node >= 22.8; absent on 20), for the
+        // packages the bundle requires at start: the embedded start-up with an empty store fell from 720-990 to
+        // 520-825 ms (Node 26, five alternating pairs).
+        // In os.tmpdir() unless NODE_COMPILE_CACHE names another place; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+        // The banner goes before the bundle's own "use strict", so it repeats it: the bundle stays strict code.
+        banner: { js: '"use strict";\nrequire(\'node:module\').enableCompileCache?.();' },
+      }),
+    ),
+  );
   return outdir;
 }
 

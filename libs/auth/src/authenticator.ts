@@ -2,6 +2,7 @@ import { webcrypto } from 'node:crypto';
 import { SignJWT, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import type { Identity } from './internal-identity';
+import { LRUCache } from 'lru-cache';
 
 /** Why a request could not be authenticated; the gateway answers 401 with this detail. */
 export class AuthenticationError extends Error {
@@ -70,12 +71,14 @@ const describeIssues = (error: z.ZodError) => error.issues.map((i) => `${i.path.
  * apps send). `Token-Type` names the scheme when the Authorization value carries none.
  */
 export class Authenticator {
-  // Imported once: handing jose the raw bytes would import a key on every verification (~0.4 ms each).
+  // Imported once: handing jose the raw bytes would import a key on every verification
+  // (docs/performance.md, "Authentication").
   private readonly secret?: Promise<webcrypto.CryptoKey>;
   private readonly jwks?: ReturnType<typeof createRemoteJWKSet>;
-  private readonly cache = new Map<string, { identity: Identity; until: number }>();
+  private readonly cache: LRUCache<string, { identity: Identity; until: number }>;
 
   constructor(private readonly options: AuthenticatorOptions) {
+    this.cache = new LRUCache({ max: options.cacheSize ?? 10_000 });
     if (options.jwtSecret) {
       this.secret = webcrypto.subtle.importKey(
         'raw',
@@ -95,11 +98,8 @@ export class Authenticator {
     const cacheKey = `${scheme}\u0000${token}`;
     const cached = this.cache.get(cacheKey);
     if (cached) {
+      if (cached.until > Date.now()) return cached.identity;
       this.cache.delete(cacheKey);
-      if (cached.until > Date.now()) {
-        this.cache.set(cacheKey, cached);
-        return cached.identity;
-      }
     }
     const { identity, expiresAt } = scheme === 'bearer' ? await this.verifyJwt(token) : await this.verifySessionToken(token);
     const ttl = this.options.cacheTtlMs ?? 60_000;
@@ -159,10 +159,9 @@ export class Authenticator {
     return { identity: { userId: parsed.data[idField] as string } };
   }
 
-  /** Bounded LRU of verified credentials; never kept past `until` (a credential without a known end is not kept). */
+  /** Verified credentials, never kept past `until` (a credential without a known end is not kept). */
   private remember(key: string, identity: Identity, until: number | undefined): void {
     if (until === undefined || until <= Date.now()) return;
-    if (this.cache.size >= (this.options.cacheSize ?? 10_000)) this.cache.delete(this.cache.keys().next().value!);
     this.cache.set(key, { identity, until });
   }
 }

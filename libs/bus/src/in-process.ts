@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '@udp/retry';
 import type { Bus, BusMessage, Consumer, MessageHandler, ReceivedMessage } from './port';
 
 interface Member {
@@ -46,6 +47,7 @@ export class InProcessBus implements Bus {
   private closed = false;
 
   constructor(
+    /** The first pause before a failed message is handed again; doubles while it keeps failing (libs/retry). */
     private readonly retryDelayMs = 50,
     private readonly retained = 100_000,
   ) {}
@@ -114,6 +116,7 @@ export class InProcessBus implements Bus {
 
   private async deliver(topic: string, group: Group): Promise<void> {
     const log = this.log(topic);
+    let failures = 0; // of the message at the committed offset, in a row
     while (!this.closed && group.committed < log.base + log.messages.length) {
       const member = group.members.find((m) => m.active);
       if (!member) return;
@@ -129,8 +132,12 @@ export class InProcessBus implements Bus {
       try {
         await member.handler(message);
         if (member.active) group.committed = offset + 1;
+        failures = 0;
       } catch {
-        await new Promise((r) => setTimeout(r, this.retryDelayMs));
+        failures++;
+        // Capped at 2 s, as the Kafka consumer's retries are (kafka.ts, maxRetryTime).
+        const pause = backoffDelayMs(failures, { baseMs: this.retryDelayMs, maxMs: 2000 });
+        await new Promise((r) => setTimeout(r, pause));
       }
     }
   }

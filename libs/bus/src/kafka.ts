@@ -58,6 +58,8 @@ export class KafkaBus implements Bus {
     const { sessionTimeoutMs, heartbeatIntervalMs } = this.options;
     const consumer = this.kafka.consumer({
       groupId,
+      // kafkajs's own back-off (doubling, with jitter by its default randomisation factor), not libs/retry: it
+      // retries inside the client (reconnects, a failing handler's batch), where our code has no loop to pace.
       retry: { retries: Number.MAX_SAFE_INTEGER, initialRetryTime: 100, maxRetryTime: 2000 },
       // Left out when unset so kafkajs keeps its own defaults.
       ...(sessionTimeoutMs !== undefined && { sessionTimeout: sessionTimeoutMs }),

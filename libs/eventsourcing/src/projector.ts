@@ -1,5 +1,6 @@
 import type { EventStore, RecordedEvent, Subscription } from '@udp/eventstore';
 import type { CheckpointStore } from '@udp/readmodel';
+import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge, recordCounter } from '@udp/telemetry';
 import { SegmentClaims, type SegmentsOptions, segmentOf } from './segments';
 import type { WarningLogger } from './write-side';
@@ -237,7 +238,8 @@ export class Projector {
         if (this.stopping) throw error;
         // (Segments) Given back or taken over meanwhile: its new holder applies it.
         if (!stillOurs()) return;
-        await new Promise((resolve) => setTimeout(resolve, Math.min(base * 2 ** (attempt - 1), this.options.maxRetryDelayMs ?? 5000)));
+        const pause = backoffDelayMs(attempt, { baseMs: base, maxMs: this.options.maxRetryDelayMs ?? 5000 });
+        await new Promise((resolve) => setTimeout(resolve, pause));
       }
     }
   }

@@ -3,6 +3,8 @@ import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from '
 import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
 import { LastWriteFailure } from './write-failure';
+import { LRUCache } from 'lru-cache';
+import { backoffDelayMs } from '@udp/retry';
 
 /** How long a failed write keeps the store DOWN when no write succeeds meanwhile (there is no probe write). */
 const WRITE_FAILURE_MEMORY_MS = 30_000;
@@ -51,11 +53,8 @@ export function decodePosition(position: bigint): Position {
   return { commit: position >> PREPARE_BITS, prepare: position & PREPARE_MASK };
 }
 
-/** Pause before the n-th attempt to subscribe again: doubling from 100 ms up to 30 s, each drawn in its upper half (jitter). */
-export function retryDelayMs(attempt: number, baseMs = 100, maxMs = 30_000): number {
-  const ceiling = Math.min(maxMs, baseMs * 2 ** Math.max(0, attempt - 1));
-  return ceiling / 2 + Math.random() * (ceiling / 2);
-}
+/** Pauses before the n-th attempt to subscribe again: doubling from 100 ms up to 30 s, with jitter. */
+const RESUBSCRIBE_BACKOFF = { baseMs: 100, maxMs: 30_000 };
 
 export class EsdbEventStore implements EventStore {
   private readonly client: KurrentDBClient;
@@ -165,12 +164,11 @@ export class EsdbEventStore implements EventStore {
     const filter = streamNameFilter({ prefixes: options.streamPrefixes });
     // Truncate-before by stream, read once per stream per subscription: only a replay (a new subscription from
     // an older position) can meet deleted events, and a new subscription reads the metadata afresh.
-    const truncated = new Map<string, number>();
+    const truncated = new LRUCache<string, number>({ max: 10_000 });
     const isDeleted = async (event: RecordedEvent) => {
       let tb = truncated.get(event.streamId);
       if (tb === undefined) {
         tb = await this.truncatedBefore(event.streamId);
-        if (truncated.size >= 10_000) truncated.clear();
         truncated.set(event.streamId, tb);
       }
       return event.revision < tb;
@@ -225,7 +223,7 @@ export class EsdbEventStore implements EventStore {
         let pause: NodeJS.Timeout | undefined;
         await new Promise<void>((resolve) => {
           wake = resolve;
-          pause = setTimeout(resolve, retryDelayMs(attempt));
+          pause = setTimeout(resolve, backoffDelayMs(attempt, RESUBSCRIBE_BACKOFF));
         });
         clearTimeout(pause);
         wake = null;

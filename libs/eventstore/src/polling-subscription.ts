@@ -1,3 +1,4 @@
+import { backoffDelayMs } from '@udp/retry';
 import type { Backlog, EventHandler, RecordedEvent, Subscription, SubscriptionOptions } from './port';
 
 /**
@@ -13,6 +14,8 @@ export class PollingSubscription implements Subscription {
   private again = false;
   private failure: unknown = null;
   private retry: NodeJS.Timeout | null = null;
+  /** Reads that failed in a row: the pause before the next one grows with them. */
+  private failedReads = 0;
 
   constructor(
     private readonly options: SubscriptionOptions,
@@ -63,13 +66,18 @@ export class PollingSubscription implements Subscription {
         let page: RecordedEvent[];
         try {
           page = await this.readAfter(this.position, 500);
+          this.failedReads = 0;
         } catch {
-          // A read that failed (the file busy or briefly unreadable) is tried again shortly; only a handler's
-          // failure stops the subscription.
-          this.retry ??= setTimeout(() => {
-            this.retry = null;
-            this.notify();
-          }, 500);
+          // A read that failed (the file busy or briefly unreadable) is tried again shortly, later each time it fails
+          // again; only a handler's failure stops the subscription.
+          this.failedReads++;
+          this.retry ??= setTimeout(
+            () => {
+              this.retry = null;
+              this.notify();
+            },
+            backoffDelayMs(this.failedReads, { baseMs: 500, maxMs: 5000 }),
+          );
           return;
         }
         await this.deliver(page);

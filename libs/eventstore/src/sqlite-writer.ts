@@ -1,7 +1,11 @@
 /**
- * The SQLite write side, run in a worker thread so that the fsync of each commit never blocks the event loop
- * that serves requests. `sqliteWriter` is serialised with `Function.prototype.toString` and evaluated in the
- * worker, so it must be self-contained: everything it uses is required or declared inside it.
+ * The SQLite write side: the entry of the worker thread that owns the write connection (started by sqlite.ts),
+ * so that the fsync of each commit never blocks the event loop that serves requests.
+ *
+ * Loaded by file, never imported for its code (sqlite.ts imports only its types). In dist/ it is its own bundle
+ * (tools/build.mjs); from the sources (jest, whose transform does not reach worker threads) Node runs this file as
+ * it is, stripping its types. Hence CommonJS `require` with `.ts` in relative paths, and erasable TypeScript only
+ * (no parameter properties, enums or namespaces).
  */
 
 export interface AppendRequest {
@@ -27,140 +31,137 @@ export type WriterReply = { id: number; outcomes?: AppendOutcome[]; before?: big
 
 export interface WriterData {
   file: string;
-  /** Absolute path of better-sqlite3, resolved by the main thread (an evaluated worker has no module path). */
-  driver: string;
   /** `PRAGMA max_page_count` of the writer: the file may not grow beyond it (SQLITE_FULL, as on a full disk). */
   maxPageCount?: number;
 }
 
-export function sqliteWriter(): void {
-  const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
-  const { file, driver, maxPageCount } = workerData as WriterData;
-  const Database = require(driver) as typeof import('better-sqlite3');
-  const db = new Database(file);
-  db.pragma('journal_mode = WAL');
-  db.pragma('synchronous = FULL');
-  db.pragma('busy_timeout = 5000');
-  // Erasure: deleted rows are overwritten with zeros in the file, not just unlinked (see 'delete' below).
-  db.pragma('secure_delete = ON');
-  if (maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(maxPageCount)}`);
-  const streamRevision = db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?');
-  const findEvent = db.prepare<[string, string], { position: number }>('SELECT position FROM events WHERE stream_id = ? AND event_id = ?');
-  const insert = db.prepare(
-    'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-  );
-  const setRevision = db.prepare(
-    'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
-  );
-  const lastPosition = db.prepare<[], { position: bigint | null }>('SELECT max(position) AS position FROM events').safeIntegers(true);
-  const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
-  const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
+const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+const { CONNECTION_PRAGMAS } = require('./sqlite-pragmas.ts') as typeof import('./sqlite-pragmas');
 
-  /** The storage failed (full, I/O, read-only...), not the append: the whole batch fails, and nothing is stored. */
-  const storageFailure = (error: unknown) =>
-    /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/.test(String((error as { code?: unknown }).code ?? ''));
+const { file, maxPageCount } = workerData as WriterData;
+const db = new Database(file);
+for (const pragma of CONNECTION_PRAGMAS) db.pragma(pragma);
+// Erasure: deleted rows are overwritten with zeros in the file, not just unlinked (see 'delete' below).
+db.pragma('secure_delete = ON');
+if (maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(maxPageCount)}`);
+const streamRevision = db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?');
+const findEvent = db.prepare<[string, string], { position: number }>('SELECT position FROM events WHERE stream_id = ? AND event_id = ?');
+const insert = db.prepare(
+  'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+);
+const setRevision = db.prepare(
+  'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
+);
+const lastPosition = db.prepare<[], { position: bigint | null }>('SELECT max(position) AS position FROM events').safeIntegers(true);
+const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
+const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
 
-  class WrongRevision extends Error {
-    constructor(
-      readonly expected: AppendRequest['expectedRevision'],
-      readonly actual: number,
-    ) {
-      super(`expected revision ${String(expected)}, actual ${actual}`);
-    }
+/** The storage failed (full, I/O, read-only...), not the append: the whole batch fails, and nothing is stored. */
+const storageFailure = (error: unknown) =>
+  /^SQLITE_(FULL|IOERR|READONLY|CANTOPEN|CORRUPT|NOTADB)/.test(String((error as { code?: unknown }).code ?? ''));
+
+class WrongRevision extends Error {
+  readonly expected: AppendRequest['expectedRevision'];
+  readonly actual: number;
+  constructor(expected: AppendRequest['expectedRevision'], actual: number) {
+    super(`expected revision ${String(expected)}, actual ${actual}`);
+    this.expected = expected;
+    this.actual = actual;
   }
-
-  const appendOne = ({ streamId, events, expectedRevision }: AppendRequest): AppendOutcome => {
-    const current = streamRevision.get(streamId)?.revision ?? -1;
-    // The same event ids again: a retried append that already succeeded. Its first event tells: when that one is not
-    // stored, neither is the append (a batch of 3000 events would otherwise look up 3000 ids first).
-    if (events.length > 0 && findEvent.get(streamId, events[0].id)) {
-      const already = events.map((e) => findEvent.get(streamId, e.id));
-      if (already.every(Boolean)) return { ok: true, nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
-    }
-    const matches = expectedRevision === 'any' || (expectedRevision === 'no_stream' ? current === -1 : expectedRevision === current);
-    if (!matches) throw new WrongRevision(expectedRevision, current);
-    let revision = current;
-    const positions: bigint[] = [];
-    const now = Date.now();
-    for (const e of events) {
-      revision += 1;
-      positions.push(
-        BigInt(insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid),
-      );
-    }
-    setRevision.run(streamId, revision);
-    return { ok: true, nextRevision: revision, position: positions[positions.length - 1] ?? 0n, stored: { createdAt: now, positions } };
-  };
-
-  parentPort!.on('message', (request: WriterRequest) => {
-    try {
-      if (request.type === 'probe') {
-        // A row larger than a page (it needs room, as an append does), deleted in the same commit. The table is made
-        // here, not at open: a store opened on a full disk must still start (and read).
-        db.transaction(() => {
-          db.exec('CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY, filler BLOB)');
-          db.exec('DELETE FROM write_probe');
-          db.exec('INSERT INTO write_probe (id, filler) VALUES (1, zeroblob(65536))');
-          db.exec('DELETE FROM write_probe');
-        }).immediate();
-        parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
-        return;
-      }
-      if (request.type === 'delete') {
-        db.transaction(() => {
-          deleteEvents.run(request.streamId);
-          deleteStream.run(request.streamId);
-          // secure_delete zeroes the deleted rows, but the interior pages of the indexes on stream_id keep copies
-          // of some keys as dividers (seen in 11 of 60 trials): rebuilding the indexes leaves none. Its cost grows
-          // with the store (measured in docs/erasure.md); erasures are rare.
-          db.exec('REINDEX');
-        }).immediate();
-        // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and
-        // truncate the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of
-        // a read makes the checkpoint report busy; it is tried again (busy_timeout waits too).
-        // Bounded in time, not in tries: on a loaded machine one second of tries was not always enough. Still busy
-        // after that, the deletion is reported as failed, so an erasure is never confirmed with bytes left behind.
-        const until = Date.now() + 15_000;
-        let busy = true;
-        while (busy && Date.now() < until) {
-          const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
-          busy = result !== undefined && result.busy !== 0;
-          if (busy) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-        }
-        if (busy) {
-          parentPort!.postMessage({
-            id: request.id,
-            failure: 'the WAL could not be truncated after the deletion (readers kept it busy)',
-          } satisfies WriterReply);
-          return;
-        }
-        parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
-        return;
-      }
-      // Group commit: one transaction and one fsync for the batch; a savepoint (nested transaction) per
-      // append, so a refused append rolls back alone.
-      const outcomes: AppendOutcome[] = [];
-      let before = 0n;
-      db.transaction(() => {
-        // Inside the write transaction: no other writer can add an event between this and the batch's own.
-        before = lastPosition.get()?.position ?? 0n;
-        for (const append of request.batch) {
-          try {
-            outcomes.push(db.transaction(() => appendOne(append))());
-          } catch (error) {
-            if (storageFailure(error)) throw error;
-            outcomes.push(
-              error instanceof WrongRevision
-                ? { ok: false, wrongRevision: { expected: error.expected, actual: error.actual }, message: error.message }
-                : { ok: false, message: (error as Error).message },
-            );
-          }
-        }
-      }).immediate();
-      parentPort!.postMessage({ id: request.id, outcomes, before } satisfies WriterReply);
-    } catch (error) {
-      // The commit itself failed: nothing of the batch is stored.
-      parentPort!.postMessage({ id: request.id, failure: (error as Error).message } satisfies WriterReply);
-    }
-  });
 }
+
+const appendOne = ({ streamId, events, expectedRevision }: AppendRequest): AppendOutcome => {
+  const current = streamRevision.get(streamId)?.revision ?? -1;
+  // The same event ids again: a retried append that already succeeded. Its first event tells: when that one is not
+  // stored, neither is the append (a batch of 3000 events would otherwise look up 3000 ids first).
+  if (events.length > 0 && findEvent.get(streamId, events[0].id)) {
+    const already = events.map((e) => findEvent.get(streamId, e.id));
+    if (already.every(Boolean)) return { ok: true, nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
+  }
+  const matches = expectedRevision === 'any' || (expectedRevision === 'no_stream' ? current === -1 : expectedRevision === current);
+  if (!matches) throw new WrongRevision(expectedRevision, current);
+  let revision = current;
+  const positions: bigint[] = [];
+  const now = Date.now();
+  for (const e of events) {
+    revision += 1;
+    positions.push(
+      BigInt(insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid),
+    );
+  }
+  setRevision.run(streamId, revision);
+  return { ok: true, nextRevision: revision, position: positions[positions.length - 1] ?? 0n, stored: { createdAt: now, positions } };
+};
+
+parentPort!.on('message', (request: WriterRequest) => {
+  try {
+    if (request.type === 'probe') {
+      // A row larger than a page (it needs room, as an append does), deleted in the same commit. The table is made
+      // here, not at open: a store opened on a full disk must still start (and read).
+      db.transaction(() => {
+        db.exec('CREATE TABLE IF NOT EXISTS write_probe (id INTEGER PRIMARY KEY, filler BLOB)');
+        db.exec('DELETE FROM write_probe');
+        db.exec('INSERT INTO write_probe (id, filler) VALUES (1, zeroblob(65536))');
+        db.exec('DELETE FROM write_probe');
+      }).immediate();
+      parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
+      return;
+    }
+    if (request.type === 'delete') {
+      db.transaction(() => {
+        deleteEvents.run(request.streamId);
+        deleteStream.run(request.streamId);
+        // secure_delete zeroes the deleted rows, but the interior pages of the indexes on stream_id keep copies
+        // of some keys as dividers (seen in 11 of 60 trials): rebuilding the indexes leaves none. Its cost grows
+        // with the store (measured in docs/erasure.md); erasures are rare.
+        db.exec('REINDEX');
+      }).immediate();
+      // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and
+      // truncate the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of
+      // a read makes the checkpoint report busy; it is tried again (busy_timeout waits too).
+      // Bounded in time, not in tries: on a loaded machine one second of tries was not always enough. Still busy
+      // after that, the deletion is reported as failed, so an erasure is never confirmed with bytes left behind.
+      const until = Date.now() + 15_000;
+      let busy = true;
+      while (busy && Date.now() < until) {
+        const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+        busy = result !== undefined && result.busy !== 0;
+        if (busy) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
+      }
+      if (busy) {
+        parentPort!.postMessage({
+          id: request.id,
+          failure: 'the WAL could not be truncated after the deletion (readers kept it busy)',
+        } satisfies WriterReply);
+        return;
+      }
+      parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
+      return;
+    }
+    // Group commit: one transaction and one fsync for the batch; a savepoint (nested transaction) per
+    // append, so a refused append rolls back alone.
+    const outcomes: AppendOutcome[] = [];
+    let before = 0n;
+    db.transaction(() => {
+      // Inside the write transaction: no other writer can add an event between this and the batch's own.
+      before = lastPosition.get()?.position ?? 0n;
+      for (const append of request.batch) {
+        try {
+          outcomes.push(db.transaction(() => appendOne(append))());
+        } catch (error) {
+          if (storageFailure(error)) throw error;
+          outcomes.push(
+            error instanceof WrongRevision
+              ? { ok: false, wrongRevision: { expected: error.expected, actual: error.actual }, message: error.message }
+              : { ok: false, message: (error as Error).message },
+          );
+        }
+      }
+    }).immediate();
+    parentPort!.postMessage({ id: request.id, outcomes, before } satisfies WriterReply);
+  } catch (error) {
+    // The commit itself failed: nothing of the batch is stored.
+    parentPort!.postMessage({ id: request.id, failure: (error as Error).message } satisfies WriterReply);
+  }
+});

@@ -1,22 +1,28 @@
 import Database from 'better-sqlite3';
-import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { dirname } from 'node:path';
+import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PollingSubscription } from './polling-subscription';
-import {
-  type AppendOutcome,
-  type AppendRequest,
-  type WriterCommand,
-  type WriterData,
-  type WriterReply,
-  type WriterRequest,
-  sqliteWriter,
-} from './sqlite-writer';
+import { CONNECTION_PRAGMAS } from './sqlite-pragmas';
+import type { AppendOutcome, AppendRequest, WriterCommand, WriterData, WriterReply, WriterRequest } from './sqlite-writer';
 import { LastWriteFailure } from './write-failure';
 import { METRICS, observeGauge, recordHistogram } from '@udp/telemetry';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
 import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
+
+/**
+ * The file the writer thread runs: in dist/, the writer's bundle beside this bundle (tools/build.mjs); from the
+ * sources (jest), sqlite-writer.ts itself, which Node runs by stripping its types (Node >= 22.18).
+ */
+function writerEntry(): string {
+  const built = join(__dirname, 'sqlite-writer.js');
+  if (existsSync(built)) return built;
+  if (!(process.features as { typescript?: unknown }).typescript) {
+    throw new Error(`the SQLite writer runs from its TypeScript source on Node >= 22.18 only (this is ${process.version}): build first`);
+  }
+  return join(__dirname, 'sqlite-writer.ts');
+}
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
@@ -89,9 +95,7 @@ export class SqliteEventStore implements EventStore {
   ) {
     mkdirSync(dirname(file), { recursive: true });
     this.db = new Database(file);
-    this.db.pragma('journal_mode = WAL');
-    this.db.pragma('synchronous = FULL');
-    this.db.pragma('busy_timeout = 5000');
+    for (const pragma of CONNECTION_PRAGMAS) this.db.pragma(pragma);
     const fd = openSync(file, 'r');
     const { dev, ino } = statSync(file);
     this.opened = { dev, ino, fd };
@@ -113,7 +117,8 @@ export class SqliteEventStore implements EventStore {
     this.stmt = {
       readStream: this.db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
-      // Rows as arrays (raw): about half the cost of rows as objects, which a replay of the whole log pays per event.
+      // Rows as arrays (raw): cheaper than rows as objects, which a replay of the whole log pays per event
+      // (docs/performance.md, "Replay reads").
       readAfter: this.db
         .prepare<[bigint, number], RawRow>(`SELECT ${RAW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
         .raw(true),
@@ -130,8 +135,8 @@ export class SqliteEventStore implements EventStore {
       ),
     };
     this.stmt.readAfter.safeIntegers(true);
-    const workerData: WriterData = { file, driver: require.resolve('better-sqlite3'), maxPageCount: options.maxPageCount };
-    this.writer = new Worker(`(${sqliteWriter.toString()})()`, { eval: true, workerData });
+    const workerData: WriterData = { file, maxPageCount: options.maxPageCount };
+    this.writer = new Worker(writerEntry(), { workerData });
     this.writer.on('message', (reply: WriterReply) => {
       const answer = this.replies.get(reply.id);
       this.replies.delete(reply.id);

@@ -2,6 +2,7 @@ import type { NextFunction, Request, Response } from 'express';
 import { IDENTITY_HEADER } from '@udp/auth';
 import { TOKEN_TYPES } from '@udp/contracts';
 import { HttpError, badRequest, nameRoute } from '@udp/http-kit';
+import { LRUCache } from 'lru-cache';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
@@ -49,18 +50,15 @@ export function methodNotAllowed(document: { paths?: Record<string, object> }) {
     return allowed;
   };
   // Each request path's answer, remembered: testing every documented pattern cost about 5 µs a request. Paths hold
-  // ids, so only paths of up to 512 characters, at most 10,000 of them (cleared when full): at most about 5 MB,
-  // whatever paths clients choose.
-  const known = new Map<string, Map<string, string> | null>();
+  // ids, so only paths of up to 512 characters, at most 10,000 of them (the least recently used dropped first): at
+  // most about 5 MB, whatever paths clients choose.
+  const known = new LRUCache<string, { allowed: Map<string, string> | null }>({ max: 10_000 });
   return (req: Request, res: Response, next: NextFunction) => {
     const path = req.path; // a getter that parses the URL: once
-    let allowed = known.get(path);
+    let allowed = known.get(path)?.allowed;
     if (allowed === undefined) {
       allowed = allowedOn(path);
-      if (path.length <= 512) {
-        if (known.size >= 10_000) known.clear();
-        known.set(path, allowed);
-      }
+      if (path.length <= 512) known.set(path, { allowed });
     }
     if (allowed === null) return next();
     const route = allowed.get(req.method);

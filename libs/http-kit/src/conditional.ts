@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Request, Response } from 'express';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Answers `body` as JSON with an ETag of its bytes; when the request's `If-None-Match` names it, 304 without a body.
@@ -40,12 +41,11 @@ const digest = (value: string) => createHash('sha1').update(value).digest('base6
  * version is not shown as it is; an unkeyed hash only obscures it (a client knowing the query could try positions
  * until one matches), so a version must never hold anything secret.
  */
-const versionTags = new Map<string, string>();
+const versionTags = new LRUCache<string, string>({ max: 10_000 });
 
 function versionTag(version: string): string {
   let tag = versionTags.get(version);
   if (tag === undefined) {
-    if (versionTags.size >= 10_000) versionTags.clear();
     versionTags.set(version, (tag = `v${digest(version)}`));
   }
   return tag;

@@ -1,6 +1,7 @@
 import { gunzipSync, gzipSync } from 'node:zlib';
 import { type Context, type HrTime, SpanKind, trace } from '@opentelemetry/api';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
+import { LRUCache } from 'lru-cache';
 import { redactAttributes } from './redaction';
 
 /** One span as the debug block shows it (spec: request-trace-debug-block.md, "Span"). */
@@ -52,16 +53,17 @@ export class DebugSpanCapture implements SpanProcessor {
   /** Open spans by span id, with their local root. */
   private readonly open = new Map<string, { span: Span; root: string }>();
   /** Local root of each span seen, so a child started under an ended parent still joins its call. */
-  private readonly rootOf = new Map<string, string>();
+  private readonly rootOf: LRUCache<string, string>;
 
-  constructor(private readonly maxCalls = 2000) {}
+  constructor(private readonly maxCalls = 2000) {
+    this.rootOf = new LRUCache({ max: maxCalls * 64 });
+  }
 
   onStart(span: Span, parentContext: Context): void {
     const spanId = span.spanContext().spanId;
     const parent = trace.getSpanContext(parentContext);
     // A remote parent (another process, or a caller) starts a new local call.
     const root = (parent && !parent.isRemote && this.rootOf.get(parent.spanId)) || spanId;
-    if (this.rootOf.size >= this.maxCalls * 64) this.rootOf.delete(this.rootOf.keys().next().value as string);
     this.rootOf.set(spanId, root);
     this.open.set(spanId, { span, root });
   }

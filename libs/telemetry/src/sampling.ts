@@ -18,6 +18,7 @@ import {
   type Span,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-base';
+import { LRUCache } from 'lru-cache';
 
 /**
  * Sampling per endpoint from its measured request rate (issue 11): quiet endpoints keep every trace, busy ones a
@@ -57,7 +58,8 @@ export class DebugRequestPropagator implements TextMapPropagator {
 
 /** Requests per second per key over a sliding window of one-second buckets. */
 export class RateMeter {
-  private readonly buckets = new Map<string, { second: number; counts: number[]; since: number }>();
+  // A bound against unbounded keys: the keys seen least recently are dropped first.
+  private readonly buckets = new LRUCache<string, { second: number; counts: number[]; since: number }>({ max: 10_000 });
   constructor(
     private readonly windowS = 10,
     private readonly now: () => number = Date.now,
@@ -69,7 +71,6 @@ export class RateMeter {
     const second = Math.floor(nowMs / 1000);
     let b = this.buckets.get(key);
     if (!b) {
-      if (this.buckets.size > 10_000) this.buckets.clear(); // a bound against unbounded keys
       this.buckets.set(key, (b = { second, counts: new Array<number>(this.windowS).fill(0), since: nowMs }));
     }
     for (let s = b.second + 1; s <= second && s <= b.second + this.windowS; s++) b.counts[s % this.windowS] = 0;
@@ -176,7 +177,8 @@ export interface TailSamplingOptions {
 
 export class TailSamplingProcessor implements SpanProcessor {
   private readonly pending = new Map<string, ReadableSpan[]>();
-  private readonly decided = new Map<string, boolean>();
+  /** The decision of each trace recently ended, for its spans that end after its root. */
+  private readonly decided = new LRUCache<string, boolean>({ max: 10_000 });
   readonly stats = { kept: 0, dropped: 0 };
 
   constructor(
@@ -217,7 +219,6 @@ export class TailSamplingProcessor implements SpanProcessor {
     );
     const slow = root !== undefined && root.duration[0] * 1000 + root.duration[1] / 1e6 >= this.options.slowMs;
     const keep = failed || slow || traceRandomness(traceId) < keepProbabilityOf(root ?? spans[0]);
-    if (this.decided.size >= 10_000) this.decided.delete(this.decided.keys().next().value as string);
     this.decided.set(traceId, keep);
     if (keep) {
       this.stats.kept++;

@@ -58,7 +58,8 @@ export function startTracing(options: TracingOptions): boolean {
   if (provider) return true;
   if (process.env.OTEL_SDK_DISABLED === 'true') return false;
   // Loaded only when tracing is on. The tracer provider, not the all-in-one NodeSDK: that one loads every exporter,
-  // propagator and the metrics and logs SDKs at each start (~0.7 s) for signals this system does not send.
+  // propagator and the metrics and logs SDKs at each start for signals this system does not send (docs/performance.md,
+  // "Tracing").
   const { NodeTracerProvider } = require('@opentelemetry/sdk-trace-node') as typeof import('@opentelemetry/sdk-trace-node');
   const { registerInstrumentations } = require('@opentelemetry/instrumentation') as typeof import('@opentelemetry/instrumentation');
   const core = require('@opentelemetry/core') as typeof import('@opentelemetry/core');
@@ -104,8 +105,8 @@ export function startTracing(options: TracingOptions): boolean {
  * context, so an export is one trace from request to callback. Like the HTTP client spans, a `fetch` outside any
  * trace (background work) makes no root span. A client library's instrumentation only where its adapter is
  * configured, so the embedded mode (SQLite, memory read models, in-process bus) loads none of them. No Express
- * instrumentation: it wraps every layer of every request (~75 µs a read) for route-handler spans the debug block
- * does not need; http-kit's observeServerRequests names the server span after the route instead.
+ * instrumentation: it wraps every layer of every request (docs/performance.md, "Tracing") for route-handler spans
+ * the debug block does not need; http-kit's observeServerRequests names the server span after the route instead.
  */
 function instrumentations() {
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');

@@ -3,6 +3,7 @@ import { lookup as dnsLookup } from 'node:dns/promises';
 import http from 'node:http';
 import https from 'node:https';
 import { BlockList, isIP } from 'node:net';
+import { backoffDelayMs } from '@udp/retry';
 
 /**
  * Export callbacks without server-side request forgery: only hosts listed in EXPORT_CALLBACK_HOSTS, https
@@ -199,7 +200,7 @@ export async function deliverCallback(
       // A refused address will not become acceptable by waiting.
       if (e instanceof CallbackRefused) return { delivered: false, attempts: attempt, error };
     }
-    if (attempt < options.attempts) await sleep(Math.min(options.retryDelayMs * 2 ** (attempt - 1), 60_000));
+    if (attempt < options.attempts) await sleep(backoffDelayMs(attempt, { baseMs: options.retryDelayMs, maxMs: 60_000 }));
   }
   return { delivered: false, attempts: options.attempts, error };
 }

@@ -1,0 +1,1 @@
+export { backoffDelayMs, type BackoffOptions } from './backoff';
