@@ -1,9 +1,9 @@
 import { PREFERENCE_LIMITS } from '@udp/contracts';
-import { writeSide } from '@udp/eventsourcing';
+import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
 import { preferenceRoutes } from './api/routes';
-import { migrateLegacyPreferenceStreams } from './migrations/legacy-streams';
+import { preferenceAggregate } from './domain/aggregate';
 import type { PreferenceQuotas } from './domain/decider';
 import type { DocumentLimits } from './domain/json-document';
 import {
@@ -27,8 +27,15 @@ export const DEFAULT_WRITE_RETRIES = 25;
 export async function createPreferenceService(deps: PreferenceServiceDeps): Promise<ServiceApp> {
   const { store, readModels, identity, logger } = deps;
   await readModels.ensureIndex(PREFERENCE_KEYS, { userId: 1, key: 1 });
-  // Before anything reads or writes: streams of the former, ambiguous names become one stream per user and key.
-  await migrateLegacyPreferenceStreams(store, logger);
+  const limits = {
+    maxDocumentBytes: deps.limits?.maxDocumentBytes ?? PREFERENCE_LIMITS.maxDocumentBytes,
+    maxKeyLength: deps.limits?.maxKeyLength ?? PREFERENCE_LIMITS.maxKeyLength,
+    maxPathDepth: deps.limits?.maxPathDepth ?? PREFERENCE_LIMITS.maxPathDepth,
+    maxJsonPathSteps: deps.limits?.maxJsonPathSteps ?? PREFERENCE_LIMITS.maxJsonPathSteps,
+    maxJsonPathResultBytes: deps.limits?.maxJsonPathResultBytes ?? PREFERENCE_LIMITS.maxJsonPathResultBytes,
+    maxKeys: deps.limits?.maxKeys ?? PREFERENCE_LIMITS.maxKeys,
+    maxUserBytes: deps.limits?.maxUserBytes ?? PREFERENCE_LIMITS.maxUserBytes,
+  };
   const projections = await startServiceProjections(deps, {
     service: 'preference-svc',
     projection: preferenceProjection(readModels),
@@ -43,20 +50,13 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     identity,
     routes: [
       preferenceRoutes({
-        write: writeSide(store, projections.projector, deps.readYourWritesTimeoutMs, logger, readModels),
+        handle: commandHandler(preferenceAggregate(limits, deps.writeRetries ?? DEFAULT_WRITE_RETRIES), {
+          write: writeSide({ store, projector: projections.projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels }),
+          now: deps.now ?? Date.now,
+        }),
         documents: preferenceDocuments(readModels),
         keys: preferenceKeys(readModels),
-        limits: {
-          maxDocumentBytes: deps.limits?.maxDocumentBytes ?? PREFERENCE_LIMITS.maxDocumentBytes,
-          maxKeyLength: deps.limits?.maxKeyLength ?? PREFERENCE_LIMITS.maxKeyLength,
-          maxPathDepth: deps.limits?.maxPathDepth ?? PREFERENCE_LIMITS.maxPathDepth,
-          maxJsonPathSteps: deps.limits?.maxJsonPathSteps ?? PREFERENCE_LIMITS.maxJsonPathSteps,
-          maxJsonPathResultBytes: deps.limits?.maxJsonPathResultBytes ?? PREFERENCE_LIMITS.maxJsonPathResultBytes,
-          maxKeys: deps.limits?.maxKeys ?? PREFERENCE_LIMITS.maxKeys,
-          maxUserBytes: deps.limits?.maxUserBytes ?? PREFERENCE_LIMITS.maxUserBytes,
-        },
-        writeRetries: deps.writeRetries ?? DEFAULT_WRITE_RETRIES,
-        now: deps.now ?? Date.now,
+        limits,
       }),
     ],
   });

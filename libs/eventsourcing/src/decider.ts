@@ -58,7 +58,7 @@ export function copyOnWrite<S, M extends S, E>(copy: (state: S) => M, apply: (st
 /** Domain errors carry a name; the HTTP layer maps names to status codes in one place. */
 export class DomainError extends Error {
   constructor(
-    readonly kind: 'NotFound' | 'Invalid' | 'Conflict' | 'LimitExceeded' | 'QuotaExceeded' | 'Forbidden',
+    readonly kind: 'NotFound' | 'Invalid' | 'Conflict' | 'LimitExceeded' | 'TooLarge' | 'QuotaExceeded' | 'Forbidden',
     message: string,
     readonly field?: string,
     /** The per-user quota a `QuotaExceeded` ran into: its setting's name and value (the answer names them). */
@@ -73,6 +73,8 @@ export const notFound = (message: string) => new DomainError('NotFound', message
 export const invalid = (message: string, field?: string) => new DomainError('Invalid', message, field);
 export const conflict = (message: string) => new DomainError('Conflict', message);
 export const limitExceeded = (message: string, field?: string) => new DomainError('LimitExceeded', message, field);
+/** What a write would store is larger than one thing may be (a preference document): 413. */
+export const tooLarge = (message: string) => new DomainError('TooLarge', message);
 /** A per-user quota (what a user may store in all, not what one request may hold): 422 naming the setting. */
 export const quotaExceeded = (message: string, limit: string, max: number) =>
   new DomainError('QuotaExceeded', message, undefined, { limit, max });

@@ -8,6 +8,7 @@ const DOMAIN_STATUS: Record<DomainError['kind'], [number, string]> = {
   Invalid: [400, 'Bad Request'],
   Conflict: [409, 'Conflict'],
   LimitExceeded: [400, 'Limit Exceeded'],
+  TooLarge: [413, 'Content Too Large'],
   // A request that is well formed but would take the user past a quota of stored data (docs/architecture.md).
   QuotaExceeded: [422, 'Quota Exceeded'],
   Forbidden: [403, 'Forbidden'],

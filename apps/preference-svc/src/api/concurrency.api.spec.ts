@@ -13,7 +13,7 @@ import {
 } from '@udp/eventstore';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createPreferenceService } from '../app';
-import { preferenceStreamId } from '../domain/events';
+import { preferenceStreamId } from '../domain/aggregate';
 
 const P = '/api/preference';
 
@@ -156,7 +156,14 @@ class InterferingStore extends DelegatingStore {
       };
       await this.inner.appendToStream(
         streamId,
-        [{ id: randomUUID(), type: 'PreferenceWritten', data: { key: 'settings', document, operation: { kind: 'replace' } } }],
+        [
+          {
+            id: randomUUID(),
+            type: 'PreferenceWritten',
+            data: { key: 'settings', document, operation: { kind: 'replace' } },
+            metadata: { owner: { userId: 'alice', key: 'settings' } },
+          },
+        ],
         { expectedRevision: 'any' },
       );
     }

@@ -5,7 +5,7 @@ import { randomUUID } from 'node:crypto';
 import { SqliteEventStore } from '@udp/eventstore';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createPreferenceService } from '../app';
-import { legacyPreferenceStreamId, preferenceStreamId } from '../domain/events';
+import { preferenceStreamId } from '../domain/aggregate';
 
 const P = '/api/preference';
 const service = (store?: SqliteEventStore) => ({
@@ -16,7 +16,7 @@ const service = (store?: SqliteEventStore) => ({
 const send = (system: TestSystem, method: 'put' | 'post', auth: string, path: string, body: unknown) =>
   system.http[method](path).set('authorization', auth).set('content-type', 'application/json').send(JSON.stringify(body));
 
-/** The pair of the issue: under the former names both wrote to `preference-u-YWI-c2V0dGluZ3M`. */
+/** A pair a name of user and key joined by `-` with the key base64url-encoded would give one stream (`preference-u-YWI-c2V0dGluZ3M`). */
 const U = { user: 'u', key: 'ab>settings' };
 const V = { user: 'u-YWI', key: 'settings' };
 
@@ -27,8 +27,7 @@ describe('preference streams of different users never meet', () => {
   });
   afterEach(() => system.stop());
 
-  it('the former names of the pair were one stream; the new ones are two', () => {
-    expect(legacyPreferenceStreamId(U.user, U.key)).toBe(legacyPreferenceStreamId(V.user, V.key));
+  it('the pair has two streams', () => {
     expect(preferenceStreamId(U.user, U.key)).not.toBe(preferenceStreamId(V.user, V.key));
   });
 
@@ -52,10 +51,10 @@ describe('preference streams of different users never meet', () => {
   });
 });
 
-describe('preference data written under the former stream names', () => {
+describe('a preference stream holding an event of someone else', () => {
   let dir: string;
   beforeEach(() => {
-    dir = mkdtempSync(join(tmpdir(), 'pref-legacy-'));
+    dir = mkdtempSync(join(tmpdir(), 'pref-foreign-'));
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
@@ -63,47 +62,6 @@ describe('preference data written under the former stream names', () => {
     id: randomUUID(),
     type: 'PreferenceWritten',
     data: { key, document, operation: { kind: 'replace' } },
-  });
-
-  it('stays readable, each event with the user who wrote it, also from a stream two users shared', async () => {
-    const file = join(dir, 'preference.sqlite');
-    const old = new SqliteEventStore(file);
-    // As the former version wrote them: u, then u-YWI writing into the same stream (its write folded u's document).
-    const shared = legacyPreferenceStreamId(U.user, U.key);
-    await old.appendToStream(shared, [written(U.key, { secret: 'of u' })], { expectedRevision: 'no_stream' });
-    await old.appendToStream(shared, [written(V.key, { secret: 'of u', theme: 'dark' })], { expectedRevision: 0 });
-    await old.appendToStream(shared, [written(U.key, { secret: 'of u, later' })], { expectedRevision: 1 });
-    await old.appendToStream(legacyPreferenceStreamId('alice', 'player'), [written('player', { volume: 3 })], {
-      expectedRevision: 'no_stream',
-    });
-    await old.close();
-
-    for (let start = 1; start <= 2; start++) {
-      const store = new SqliteEventStore(file);
-      const system = await startTestSystem([service(store)]);
-      try {
-        const as = async (user: string) => system.auth(user);
-        const read = async (user: string, key: string) =>
-          (await system.http.get(`${P}/${encodeURIComponent(key)}`).set('authorization', await as(user))).body;
-        expect(await read(U.user, U.key)).toEqual({ secret: 'of u, later' });
-        // What u-YWI wrote is its own (the former version had folded u's document into it: kept as written).
-        expect(await read(V.user, V.key)).toEqual(start === 1 ? { secret: 'of u', theme: 'dark' } : { theme: 'light' });
-        expect(await read('alice', 'player')).toEqual({ volume: 3 });
-        expect((await system.http.get(P).set('authorization', await as(U.user))).body).toEqual([U.key]);
-        expect((await system.http.get(P).set('authorization', await as(V.user))).body).toEqual([V.key]);
-
-        // The former streams are gone; each new one holds only its owner's events, with the owner recorded.
-        expect((await store.readStream(shared)).revision).toBe(-1);
-        const uStream = await store.readStream(preferenceStreamId(U.user, U.key));
-        expect(uStream.events.map((e) => e.data.key)).toEqual([U.key, U.key]);
-        expect(uStream.events.every((e) => JSON.stringify(e.metadata.owner) === JSON.stringify({ userId: U.user, key: U.key }))).toBe(true);
-
-        // Writes after the migration land on the new streams.
-        if (start === 1) expect((await send(system, 'put', await as(V.user), `${P}/${V.key}`, { theme: 'light' })).status).toBe(200);
-      } finally {
-        await system.stop();
-      }
-    }
   });
 
   it("refuses a stream that holds another owner's event instead of answering with it", async () => {

@@ -1,51 +1,31 @@
 import { Router, type NextFunction, type Request, type Response } from 'express';
 import { preferenceApi } from '@udp/contracts';
-import { DomainError, handleCommandVisibly, invalid, notFound, type WriteSide, type Unstamped } from '@udp/eventsourcing';
-import { HttpError, badRequest, mountRoute, userIdOf } from '@udp/http-kit';
+import { type CommandHandler, type CommandResult, invalid, notFound } from '@udp/eventsourcing';
+import { badRequest, mountRoute, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
-import { type PreferenceCommand, type PreferenceQuotas, type PreferenceState, evolve, preferenceDecider } from '../domain/decider';
-import { preferenceStream } from '../domain/events';
+import type { PreferenceCommand, PreferenceQuotas, PreferenceState } from '../domain/decider';
+import type { PreferenceEvent, PreferenceId } from '../domain/aggregate';
 import { type DocumentLimits, checkKey, getAt, parsePath, queryJsonPath } from '../domain/json-document';
 import { listKeys, otherKeysUsage, readDocument } from '../projections/preference-queries';
 import type { PreferenceDocumentRow, PreferenceKeyRow } from '../projections/preferences';
 
 export interface PreferenceRouteDeps {
-  write: WriteSide;
+  /** The preference aggregate's command handler (app.ts). */
+  handle: CommandHandler<PreferenceCommand, PreferenceEvent, PreferenceState, PreferenceId>;
   documents: Collection<PreferenceDocumentRow>;
   keys: Collection<PreferenceKeyRow>;
   limits: DocumentLimits & PreferenceQuotas;
-  /** How many times a write that lost a race is re-read and re-applied before answering 429. */
-  writeRetries: number;
-  now: () => number;
 }
 
 const BASE = '/api/preference';
 
-/** HTTP <-> commands and queries for `/api/preference`. */
-export function preferenceRoutes({ write, documents, keys, limits, writeRetries, now }: PreferenceRouteDeps): Router {
-  const router = Router();
-  const decider = preferenceDecider(limits);
+/** A write made the document (201), or changed one that was there (200). */
+const createdBy = ({ newEvents, newState }: CommandResult<PreferenceEvent, PreferenceState>) =>
+  newEvents.length > 0 && newState.createdByLatestWrite;
 
-  /** Runs a command; a conflicting append is re-read and re-decided (docs/architecture.md, "Concurrency"), then 429. */
-  const execute = async (userId: string, command: Unstamped<PreferenceCommand>) => {
-    try {
-      const result = await handleCommandVisibly(
-        write,
-        preferenceStream(userId, command.data.key),
-        decider,
-        { ...command, metadata: { now: now() } },
-        { retries: writeRetries },
-      );
-      const after: PreferenceState = result.events.reduce(evolve, result.stateBefore);
-      return { created: result.stateBefore.document === null, document: after.document };
-    } catch (error) {
-      // The only limit that is about size rather than shape: the resulting document.
-      if (error instanceof DomainError && error.kind === 'LimitExceeded' && error.field === 'document') {
-        throw new HttpError(413, 'Content Too Large', error.message);
-      }
-      throw error;
-    }
-  };
+/** HTTP <-> commands and queries for `/api/preference`. */
+export function preferenceRoutes({ handle, documents, keys, limits }: PreferenceRouteDeps): Router {
+  const router = Router();
 
   const checkedKey = (key: string) => {
     checkKey(key, limits);
@@ -79,14 +59,14 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
     const key = checkedKey(params.key);
     const userId = userIdOf(res);
     const usage = await otherKeysUsage(keys, documents, userId, key);
-    const result = await execute(userId, { type: 'ReplaceDocument', data: { key, document, usage } });
-    res.status(result.created ? 201 : 200).json(result.document);
+    const written = await handle({ userId, key }, { type: 'ReplaceDocument', data: { key, document, usage } });
+    res.status(createdBy(written) ? 201 : 200).json(written.newState.document);
   });
 
   mountRoute(router, preferenceApi.delete, async ({ params, query: { jsonpath } }, _req, res) => {
     const key = checkedKey(params.key);
-    await execute(
-      userIdOf(res),
+    await handle(
+      { userId: userIdOf(res), key },
       jsonpath === undefined ? { type: 'DeleteDocument', data: { key } } : { type: 'DeleteMatching', data: { key, jsonpath } },
     );
     res.status(204).end();
@@ -106,9 +86,10 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
     const path = pathOf(req);
     const userId = userIdOf(res);
     const usage = await otherKeysUsage(keys, documents, userId, key);
-    const result = await execute(userId, { type, data: { key, path, value, usage } });
-    const stored = result.document ? getAt(result.document, path) : { found: false as const };
-    res.status(result.created ? 201 : 200).json(stored.found ? stored.value : null);
+    const written = await handle({ userId, key }, { type, data: { key, path, value, usage } });
+    const { document } = written.newState;
+    const stored = document ? getAt(document, path) : { found: false as const };
+    res.status(createdBy(written) ? 201 : 200).json(stored.found ? stored.value : null);
   };
   mountRoute(router, preferenceApi.replaceAtPath, async ({ params, body }, req, res) => {
     await writeAtPath('PutAtPath', checkedKey(params.key), jsonBody(body), req, res);
@@ -119,7 +100,7 @@ export function preferenceRoutes({ write, documents, keys, limits, writeRetries,
 
   mountRoute(router, preferenceApi.deleteAtPath, async ({ params }, req, res) => {
     const key = checkedKey(params.key);
-    await execute(userIdOf(res), { type: 'DeleteAtPath', data: { key, path: pathOf(req) } });
+    await handle({ userId: userIdOf(res), key }, { type: 'DeleteAtPath', data: { key, path: pathOf(req) } });
     res.status(204).end();
   });
 

@@ -1,6 +1,6 @@
 import { apiSpecification } from '@udp/test-system';
 import { createPreferenceService } from '../app';
-import { type PreferenceEvent, type PreferenceOperation, preferenceStream } from '../domain/events';
+import { type PreferenceEvent, type PreferenceOperation, preferenceStream } from '../domain/aggregate';
 
 /** Every write endpoint of preference-svc, at a key and at a path: given the document's events, when a request, then the answer and the new events. */
 const spec = apiSpecification<PreferenceEvent>({

@@ -1,5 +1,5 @@
 import { type Command, type Decider, foldByEvolve, notFound, quotaExceeded } from '@udp/eventsourcing';
-import { type PreferenceEvent, type PreferenceOperation, upcast } from './events';
+import type { PreferenceEvent, PreferenceOperation } from './aggregate';
 import {
   type DocumentLimits,
   type JsonObject,
@@ -32,6 +32,8 @@ export type PreferenceCommand = ReplaceDocument | PutAtPath | MergeAtPath | Dele
 /** One preference document: null until it is written, and again once it is deleted. */
 export interface PreferenceState {
   document: JsonObject | null;
+  /** Whether the latest write made the document (there was none before it): the write answers 201, else 200. */
+  createdByLatestWrite: boolean;
 }
 
 /** Per-user quotas: keys, and bytes of all documents (PREFERENCE_MAX_KEYS, PREFERENCE_MAX_USER_BYTES). */
@@ -108,18 +110,18 @@ export function preferenceDecider(limits: DocumentLimits & PreferenceQuotas): De
     }
   }
 
-  return { decide, evolve, initialState, fold: foldByEvolve(evolve), upcast };
+  return { decide, evolve, initialState, fold: foldByEvolve(evolve) };
 }
 
 export function initialState(): PreferenceState {
-  return { document: null };
+  return { document: null, createdByLatestWrite: false };
 }
 
-export function evolve(_state: PreferenceState, event: PreferenceEvent): PreferenceState {
+export function evolve(state: PreferenceState, event: PreferenceEvent): PreferenceState {
   switch (event.type) {
     case 'PreferenceWritten':
-      return { document: event.data.document };
+      return { document: event.data.document, createdByLatestWrite: state.document === null };
     case 'PreferenceDeleted':
-      return { document: null };
+      return { document: null, createdByLatestWrite: false };
   }
 }

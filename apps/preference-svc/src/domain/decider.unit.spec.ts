@@ -1,7 +1,7 @@
 import { DomainError } from '@udp/eventsourcing';
 import { DeciderSpecification } from '@udp/test-kit';
 import { type PreferenceCommand, preferenceDecider } from './decider';
-import type { PreferenceEvent } from './events';
+import type { PreferenceEvent } from './aggregate';
 
 const limits = {
   maxDocumentBytes: 200,
@@ -70,7 +70,7 @@ describe('preference decider', () => {
       spec
         .given([])
         .when(at({ type: 'ReplaceDocument', data: { key: 'k', document: { big: 'x'.repeat(300) } } }))
-        .thenThrows(failsWith('LimitExceeded', 'document')));
+        .thenThrows(failsWith('TooLarge')));
 
     it('refuses a document nested deeper than the limit', () =>
       spec
@@ -153,7 +153,7 @@ describe('preference decider', () => {
       spec
         .given(past)
         .when(at({ type: 'PutAtPath', data: { key: 'k', path: ['big'], value: 'x'.repeat(300) } }))
-        .thenThrows(failsWith('LimitExceeded', 'document')));
+        .thenThrows(failsWith('TooLarge')));
 
     it('deletes it', () =>
       spec

@@ -1,6 +1,6 @@
 import { JSONPath } from 'jsonpath-plus';
 import { JSONPATH_PATTERN } from '@udp/contracts';
-import { invalid, limitExceeded, notFound } from '@udp/eventsourcing';
+import { invalid, limitExceeded, notFound, tooLarge } from '@udp/eventsourcing';
 import { type JsonPathCost, jsonPathCost } from './jsonpath-cost';
 
 /**
@@ -153,7 +153,7 @@ export function checkDocument(document: JsonObject, limits: DocumentLimits): voi
     throw limitExceeded(`the document is nested deeper than ${limits.maxPathDepth} levels`, 'body');
   const bytes = documentBytes(document);
   if (bytes > limits.maxDocumentBytes)
-    throw limitExceeded(`the document would be ${bytes} bytes; the limit is ${limits.maxDocumentBytes}`, 'document');
+    throw tooLarge(`the document would be ${bytes} bytes; the limit is ${limits.maxDocumentBytes}`);
 }
 
 // ---- JSONPath -------------------------------------------------------------------------------------------

@@ -1,14 +1,7 @@
-import type { EventStore, RecordedEvent } from '@udp/eventstore';
-import {
-  type Projection,
-  ForeignEventError,
-  assertOwnedBy,
-  ownerOfPreferenceStream,
-  preferenceStreamPrefixOf,
-  userScopedId,
-} from '@udp/eventsourcing';
+import type { EventStore } from '@udp/eventstore';
+import { type Projection, ForeignEventError, aggregateProjection, userScopedId } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
-import { PREFERENCE_STREAM_PREFIX, upcast } from '../domain/events';
+import { preferenceStreamPrefixOf, preferenceStreams } from '../domain/aggregate';
 
 /**
  * One document per (user, key). The content is kept as JSON text: a preference may hold any field name
@@ -68,20 +61,16 @@ export function preferenceKeys(readModels: ReadModelStore): Collection<Preferenc
 export function preferenceProjection(readModels: ReadModelStore): Projection {
   const documents = preferenceDocuments(readModels);
   const keys = preferenceKeys(readModels);
-  return {
+  return aggregateProjection({
     name: 'preference-documents',
-    streamPrefixes: [PREFERENCE_STREAM_PREFIX],
-    async apply(recorded: RecordedEvent) {
-      const event = upcast(recorded.type, recorded.data);
-      const { userId, key } = ownerOfPreferenceStream(recorded.streamId);
-      assertOwnedBy(recorded, { userId, key });
-      if (event.data.key !== key) throw new ForeignEventError(recorded.streamId, recorded.revision);
+    aggregate: preferenceStreams,
+    async apply(event, { id: { userId, key }, streamId, revision }) {
+      if (event.data.key !== key) throw new ForeignEventError(streamId, revision);
       const _id = preferenceRowId(userId, key);
-      const revision = recorded.revision;
       const deleted = event.type === 'PreferenceDeleted';
       const json = event.type === 'PreferenceWritten' ? JSON.stringify(event.data.document) : null;
       await documents.upsertIfNewer({ _id, userId, key, deleted, json, revision });
       await keys.upsertIfNewer({ _id, userId, key, deleted, revision, bytes: json === null ? 0 : Buffer.byteLength(json) });
     },
-  };
+  });
 }

@@ -2,7 +2,7 @@ import { ForeignEventError } from '@udp/eventsourcing';
 import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { recordedEvents } from '@udp/test-system';
-import { type PreferenceEvent, preferenceStream } from '../domain/events';
+import { type PreferenceEvent, preferenceStream } from '../domain/aggregate';
 import { preferenceDocuments, preferenceKeys, preferenceProjection } from './preferences';
 
 /** preference_documents and preference_keys: given events, the rows; a replayed event changes nothing. */
