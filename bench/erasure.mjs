@@ -28,20 +28,21 @@ import { SqliteEventStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { createLogger } from '@udp/telemetry';
 import { createHistoryService } from './apps/history-svc/src/app';
-import { historyStreamId } from './apps/history-svc/src/domain/events';
+import { historyStream } from './apps/history-svc/src/domain/aggregate';
 import { createPlaylistService } from './apps/playlist-svc/src/app';
-import { playlistsStreamId } from './apps/playlist-svc/src/domain/events';
+import { playlistsStream } from './apps/playlist-svc/src/domain/aggregate';
 import { createPreferenceService } from './apps/preference-svc/src/app';
-import { preferenceStreamId } from './apps/preference-svc/src/domain/events';
+import { preferenceStream } from './apps/preference-svc/src/domain/aggregate';
 import { createProfileService } from './apps/profile-svc/src/app';
-import { profileStreamId } from './apps/profile-svc/src/domain/events';
+import { profileStream } from './apps/profile-svc/src/domain/aggregate';
 
 export async function run(dataDir: string, o: { history: number; playlists: number; preferences: number }) {
   const T0 = 1_700_000_000_000;
   const ms = (t: bigint) => Number(process.hrtime.bigint() - t) / 1e6;
   const stores = Object.fromEntries(['history-svc', 'playlist-svc', 'preference-svc', 'profile-svc'].map((s) => [s, new SqliteEventStore(join(dataDir, s, 'events.sqlite'))]));
-  const append = (svc: string, stream: string, events: Array<{ type: string; data: Record<string, unknown> }>) =>
-    stores[svc].appendToStream(stream, events.map((e) => ({ id: randomUUID(), ...e })), { expectedRevision: 'any' });
+  // Owned as the command handler records it, so the services fold and project these events as their own.
+  const append = (svc: string, stream: { id: string; owner: Record<string, string> }, events: Array<{ type: string; data: Record<string, unknown> }>) =>
+    stores[svc].appendToStream(stream.id, events.map((e) => ({ id: randomUUID(), ...e, metadata: { owner: stream.owner } })), { expectedRevision: 'any' });
 
   const seedStart = process.hrtime.bigint();
   for (const [user, entries] of [['heavy-user', o.history], ['bystander', 1000]] as const) {
@@ -50,7 +51,7 @@ export async function run(dataDir: string, o: { history: number; playlists: numb
         type: 'HistoryItemRecorded',
         data: { itemId: 'urn:media:' + (from + i), id: from + i + 1, date: T0 + from + i, deleted: false, deviceId: 'bench', lastPlaybackPosition: (from + i) % 3600 },
       }));
-      await append('history-svc', historyStreamId(user), batch);
+      await append('history-svc', historyStream(user), batch);
     }
     const playlists = [];
     for (let p = 0; p < o.playlists; p++) {
@@ -58,13 +59,13 @@ export async function run(dataDir: string, o: { history: number; playlists: numb
       playlists.push({ type: 'PlaylistCreated', data: { playlistId, businessId: 'list-' + p, name: 'List ' + p, playlistType: 'standard', date: T0 } });
       for (let b = 0; b < 10; b++) playlists.push({ type: 'BookmarkAdded', data: { playlistId, bookmarkId: p * 10 + b + 1, itemId: 'urn:media:' + b, date: T0, addedAt: T0 } });
     }
-    await append('playlist-svc', playlistsStreamId(user), playlists);
+    await append('playlist-svc', playlistsStream(user), playlists);
     for (let k = 0; k < o.preferences; k++) {
       const key = 'settings-' + k;
-      await append('preference-svc', preferenceStreamId(user, key), [{ type: 'PreferenceWritten', data: { key, document: { theme: 'dark', volume: k, favourites: Array.from({ length: 20 }, (_, i) => 'urn:media:' + i) }, operation: { kind: 'replace' } } }]);
+      await append('preference-svc', preferenceStream(user, key), [{ type: 'PreferenceWritten', data: { key, document: { theme: 'dark', volume: k, favourites: Array.from({ length: 20 }, (_, i) => 'urn:media:' + i) }, operation: { kind: 'replace' } } }]);
     }
     const profile = { publicUserId: randomUUID(), displayName: 'Bench', firstName: null, lastName: null, language: 'en', avatarUrl: null, public: true, publicFields: ['displayName'], createdAt: T0, updatedAt: T0 };
-    await append('profile-svc', profileStreamId(user), [{ type: 'ProfileCreated', data: { profile } }]);
+    await append('profile-svc', profileStream(user), [{ type: 'ProfileCreated', data: { profile } }]);
   }
   const seedMs = ms(seedStart);
 
@@ -95,8 +96,8 @@ export async function run(dataDir: string, o: { history: number; playlists: numb
   await allConfirmed;
   const erasureMs = ms(erasureStart);
 
-  const left = (await stores['history-svc'].readStream(historyStreamId('heavy-user'))).events.length;
-  const bystander = (await stores['history-svc'].readStream(historyStreamId('bystander'))).events.length;
+  const left = (await stores['history-svc'].readStream(historyStream('heavy-user').id)).events.length;
+  const bystander = (await stores['history-svc'].readStream(historyStream('bystander').id)).events.length;
   for (const s of services) await s.stop();
   await bus.close();
   for (const s of Object.values(stores)) await s.close();

@@ -6,15 +6,21 @@
 import { randomUUID } from 'node:crypto';
 import { join } from 'node:path';
 import { SqliteEventStore } from '@udp/eventstore';
-import { historyStreamId } from '../apps/history-svc/src/domain/events';
-import { playlistsStreamId } from '../apps/playlist-svc/src/domain/events';
-import { preferenceStreamId } from '../apps/preference-svc/src/domain/events';
+import { historyStreamId } from '../apps/history-svc/src/domain/aggregate';
+import { playlistsStream } from '../apps/playlist-svc/src/domain/aggregate';
+import { preferenceStream } from '../apps/preference-svc/src/domain/aggregate';
 
 async function main(): Promise<void> {
   const [dataDir, userId, historyArg, playlistsArg, preferencesArg] = process.argv.slice(2);
   const entries = Number(historyArg);
   const now = Date.now();
-  const event = (type: string, data: Record<string, unknown>) => ({ id: randomUUID(), type, data });
+  // Owned as the command handler records it, so the services fold and project these events as their own.
+  const event = (type: string, data: Record<string, unknown>, owner: Record<string, string> = { userId }) => ({
+    id: randomUUID(),
+    type,
+    data,
+    metadata: { owner },
+  });
 
   const history = new SqliteEventStore(join(dataDir, 'history-svc', 'events.sqlite'));
   for (let from = 0, revision = -1; from < entries; from += 2000) {
@@ -58,7 +64,7 @@ async function main(): Promise<void> {
         event('BookmarkAdded', { playlistId, bookmarkId: ++bookmarkId, itemId: `urn:media:${p}-${b}`, date: now - b, addedAt: now }),
       );
   }
-  await playlists.appendToStream(playlistsStreamId(userId), playlistEvents, { expectedRevision: 'no_stream' });
+  await playlists.appendToStream(playlistsStream(userId).id, playlistEvents, { expectedRevision: 'no_stream' });
   await playlists.close();
 
   const preferences = new SqliteEventStore(join(dataDir, 'preference-svc', 'events.sqlite'));
@@ -70,8 +76,8 @@ async function main(): Promise<void> {
       nested: { level: { value: k } },
     };
     await preferences.appendToStream(
-      preferenceStreamId(userId, key),
-      [event('PreferenceWritten', { key, document, operation: { kind: 'replace' } })],
+      preferenceStream(userId, key).id,
+      [event('PreferenceWritten', { key, document, operation: { kind: 'replace' } }, { userId, key })],
       { expectedRevision: 'no_stream' },
     );
   }

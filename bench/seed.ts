@@ -3,7 +3,7 @@
 // Events are those the service writes (owner recorded), so the service folds and projects them as its own.
 import { randomUUID } from 'node:crypto';
 import { SqliteEventStore, type EventToAppend } from '@udp/eventstore';
-import { historyStreamId } from '@udp/eventsourcing';
+import { historyStreamId } from '../apps/history-svc/src/domain/aggregate';
 
 const [file, users, perUser, longUser, longEvents] = process.argv.slice(2);
 const T0 = 1_600_000_000_000;

@@ -1,7 +1,7 @@
 // The trending query before and after the counts, on one read model of many history entries (not a test):
 // `node dist/bench/trending-measure.js <users> <entries per user> <items> <runs>`, built by bench/trending.mjs.
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { historyStream } from '../apps/history-svc/src/domain/events';
+import { historyStream } from '../apps/history-svc/src/domain/aggregate';
 import { HISTORY_COLLECTION, historyEntries, historyProjection } from '../apps/history-svc/src/projections/history';
 import {
   trendingCounts,

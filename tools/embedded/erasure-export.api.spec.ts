@@ -7,7 +7,7 @@ import { SqliteEventStore } from '@udp/eventstore';
 import { waitUntil } from '@udp/test-kit';
 import { bytesFoundUnder, distinctiveUserId, startTestSystem, type TestSystem, userClient } from '@udp/test-system';
 import { createExportWorker } from '../../apps/export-worker/src/app';
-import { exportStreamId } from '../../apps/export-worker/src/domain/events';
+import { exportStreamId } from '../../apps/export-worker/src/domain/aggregate';
 import { FileExportStorage } from '../../apps/export-worker/src/worker/storage';
 import { createProfileService } from '../../apps/profile-svc/src/app';
 import { profileStreamId } from '../../apps/profile-svc/src/domain/aggregate';

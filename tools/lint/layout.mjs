@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 
 /** Folders every service has under src/, and the files they must hold. */
 const SERVICE_FOLDERS = ['domain', 'api', 'projections', 'testing'];
-const SERVICE_REQUIRED = ['main.ts', 'app.ts', 'domain/events.ts', 'domain/decider.ts', 'api', 'projections'];
+const SERVICE_REQUIRED = ['main.ts', 'app.ts', 'domain/aggregate.ts', 'domain/decider.ts', 'api', 'projections'];
 /** The gateway has no domain of its own: its app is libs/gateway-core. */
 const GATEWAY_REQUIRED = ['main.ts', 'config.ts'];
 /** A service's real extra part, one named folder each (a new one is added here and in docs/architecture.md). */

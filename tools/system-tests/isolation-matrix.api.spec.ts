@@ -1,4 +1,7 @@
-import { historyStreamId, playlistsStreamId, preferenceStreamId, profileStreamId } from '@udp/eventsourcing';
+import { historyStreamId } from '../../apps/history-svc/src/domain/aggregate';
+import { playlistsStream } from '../../apps/playlist-svc/src/domain/aggregate';
+import { preferenceStreamId } from '../../apps/preference-svc/src/domain/aggregate';
+import { profileStreamId } from '../../apps/profile-svc/src/domain/aggregate';
 import type { TestSystem } from '@udp/test-system';
 import { waitUntil } from '@udp/test-kit';
 import { exportStreamId, startWholeSystem } from './whole-system';
@@ -244,7 +247,7 @@ async function streamRevisionsOfA(keys: string[]): Promise<number[]> {
   return Promise.all(
     [
       history.readStream(historyStreamId(A)),
-      playlists.readStream(playlistsStreamId(A)),
+      playlists.readStream(playlistsStream(A).id),
       ...keys.map((key) => preference.readStream(preferenceStreamId(A, key))),
       profile.readStream(profileStreamId(A)),
       exports.readStream(exportStreamId(A)),

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCatalogueService } from '../../apps/catalogue-svc/src/app';
 import { createExportWorker } from '../../apps/export-worker/src/app';
-import { exportStreamId } from '../../apps/export-worker/src/domain/events';
+import { exportStreamId } from '../../apps/export-worker/src/domain/aggregate';
 import { FileExportStorage } from '../../apps/export-worker/src/worker/storage';
 import { createHistoryService } from '../../apps/history-svc/src/app';
 import { createPlaylistService } from '../../apps/playlist-svc/src/app';

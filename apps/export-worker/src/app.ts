@@ -1,38 +1,26 @@
-import type { Express } from 'express';
-import type { InternalIdentity } from '@udp/auth';
-import type { Bus, Consumer } from '@udp/bus';
+import type { Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
-import { DomainError, Projector, type SegmentsOptions, erasureParticipant, handleCommand, writeSide } from '@udp/eventsourcing';
-import type { EventStore } from '@udp/eventstore';
+import { DomainError, commandHandler, currentState, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
-import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
-import type { Logger } from '@udp/telemetry';
-import { exportRoutes, publicExportRoutes, removeFiles } from './api/routes';
-import { exportsDecider } from './domain/decider';
-import { exportStreamId } from './domain/events';
-import { erasureDocuments, erasuresProjection } from './projections/erasures';
-import { EXPORTS_COLLECTION, exportAddresses, exportDocuments, exportsProjection } from './projections/exports';
+import type { CheckpointStore } from '@udp/readmodel';
+import { type ServiceApp, type ServiceDeps, startServiceProjections } from '@udp/runtime';
+import { exportRoutes, publicExportRoutes } from './api/routes';
+import { erasureAggregate, exportStreamId, exportsAggregate } from './domain/aggregate';
+import { erasureRows, erasuresProjection } from './projections/erasures';
+import { EXPORTS_COLLECTION, exportAddresses, exportRows, exportsProjection } from './projections/exports';
 import { exportMessagesPublisher } from './projections/messages';
 import type { AllowedHost, Resolver } from './worker/callback';
 import { PARTICIPANT, erasureCoordinator } from './worker/erasure';
 import { exportJob, exportRef } from './worker/export-job';
 import { type SourceUrls, userDataAreas } from './worker/sources';
-import type { ExportStorage } from './worker/storage';
+import { type ExportStorage, removeExportFiles } from './worker/storage';
 import type { ExportArea } from './worker/zip';
 
 const { EXPORT_TOPICS } = exportEvents;
 const { ERASURE_TOPICS } = erasureEvents;
 
-export interface ExportWorkerDeps {
-  store: EventStore;
-  readModels: ReadModelStore;
-  bus: Bus;
-  identity: InternalIdentity;
-  logger: Logger;
-  /** Distributed mode: the replicas divide the exports projection and the message publisher. */
-  segments?: SegmentsOptions;
-  /** /readyz fails while a read-model projection is further behind than this (PROJECTION_MAX_LAG_S). */
-  projectionMaxLagSeconds?: number;
+/** The adapters and options every service takes (segments: the replicas divide the exports and their messages), and the worker's own. */
+export interface ExportWorkerDeps extends ServiceDeps {
   storage: ExportStorage;
   /** Where history, playlists, preferences and profile are (a function: tests learn the ports late). */
   sources: SourceUrls | (() => SourceUrls);
@@ -51,9 +39,6 @@ export interface ExportWorkerDeps {
   erasureTimeoutMs?: number;
   /** How often erasures still pending (for at least this long) are requested again; they are also at start. */
   erasureResumeIntervalMs?: number;
-  now?: () => number;
-  readYourWritesTimeoutMs?: number;
-  maxBodyBytes?: number;
   buildRetryDelayMs?: number;
   /**
    * Publishes the request of every pending export again at start. For the in-process bus, whose messages do not
@@ -64,15 +49,13 @@ export interface ExportWorkerDeps {
   areas?: (userId: string, requestId: string, signal: AbortSignal) => ExportArea[];
 }
 
-export interface ExportWorker {
-  app: Express;
+export interface ExportWorker extends ServiceApp {
   /** Waits until background callbacks finished (tests). */
   drain(): Promise<void>;
   /** Deletes exports past their expiry and resumes interrupted callbacks, now (also runs every sweepIntervalMs). */
   sweep(): Promise<number>;
   /** Requests again every erasure pending for at least `olderThanMs` (also at start, and every erasureResumeIntervalMs). */
   resumeErasures(olderThanMs?: number): Promise<number>;
-  stop(): Promise<void>;
 }
 
 /** Everything export-worker is, given its adapters: HTTP API, export jobs, erasure coordinator and participant. */
@@ -81,32 +64,40 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   const now = deps.now ?? Date.now;
   const addresses = exportAddresses(deps.publicBaseUrl ?? 'http://localhost:8080');
   await readModels.ensureIndex(EXPORTS_COLLECTION, { userId: 1, createdOn: -1 });
-  const checkpoints = readModels.checkpoints();
-  const projectorOptions = { logger, service: 'export-worker' };
+  const write = (projector: Parameters<typeof writeSide>[0]['projector']) =>
+    writeSide({ store, projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger });
+  // Set up before the projections: the erasure participant cancels the user's builds in flight first.
+  let cancelBuilds: (userId: string) => Promise<unknown> = async () => undefined;
   // Replicas divide the exports and their messages (segments); the erasures projection is small and every replica's
   // coordinator waits on it for confirmations it has no store position of, so each replica applies all of it.
-  const exportsProjector = new Projector(store, checkpoints, exportsProjection(readModels), {
-    ...projectorOptions,
-    segments: deps.segments,
+  const projections = await startServiceProjections(deps, {
+    service: PARTICIPANT,
+    projection: exportsProjection(readModels),
+    wholeProjections: [erasuresProjection(readModels)],
+    publisher: exportMessagesPublisher(bus, addresses),
+    publisherCheckpoints: deps.publisherCheckpoints,
+    // The export-worker's own part of an erasure, by the rule every service follows: the user's exports in flight
+    // are cancelled and every stored object of the user's exports removed before the streams go.
+    erasure: {
+      streamsOfUser: (userId) => [exportStreamId(userId)],
+      documentsOfUser: (userId) => [{ collection: EXPORTS_COLLECTION, filter: { userId } }],
+      async beforeStreamsDeleted(userId) {
+        await cancelBuilds(userId);
+        const { exports } = await currentState(exportsAggregate, store, userId);
+        await removeExportFiles(storage, { exports }, [...exports.keys()]);
+      },
+    },
   });
-  const erasuresProjector = new Projector(store, checkpoints, erasuresProjection(readModels), projectorOptions);
-  const publisher = new Projector(store, deps.publisherCheckpoints ?? checkpoints, exportMessagesPublisher(bus, addresses), {
-    ...projectorOptions,
-    publishes: true,
-    segments: deps.segments,
-  });
-  await exportsProjector.start();
-  await erasuresProjector.start();
-  await publisher.start();
+  const [erasuresProjector] = projections.wholeProjectors;
+  const handleExports = commandHandler(exportsAggregate, { write: write(projections.projector), now });
 
-  const docs = exportDocuments(readModels);
+  const rows = exportRows(readModels);
   const job = exportJob({
-    store,
+    handle: handleExports,
     storage,
     addresses,
     logger,
     now,
-    write: writeSide(store, exportsProjector, deps.readYourWritesTimeoutMs, logger),
     areas: deps.areas ?? ((userId, requestId, signal) => userDataAreas(deps.sources, identity, userId, requestId, signal)),
     callback: {
       allowed: deps.callbackHosts ?? [],
@@ -117,38 +108,17 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     },
     buildRetryDelayMs: deps.buildRetryDelayMs,
   });
+  cancelBuilds = job.cancel;
   const coordinator = erasureCoordinator({
     store,
     bus,
     logger,
     now,
-    write: writeSide(store, erasuresProjector, deps.readYourWritesTimeoutMs, logger),
+    handle: commandHandler(erasureAggregate, { write: write(erasuresProjector), now }),
     projector: erasuresProjector,
-    erasures: erasureDocuments(readModels),
+    erasures: erasureRows(readModels),
     participants: deps.erasureParticipants ?? [...erasureEvents.DEFAULT_ERASURE_PARTICIPANTS],
     timeoutMs: deps.erasureTimeoutMs ?? 10_000,
-  });
-  // The export-worker's own part of an erasure, by the rule every service follows (done erasures remembered by id):
-  // the user's exports in flight are cancelled and every stored object of the user's exports removed first.
-  const participant = await erasureParticipant({
-    service: PARTICIPANT,
-    bus,
-    store,
-    readModels,
-    streamsOfUser: (userId) => [exportStreamId(userId)],
-    documentsOfUser: (userId) => [{ collection: EXPORTS_COLLECTION, filter: { userId } }],
-    projectors: [exportsProjector],
-    async beforeStreamsDeleted(userId) {
-      await job.cancel(userId);
-      const { events } = await store.readStream(exportStreamId(userId));
-      const state = exportsDecider.fold(
-        events.map((e) => exportsDecider.upcast(e.type, e.data)),
-        exportsDecider.initialState(),
-      );
-      for (const record of state.exports.values()) for (const id of record.attempts) await storage.remove(id);
-    },
-    logger,
-    now,
   });
 
   // Consumer groups: every instance shares the work of each (Kafka spreads partitions over the instances).
@@ -169,7 +139,7 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   const CALLBACK_GRACE_MS = 10 * 60_000;
 
   if (deps.redrivePendingOnStart) {
-    const pending = await docs.find({ status: 'pending' });
+    const pending = await rows.find({ status: 'pending' });
     for (const doc of pending) {
       const value: exportEvents.ExportRequestedMessage = {
         key: doc._id,
@@ -184,22 +154,16 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   }
 
   async function sweep(): Promise<number> {
-    for (const doc of await docs.find({ callbackPending: true, completedAt: { $lte: now() - CALLBACK_GRACE_MS } })) {
+    for (const doc of await rows.find({ callbackPending: true, completedAt: { $lte: now() - CALLBACK_GRACE_MS } })) {
       if (doc.status === 'ready' && doc.expiresAt > now()) job.resumeCallback(doc);
     }
-    const expired = await docs.find({ expiresAt: { $lte: now() } });
+    const expired = await rows.find({ expiresAt: { $lte: now() } });
     let removed = 0;
     for (const doc of expired) {
       if (doc.status === 'deleted') continue;
       try {
-        const result = await handleCommand(
-          store,
-          exportStreamId(doc.userId),
-          exportsDecider,
-          { type: 'DeleteExport', data: { key: doc._id, reason: 'expired' }, metadata: { now: now() } },
-          { retries: 10 },
-        );
-        await removeFiles(storage, result.stateBefore, [doc._id]);
+        const { newState } = await handleExports(doc.userId, { type: 'DeleteExport', data: { key: doc._id, reason: 'expired' } });
+        await removeExportFiles(storage, newState, [doc._id]);
         removed++;
       } catch (error) {
         if (!(error instanceof DomainError))
@@ -225,9 +189,9 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   resumeTimer.unref();
 
   const routeDeps = {
-    write: writeSide(store, exportsProjector, deps.readYourWritesTimeoutMs, logger),
-    docs,
-    erasures: erasureDocuments(readModels),
+    handle: handleExports,
+    rows,
+    erasures: erasureRows(readModels),
     storage,
     addresses,
     now,
@@ -240,7 +204,7 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   const app = serviceHttpApp({
     logger,
     maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024,
-    health: { store, readModels, bus, projectors: [exportsProjector, erasuresProjector, publisher] },
+    health: { store, readModels, bus, projectors: projections.projectors },
     maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
     publicRoutes: [publicExportRoutes(routeDeps)],
     identity,
@@ -258,11 +222,8 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
       await sweeping;
       await resuming;
       for (const consumer of consumers) await consumer.stop();
-      await participant.stop();
       await job.drain();
-      await publisher.stop();
-      await erasuresProjector.stop();
-      await exportsProjector.stop();
+      await projections.stop();
     },
   };
 }

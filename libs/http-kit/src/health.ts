@@ -32,11 +32,8 @@ export async function runHealthChecks(checks: Record<string, HealthCheck>): Prom
 /**
  * `GET /health/`: 200 `UP` (text, as the spec has it) when every check passes, else 503 problem+json naming
  * each part, e.g. `checks: { event_store: 'UP', read_models: 'DOWN', bus: 'UP', projections: 'UP' }`.
- * Checks are named (preferred) or positional (named `check_1`, `check_2`...).
  */
-export function healthRoute(...given: Array<HealthCheck | Record<string, HealthCheck>>) {
-  const checks: Record<string, HealthCheck> = {};
-  given.forEach((g, i) => (typeof g === 'function' ? (checks[`check_${i + 1}`] = g) : Object.assign(checks, g)));
+export function healthRoute(checks: Record<string, HealthCheck>) {
   return async (_req: Request, res: Response) => {
     const status = await runHealthChecks(checks);
     const down = Object.keys(status).filter((name) => status[name] === 'DOWN');

@@ -11,7 +11,7 @@ import {
   type SnapshotCodec,
 } from '@udp/eventsourcing';
 import type { EventStore, SnapshotStore } from '@udp/eventstore';
-import type { ReadModelStore } from '@udp/readmodel';
+import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 
 /** The adapters every event-sourced service is built on. */
@@ -72,8 +72,15 @@ export interface ServiceProjectionsOptions {
   projection: Projection;
   /** A second projection that publishes the service's changes on the bus, if it has one. */
   publisher?: Projection;
-  /** What erasing a user removes in this service. */
-  erasure: Pick<ErasureParticipantOptions, 'streamsOfUser' | 'documentsOfUser'>;
+  /** Where the publisher keeps its checkpoint (default: the read models'; the export-worker's embedded mode: a file). */
+  publisherCheckpoints?: CheckpointStore;
+  /**
+   * Small read models every replica applies whole (no segments), each with its own projector: e.g. the erasure
+   * statuses, which every replica's coordinator waits on. In the order of `projectorsOf`.
+   */
+  wholeProjections?: Projection[];
+  /** What erasing a user removes in this service, and the service's own work before (e.g. removing files). */
+  erasure: Pick<ErasureParticipantOptions, 'streamsOfUser' | 'documentsOfUser' | 'beforeStreamsDeleted'>;
   /** The write side's folded states, if it keeps them: forgotten with an erased user, saved as snapshots at stop. */
   states?: Pick<StateCache<unknown>, 'forget' | 'flush'>;
 }
@@ -81,43 +88,48 @@ export interface ServiceProjectionsOptions {
 export interface ServiceProjections {
   /** The read-model projector (the write side waits for it). */
   projector: Projector;
+  /** The projectors of `wholeProjections`, in their order. */
+  wholeProjectors: Projector[];
   /** Every running projector, for the health check. */
   projectors: Projector[];
   /** Saves the folded states, stops the erasure participant (it uses the projectors), then the projectors. */
   stop(): Promise<void>;
 }
 
-/** Starts a service's projector, its change publisher if any, and its erasure participant, with one stop() for all. */
+/** Starts a service's projectors, its change publisher if any, and its erasure participant, with one stop() for all. */
 export async function startServiceProjections(
-  deps: Pick<ServiceDeps, 'store' | 'readModels' | 'bus' | 'logger' | 'segments'>,
+  deps: Pick<ServiceDeps, 'store' | 'readModels' | 'bus' | 'logger' | 'segments' | 'now'>,
   options: ServiceProjectionsOptions,
 ): Promise<ServiceProjections> {
   const { store, readModels, bus, logger, segments } = deps;
   const checkpoints = readModels.checkpoints();
-  const projector = new Projector(store, checkpoints, options.projection, { logger, service: options.service, segments });
+  const service = options.service;
+  const projector = new Projector(store, checkpoints, options.projection, { logger, service, segments });
+  const wholeProjectors = (options.wholeProjections ?? []).map((p) => new Projector(store, checkpoints, p, { logger, service }));
   const publisher =
     options.publisher &&
-    new Projector(store, checkpoints, options.publisher, { logger, service: options.service, publishes: true, segments });
-  await projector.start();
-  await publisher?.start();
+    new Projector(store, options.publisherCheckpoints ?? checkpoints, options.publisher, { logger, service, publishes: true, segments });
+  const projectors = [projector, ...wholeProjectors, ...(publisher ? [publisher] : [])];
+  for (const each of projectors) await each.start();
   const erasure = await erasureParticipant({
-    service: options.service,
+    service,
     bus,
     store,
     readModels,
     logger,
+    now: deps.now,
     projectors: [projector],
     ...options.erasure,
     states: options.states && [options.states],
   });
   return {
     projector,
-    projectors: publisher ? [projector, publisher] : [projector],
+    wholeProjectors,
+    projectors,
     async stop() {
       await options.states?.flush();
       await erasure.stop();
-      await publisher?.stop();
-      await projector.stop();
+      for (const each of [...projectors].reverse()) await each.stop();
     },
   };
 }

@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import express from 'express';
-import { ownedStream } from '@udp/eventsourcing';
 import { acceptFromGateway, requireCaller, userIdOf } from '@udp/http-kit';
 import { apiSpecification, recordedEvents } from './api-specification';
 
@@ -9,7 +8,7 @@ import { apiSpecification, recordedEvents } from './api-specification';
  * caller's stream `counter-<user>` (or, to let the specs below misbehave on purpose, to `into`, or without the owner).
  */
 type CounterEvent = { type: 'Counted'; data: { by: number } };
-const counterOf = (userId: string) => ownedStream(`counter-${userId}`, { userId });
+const counterOf = (userId: string) => ({ id: `counter-${userId}`, owner: { userId } });
 
 const spec = apiSpecification<CounterEvent>({
   prefixes: ['/api/counter'],

@@ -7,6 +7,7 @@ import { MemoryReadModelStore } from '@udp/readmodel';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { waitUntil } from '@udp/test-kit';
 import { createExportWorker } from '../app';
+import { exportStreamId } from '../domain/aggregate';
 import { FileExportStorage } from '../worker/storage';
 import type { ExportArea } from '../worker/zip';
 
@@ -66,9 +67,7 @@ it('finishes an export whose request the in-process bus lost in a restart, leavi
   const first: TestSystem = await instance(() => data(stuck), false);
   const auth = await first.auth('ola');
   const key = (await first.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
-  await waitUntil(async () =>
-    (await store.readStream(`export-${Buffer.from('ola').toString('base64url')}`)).events.some((e) => e.type === 'ExportAttemptStarted'),
-  );
+  await waitUntil(async () => (await store.readStream(exportStreamId('ola'))).events.some((e) => e.type === 'ExportAttemptStarted'));
 
   // "Restarted": a new process on the same store, with a new (empty) in-process bus.
   const second = await instance(() => data(), true);

@@ -10,7 +10,7 @@ import { waitUntil } from '@udp/test-kit';
 import { createExportWorker, type ExportWorker } from '../app';
 import { binary, unzip } from '@udp/test-kit';
 import { parseAllowedHosts } from '../worker/callback';
-import { exportStreamId } from '../domain/events';
+import { exportStreamId } from '../domain/aggregate';
 import { FileExportStorage } from '../worker/storage';
 import type { ExportArea } from '../worker/zip';
 
@@ -295,9 +295,10 @@ describe('POST /api/data/export', () => {
 
 describe('an interrupted callback', () => {
   it('is resumed by the sweep when an instance completed an export and stopped before calling back', async () => {
-    // What an instance killed right after the completion leaves in the store.
+    // What an instance killed right after the completion leaves in the store (owned by the user, as every write).
     const store = system.deps[0].store;
     const key = 'k'.repeat(22);
+    const metadata = { owner: { userId: 'nia' } };
     const callbackUrl = `http://127.0.0.1:${receiverPort}/resumed`;
     await store.appendToStream(
       exportStreamId('nia'),
@@ -306,12 +307,14 @@ describe('an interrupted callback', () => {
           id: crypto.randomUUID(),
           type: 'ExportRequested',
           data: { key, fileName: 'f.zip', callbackUrl, requestedAt: clock, expiresAt: clock + DAY },
+          metadata,
         },
-        { id: crypto.randomUUID(), type: 'ExportAttemptStarted', data: { key, storageId: 'a'.repeat(24), startedAt: clock } },
+        { id: crypto.randomUUID(), type: 'ExportAttemptStarted', data: { key, storageId: 'a'.repeat(24), startedAt: clock }, metadata },
         {
           id: crypto.randomUUID(),
           type: 'ExportCompleted',
           data: { key, storageId: 'a'.repeat(24), size: 10, sha256: 'b'.repeat(64), expiresAt: clock + DAY, completedAt: clock },
+          metadata,
         },
       ],
       { expectedRevision: 'no_stream' },

@@ -2,23 +2,24 @@ import { randomBytes } from 'node:crypto';
 import { pipeline } from 'node:stream/promises';
 import { Router, type Response } from 'express';
 import { exportApi } from '@udp/contracts';
-import { handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
+import type { CommandHandler } from '@udp/eventsourcing';
 import { badRequest, mountRoute, notFoundError, userIdOf } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
-import { type ExportCommand, type ExportsState, exportsDecider } from '../domain/decider';
-import { exportStreamId } from '../domain/events';
+import type { ExportCommand, UserExports } from '../domain/decider';
+import type { ExportEvent } from '../domain/aggregate';
 import { defaultFileName, sanitiseFileName } from '../domain/file-name';
-import type { ErasureDocument } from '../projections/erasures';
+import type { ErasureRow } from '../projections/erasures';
 import { toErasureStatus } from '../projections/erasures';
-import { type ExportAddresses, type ExportDocument, toStatus } from '../projections/exports';
+import { type ExportAddresses, type ExportRow, exportStatus, toStatus } from '../projections/exports';
 import { type AllowedHost, CallbackRefused, type Resolver, checkCallbackUrl } from '../worker/callback';
 import { userHash } from '../worker/erasure';
-import type { ExportStorage } from '../worker/storage';
+import { type ExportStorage, removeExportFiles } from '../worker/storage';
 
 export interface ExportRouteDeps {
-  write: WriteSide;
-  docs: Collection<ExportDocument>;
-  erasures: Collection<ErasureDocument>;
+  /** The exports aggregate's command handler (app.ts). */
+  handle: CommandHandler<ExportCommand, ExportEvent, UserExports, string>;
+  rows: Collection<ExportRow>;
+  erasures: Collection<ErasureRow>;
   storage: ExportStorage;
   addresses: ExportAddresses;
   allowedCallbackHosts: AllowedHost[];
@@ -29,15 +30,10 @@ export interface ExportRouteDeps {
   erase(userId: string): Promise<{ erasureId: string; completed: boolean }>;
 }
 
-/** The objects of exports that a command deleted: every attempt's, whole or partial. */
-export async function removeFiles(storage: ExportStorage, state: ExportsState, keys: string[]): Promise<void> {
-  for (const key of keys) for (const id of state.exports.get(key)?.attempts ?? []) await storage.remove(id);
-}
-
 const newKey = () => randomBytes(16).toString('base64url');
 
 /** Sends the zip of a ready export that has not expired; 404 for anything else. */
-async function sendZip(deps: ExportRouteDeps, doc: ExportDocument | null, res: Response): Promise<void> {
+async function sendZip(deps: ExportRouteDeps, doc: ExportRow | null, res: Response): Promise<void> {
   if (!doc || doc.status !== 'ready' || !doc.storageId || doc.expiresAt <= deps.now()) throw notFoundError('no such export');
   const object = await deps.storage.open(doc.storageId);
   if (!object) throw notFoundError('no such export');
@@ -53,7 +49,7 @@ async function sendZip(deps: ExportRouteDeps, doc: ExportDocument | null, res: R
 export function publicExportRoutes(deps: ExportRouteDeps): Router {
   const router = Router();
   mountRoute(router, exportApi.downloadPublic, async ({ params }, _req, res) => {
-    await sendZip(deps, await deps.docs.get(params.key), res);
+    await sendZip(deps, await deps.rows.get(params.key), res);
   });
   return router;
 }
@@ -61,16 +57,8 @@ export function publicExportRoutes(deps: ExportRouteDeps): Router {
 /** HTTP <-> commands and queries of `/api/data`: exports of the caller and erasure. */
 export function exportRoutes(deps: ExportRouteDeps): Router {
   const router = Router();
-  const execute = (userId: string, command: Omit<ExportCommand, 'metadata'>) =>
-    handleCommandVisibly(
-      deps.write,
-      exportStreamId(userId),
-      exportsDecider,
-      { ...command, metadata: { now: deps.now() } } as ExportCommand,
-      { retries: 10 },
-    );
   const ownDoc = async (userId: string, key: string) => {
-    const doc = await deps.docs.get(key);
+    const doc = await deps.rows.get(key);
     return doc && doc.userId === userId && doc.status !== 'deleted' ? doc : null;
   };
 
@@ -88,35 +76,37 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
       }
     }
     const key = newKey();
-    await execute(userId, {
+    const { newState } = await deps.handle(userId, {
       type: 'RequestExport',
       data: { key, fileName, callbackUrl: body.callbackUrl, ttlMs: deps.ttlMs, maxLive: deps.maxLiveExports },
     });
-    const doc = await deps.docs.get(key);
-    const status = doc ?? {
-      _id: key,
-      userId,
-      fileName,
-      status: 'pending' as const,
-      createdOn: now,
-      expiresAt: now + deps.ttlMs,
-      revision: 0,
-    };
-    res.status(201).location(deps.addresses.url(key)).json(toStatus(status, deps.addresses));
+    const requested = newState.exports.get(key)!;
+    const status = exportStatus(
+      {
+        key,
+        fileName: requested.fileName,
+        status: requested.status,
+        createdOn: requested.requestedAt,
+        expiresAt: requested.expiresAt,
+        ...(requested.callbackUrl !== undefined && { callback: { status: 'pending', attempts: 0 } }),
+      },
+      deps.addresses,
+    );
+    res.status(201).location(deps.addresses.url(key)).json(status);
   });
 
   mountRoute(router, exportApi.list, async (_input, _req, res) => {
     const now = deps.now();
-    const docs = await deps.docs.find({ userId: userIdOf(res) }, { sort: { createdOn: -1 } });
+    const docs = await deps.rows.find({ userId: userIdOf(res) }, { sort: { createdOn: -1 } });
     res.json(docs.filter((d) => d.status !== 'deleted' && d.expiresAt > now).map((d) => toStatus(d, deps.addresses)));
   });
 
   mountRoute(router, exportApi.deleteAll, async (_input, _req, res) => {
-    const result = await execute(userIdOf(res), { type: 'DeleteAllExports', data: {} });
-    await removeFiles(
+    const { newEvents, newState } = await deps.handle(userIdOf(res), { type: 'DeleteAllExports', data: {} });
+    await removeExportFiles(
       deps.storage,
-      result.stateBefore,
-      result.events.map((e) => e.data.key),
+      newState,
+      newEvents.map((e) => e.data.key),
     );
     res.status(204).end();
   });
@@ -129,8 +119,8 @@ export function exportRoutes(deps: ExportRouteDeps): Router {
     const userId = userIdOf(res);
     const doc = await ownDoc(userId, params.key);
     if (!doc) throw notFoundError('no such export');
-    const result = await execute(userId, { type: 'DeleteExport', data: { key: doc._id, reason: 'deleted' } });
-    await removeFiles(deps.storage, result.stateBefore, [doc._id]);
+    const { newState } = await deps.handle(userId, { type: 'DeleteExport', data: { key: doc._id, reason: 'deleted' } });
+    await removeExportFiles(deps.storage, newState, [doc._id]);
     res.status(204).end();
   });
 

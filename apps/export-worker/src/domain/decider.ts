@@ -1,22 +1,25 @@
 import { type Command, type Decider, conflict, foldByEvolve, limitExceeded, notFound } from '@udp/eventsourcing';
-import { type ExportEvent, upcastExportEvent } from './events';
+import type { ExportEvent } from './aggregate';
 
-export type ExportState = 'pending' | 'ready' | 'failed' | 'deleted';
+/** Where an export is in its life. */
+export type ExportPhase = 'pending' | 'ready' | 'failed' | 'deleted';
 
-export interface ExportRecord {
+/** An export as the decider knows it (the read model's row is `ExportRow`, the API's answer `ExportStatus`). */
+export interface Export {
   key: string;
   fileName: string;
   callbackUrl?: string;
   requestedAt: number;
   expiresAt: number;
-  status: ExportState;
+  status: ExportPhase;
   /** Storage objects of every attempt, in order; the completed one is `storageId`. */
   attempts: string[];
   storageId?: string;
 }
 
-export interface ExportsState {
-  exports: ReadonlyMap<string, ExportRecord>;
+/** The aggregate's state: the user's exports by key. */
+export interface UserExports {
+  exports: ReadonlyMap<string, Export>;
 }
 
 export type RequestExport = Command<
@@ -31,17 +34,17 @@ export type DeleteExport = Command<'DeleteExport', { key: string; reason: 'delet
 export type DeleteAllExports = Command<'DeleteAllExports', Record<string, never>>;
 export type ExportCommand = RequestExport | StartAttempt | CompleteExport | FailExport | RecordCallback | DeleteExport | DeleteAllExports;
 
-const live = (record: ExportRecord | undefined, now: number): record is ExportRecord =>
+const live = (record: Export | undefined, now: number): record is Export =>
   record !== undefined && record.status !== 'deleted' && record.expiresAt > now;
 
-function pending(state: ExportsState, key: string): ExportRecord {
+function pending(state: UserExports, key: string): Export {
   const record = state.exports.get(key);
   if (!record) throw notFound(`no export ${key}`);
   if (record.status !== 'pending') throw conflict(`export ${key} is ${record.status}, not pending`);
   return record;
 }
 
-export function decide(command: ExportCommand, state: ExportsState): ExportEvent[] {
+export function decide(command: ExportCommand, state: UserExports): ExportEvent[] {
   const now = command.metadata.now;
   switch (command.type) {
     case 'RequestExport': {
@@ -86,9 +89,9 @@ export function decide(command: ExportCommand, state: ExportsState): ExportEvent
   }
 }
 
-export function evolve(state: ExportsState, event: ExportEvent): ExportsState {
+export function evolve(state: UserExports, event: ExportEvent): UserExports {
   const exports = new Map(state.exports);
-  const update = (key: string, change: Partial<ExportRecord>) => {
+  const update = (key: string, change: Partial<Export>) => {
     const record = exports.get(key);
     if (record) exports.set(key, { ...record, ...change });
   };
@@ -114,11 +117,10 @@ export function evolve(state: ExportsState, event: ExportEvent): ExportsState {
   return { exports };
 }
 
-export const exportsDecider: Decider<ExportCommand, ExportEvent, ExportsState> = {
+export const exportsDecider: Decider<ExportCommand, ExportEvent, UserExports> = {
   decide,
   evolve,
   initialState: () => ({ exports: new Map() }),
   // evolve copies the map, so folding by it never changes the state it starts from.
   fold: foldByEvolve(evolve),
-  upcast: upcastExportEvent,
 };

@@ -1,7 +1,7 @@
 import { DomainError } from '@udp/eventsourcing';
 import { DeciderSpecification } from '@udp/test-kit';
 import { type ExportCommand, exportsDecider } from './decider';
-import type { ExportEvent } from './events';
+import type { ExportEvent } from './aggregate';
 import { sanitiseFileName } from './file-name';
 
 const spec = DeciderSpecification(exportsDecider);

@@ -1,8 +1,10 @@
 import { type Command, type Decider, foldByEvolve } from '@udp/eventsourcing';
-import { type ErasureEvent, upcastErasureEvent } from './events';
+import type { ErasureEvent } from './aggregate';
 
 export interface ErasureState {
   erasureId?: string;
+  /** When the erasure was accepted (0 before). */
+  requestedAt: number;
   participants: string[];
   confirmed: string[];
   completed: boolean;
@@ -36,7 +38,7 @@ export function decide(command: ErasureCommand, state: ErasureState): ErasureEve
 export function evolve(state: ErasureState, event: ErasureEvent): ErasureState {
   switch (event.type) {
     case 'ErasureRequested':
-      return { ...state, erasureId: event.data.erasureId, participants: event.data.participants };
+      return { ...state, erasureId: event.data.erasureId, participants: event.data.participants, requestedAt: event.data.requestedAt };
     case 'ErasureParticipantConfirmed':
       return { ...state, confirmed: [...state.confirmed, event.data.service] };
     case 'ErasureCompleted':
@@ -47,7 +49,6 @@ export function evolve(state: ErasureState, event: ErasureEvent): ErasureState {
 export const erasureDecider: Decider<ErasureCommand, ErasureEvent, ErasureState> = {
   decide,
   evolve,
-  initialState: () => ({ participants: [], confirmed: [], completed: false }),
+  initialState: () => ({ requestedAt: 0, participants: [], confirmed: [], completed: false }),
   fold: foldByEvolve(evolve),
-  upcast: upcastErasureEvent,
 };

@@ -1,10 +1,9 @@
 import type { ErasureStatus } from '@udp/contracts';
-import type { Projection } from '@udp/eventsourcing';
-import type { RecordedEvent } from '@udp/eventstore';
+import { type Projection, documentProjection } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
-import { ERASURE_STREAM_PREFIX, type ErasureEvent, erasureIdOfStream } from '../domain/events';
+import { erasureStreams } from '../domain/aggregate';
 
-export interface ErasureDocument {
+export interface ErasureRow {
   _id: string;
   userHash: string;
   participants: string[];
@@ -15,10 +14,9 @@ export interface ErasureDocument {
   revision: number;
 }
 
-export const erasureDocuments = (readModels: ReadModelStore): Collection<ErasureDocument> =>
-  readModels.collection<ErasureDocument>('erasures');
+export const erasureRows = (readModels: ReadModelStore): Collection<ErasureRow> => readModels.collection<ErasureRow>('erasures');
 
-export const toErasureStatus = (doc: ErasureDocument): ErasureStatus => ({
+export const toErasureStatus = (doc: ErasureRow): ErasureStatus => ({
   erasureId: doc._id,
   status: doc.status,
   requestedAt: doc.requestedAt,
@@ -27,27 +25,22 @@ export const toErasureStatus = (doc: ErasureDocument): ErasureStatus => ({
   confirmed: doc.confirmed,
 });
 
+/** Keeps `erasures` current: one row per erasure; the revision guard makes a replayed event change nothing. */
 export function erasuresProjection(readModels: ReadModelStore): Projection {
-  const docs = erasureDocuments(readModels);
-  return {
+  return documentProjection({
     name: 'erasure-statuses',
-    streamPrefixes: [ERASURE_STREAM_PREFIX],
-    async apply(recorded: RecordedEvent) {
-      const erasureId = erasureIdOfStream(recorded.streamId);
-      const event = { type: recorded.type, data: recorded.data } as ErasureEvent;
-      const revision = recorded.revision;
+    aggregate: erasureStreams,
+    collection: erasureRows(readModels),
+    documentId: (_event, { id: erasureId }) => erasureId,
+    evolve(stored, event, { id: erasureId, revision }): ErasureRow | null {
       if (event.type === 'ErasureRequested') {
         const { userHash, participants, requestedAt } = event.data;
-        await docs.upsertIfNewer({ _id: erasureId, userHash, participants, confirmed: [], status: 'pending', requestedAt, revision });
-        return;
+        return { _id: erasureId, userHash, participants, confirmed: [], status: 'pending', requestedAt, revision };
       }
-      const stored = await docs.get(erasureId);
-      if (!stored) return;
-      if (event.type === 'ErasureParticipantConfirmed') {
-        await docs.upsertIfNewer({ ...stored, confirmed: [...stored.confirmed, event.data.service], revision });
-      } else {
-        await docs.upsertIfNewer({ ...stored, status: 'completed', completedAt: event.data.completedAt, revision });
-      }
+      if (!stored) return null;
+      if (event.type === 'ErasureParticipantConfirmed')
+        return { ...stored, confirmed: [...stored.confirmed, event.data.service], revision };
+      return { ...stored, status: 'completed', completedAt: event.data.completedAt, revision };
     },
-  };
+  });
 }

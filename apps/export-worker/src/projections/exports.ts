@@ -1,11 +1,10 @@
 import type { ExportStatus } from '@udp/contracts';
-import type { Projection } from '@udp/eventsourcing';
-import type { RecordedEvent } from '@udp/eventstore';
+import { type EventAt, type Projection, documentProjection } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
-import { EXPORT_STREAM_PREFIX, type ExportEvent, userIdOfExportStream } from '../domain/events';
+import { type ExportEvent, exportStreams } from '../domain/aggregate';
 
 /** One document per export (by key), deleted ones kept as `deleted` so a replayed event cannot bring them back. */
-export interface ExportDocument {
+export interface ExportRow {
   _id: string;
   userId: string;
   fileName: string;
@@ -25,8 +24,7 @@ export interface ExportDocument {
 }
 
 export const EXPORTS_COLLECTION = 'exports';
-export const exportDocuments = (readModels: ReadModelStore): Collection<ExportDocument> =>
-  readModels.collection<ExportDocument>(EXPORTS_COLLECTION);
+export const exportRows = (readModels: ReadModelStore): Collection<ExportRow> => readModels.collection<ExportRow>(EXPORTS_COLLECTION);
 
 /** The addresses of an export, from the public base address of the gateway. */
 export interface ExportAddresses {
@@ -39,75 +37,81 @@ export function exportAddresses(publicBaseUrl: string): ExportAddresses {
   return { url: (key) => `${base}/api/data/export/${key}`, publicUrl: (key) => `${base}/api/data/export/public/${key}` };
 }
 
-export function toStatus(doc: ExportDocument, addresses: ExportAddresses): ExportStatus {
+/** What an export's status shows: from a row of the read model, or from the export as a write left it. */
+export interface ExportStatusFields {
+  key: string;
+  fileName: string;
+  status: ExportRow['status'];
+  createdOn: number;
+  expiresAt: number;
+  size?: number;
+  sha256?: string;
+  reason?: string;
+  callback?: ExportRow['callback'];
+}
+
+export function exportStatus(fields: ExportStatusFields, addresses: ExportAddresses): ExportStatus {
+  const { key, size, sha256, reason, callback } = fields;
   return {
-    createdOn: doc.createdOn,
-    key: doc._id,
-    url: addresses.url(doc._id),
-    publicUrl: addresses.publicUrl(doc._id),
-    fileName: doc.fileName,
-    status: doc.status === 'deleted' ? 'failed' : doc.status,
-    ...(doc.size !== undefined && { size: doc.size }),
-    ...(doc.sha256 !== undefined && { sha256: doc.sha256 }),
-    expiresAt: doc.expiresAt,
-    ...(doc.reason !== undefined && { reason: doc.reason }),
-    ...(doc.callback && { callback: doc.callback }),
+    createdOn: fields.createdOn,
+    key,
+    url: addresses.url(key),
+    publicUrl: addresses.publicUrl(key),
+    fileName: fields.fileName,
+    status: fields.status === 'deleted' ? 'failed' : fields.status,
+    ...(size !== undefined && { size }),
+    ...(sha256 !== undefined && { sha256 }),
+    expiresAt: fields.expiresAt,
+    ...(reason !== undefined && { reason }),
+    ...(callback && { callback }),
   };
 }
 
-/** Keeps `exports` current; every write is conditional on the stream revision (idempotent). */
+export const toStatus = (row: ExportRow, addresses: ExportAddresses): ExportStatus => exportStatus({ ...row, key: row._id }, addresses);
+
+/** Keeps `exports` current: one row per export, by key; the revision guard makes a replayed event change nothing. */
 export function exportsProjection(readModels: ReadModelStore): Projection {
-  const docs = exportDocuments(readModels);
-  return {
+  return documentProjection({
     name: 'export-statuses',
-    streamPrefixes: [EXPORT_STREAM_PREFIX],
-    async apply(recorded: RecordedEvent) {
-      const userId = userIdOfExportStream(recorded.streamId);
-      const event = { type: recorded.type, data: recorded.data } as ExportEvent;
-      const revision = recorded.revision;
-      if (event.type === 'ExportRequested') {
-        const { key, fileName, callbackUrl, requestedAt, expiresAt } = event.data;
-        await docs.upsertIfNewer({
-          _id: key,
-          userId,
-          fileName,
-          status: 'pending',
-          createdOn: requestedAt,
-          expiresAt,
-          revision,
-          ...(callbackUrl !== undefined && { callbackUrl, callback: { status: 'pending', attempts: 0 } }),
-        });
-        return;
-      }
-      const stored = await docs.get(event.data.key);
-      if (!stored || stored.userId !== userId) return;
-      switch (event.type) {
-        case 'ExportAttemptStarted':
-          return void (await docs.upsertIfNewer({ ...stored, revision }));
-        case 'ExportCompleted': {
-          const { size, sha256, storageId } = event.data;
-          const completedAt = event.data.completedAt;
-          return void (await docs.upsertIfNewer({
-            ...stored,
-            status: 'ready',
-            size,
-            sha256,
-            storageId,
-            completedAt,
-            callbackPending: stored.callbackUrl !== undefined,
-            revision,
-          }));
-        }
-        case 'ExportFailed':
-          return void (await docs.upsertIfNewer({ ...stored, status: 'failed', reason: event.data.reason, revision }));
-        case 'ExportCallbackAttempted': {
-          const { delivered, attempts, error } = event.data;
-          const callback = { status: delivered ? 'delivered' : 'failed', attempts, ...(error !== undefined && { error }) } as const;
-          return void (await docs.upsertIfNewer({ ...stored, callback, callbackPending: false, revision }));
-        }
-        case 'ExportDeleted':
-          return void (await docs.upsertIfNewer({ ...stored, status: 'deleted', callbackPending: false, revision }));
-      }
-    },
-  };
+    aggregate: exportStreams,
+    collection: exportRows(readModels),
+    documentId: (event) => event.data.key,
+    evolve: evolveExportRow,
+  });
+}
+
+function evolveExportRow(stored: ExportRow | null, event: ExportEvent, { id: userId, revision }: EventAt<string>): ExportRow | null {
+  if (event.type === 'ExportRequested') {
+    const { key, fileName, callbackUrl, requestedAt, expiresAt } = event.data;
+    const callback = callbackUrl !== undefined && { callbackUrl, callback: { status: 'pending' as const, attempts: 0 } };
+    return { _id: key, userId, fileName, status: 'pending', createdOn: requestedAt, expiresAt, revision, ...callback };
+  }
+  // A key is the user's own: an event naming another user's export changes nothing.
+  if (!stored || stored.userId !== userId) return null;
+  switch (event.type) {
+    case 'ExportAttemptStarted':
+      return { ...stored, revision };
+    case 'ExportCompleted': {
+      const { size, sha256, storageId, completedAt } = event.data;
+      return {
+        ...stored,
+        status: 'ready',
+        size,
+        sha256,
+        storageId,
+        completedAt,
+        callbackPending: stored.callbackUrl !== undefined,
+        revision,
+      };
+    }
+    case 'ExportFailed':
+      return { ...stored, status: 'failed', reason: event.data.reason, revision };
+    case 'ExportCallbackAttempted': {
+      const { delivered, attempts, error } = event.data;
+      const callback = { status: delivered ? 'delivered' : 'failed', attempts, ...(error !== undefined && { error }) } as const;
+      return { ...stored, callback, callbackPending: false, revision };
+    }
+    case 'ExportDeleted':
+      return { ...stored, status: 'deleted', callbackPending: false, revision };
+  }
 }

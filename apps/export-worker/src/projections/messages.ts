@@ -1,7 +1,7 @@
 import type { Bus } from '@udp/bus';
 import { exportEvents } from '@udp/contracts';
-import type { Projection } from '@udp/eventsourcing';
-import { EXPORT_STREAM_PREFIX, type ExportEvent, userIdOfExportStream } from '../domain/events';
+import { type Projection, aggregateProjection } from '@udp/eventsourcing';
+import { exportStreams } from '../domain/aggregate';
 import type { ExportAddresses } from './exports';
 
 const { EXPORT_TOPICS } = exportEvents;
@@ -12,13 +12,11 @@ const { EXPORT_TOPICS } = exportEvents;
  * An event is in the store exactly once, so a redelivered request that changes nothing publishes nothing.
  */
 export function exportMessagesPublisher(bus: Bus, addresses: ExportAddresses): Projection {
-  return {
+  return aggregateProjection({
     name: 'export-messages-publisher',
-    streamPrefixes: [EXPORT_STREAM_PREFIX],
-    async apply(recorded) {
-      const userId = userIdOfExportStream(recorded.streamId);
-      const event = { type: recorded.type, data: recorded.data } as ExportEvent;
-      const headers = { 'event-id': recorded.id };
+    aggregate: exportStreams,
+    async apply(event, { id: userId, eventId }) {
+      const headers = { 'event-id': eventId };
       switch (event.type) {
         case 'ExportRequested': {
           const { key, fileName, callbackUrl, requestedAt } = event.data;
@@ -56,5 +54,5 @@ export function exportMessagesPublisher(bus: Bus, addresses: ExportAddresses): P
         }
       }
     },
-  };
+  });
 }

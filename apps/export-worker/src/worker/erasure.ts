@@ -1,13 +1,20 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Bus } from '@udp/bus';
 import { erasureEvents } from '@udp/contracts';
-import { type Projector, handleCommand, handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
+import { type CommandHandler, type Projector, currentState } from '@udp/eventsourcing';
 import type { EventStore } from '@udp/eventstore';
 import type { Collection } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
-import { type ErasureCommand, type ErasureState, allConfirmed, erasureDecider } from '../domain/erasure-decider';
-import { type PendingErasureEvent, erasureStreamId, pendingErasureStreamId } from '../domain/events';
-import type { ErasureDocument } from '../projections/erasures';
+import { type ErasureCommand, type ErasureState, allConfirmed } from '../domain/erasure-decider';
+import {
+  type ErasureEvent,
+  type PendingErasureEvent,
+  erasureAggregate,
+  erasureStreamId,
+  parsePendingErasure,
+  pendingErasureStreamId,
+} from '../domain/aggregate';
+import type { ErasureRow } from '../projections/erasures';
 
 const { ERASURE_TOPICS } = erasureEvents;
 export const PARTICIPANT = 'export-worker';
@@ -17,10 +24,11 @@ export const userHash = (erasureId: string, userId: string) => createHash('sha25
 
 export interface CoordinatorDeps {
   store: EventStore;
-  write: WriteSide;
+  /** The erasure aggregate's command handler (its writes wait for the erasures projector). */
+  handle: CommandHandler<ErasureCommand, ErasureEvent, ErasureState, string>;
   projector: Pick<Projector, 'waitFor'>;
   /** The erasure statuses: where the erasures still pending are found. */
-  erasures: Collection<ErasureDocument>;
+  erasures: Collection<ErasureRow>;
   bus: Bus;
   participants: string[];
   timeoutMs: number;
@@ -39,74 +47,52 @@ export interface CoordinatorDeps {
  * coordinator (before it published) or of a participant (before it confirmed), whatever the bus kept.
  */
 export function erasureCoordinator(deps: CoordinatorDeps) {
-  const run = (erasureId: string, command: Omit<ErasureCommand, 'metadata'>) =>
-    handleCommand(deps.store, erasureStreamId(erasureId), erasureDecider, { ...command, metadata: { now: deps.now() } } as ErasureCommand, {
-      retries: 20,
-    });
-
   async function request(userId: string): Promise<{ erasureId: string; completed: boolean }> {
     const erasureId = randomUUID();
-    const streamId = erasureStreamId(erasureId);
-    const command = {
+    const { newState } = await deps.handle(erasureId, {
       type: 'RequestErasure',
       data: { erasureId, userHash: userHash(erasureId, userId), participants: deps.participants },
-      metadata: { now: deps.now() },
-    } as const;
-    const recorded = await handleCommandVisibly(deps.write, streamId, erasureDecider, command, { retries: 0 });
+    });
     // After the record (a crash between the two leaves a pending erasure without a user, never accepted: no user
     // id left behind), before the answer (every accepted erasure can be published again).
     const held: PendingErasureEvent = { type: 'PendingErasureRecorded', data: { userId } };
     await deps.store.appendToStream(pendingErasureStreamId(erasureId), [{ id: randomUUID(), ...held }], { expectedRevision: 'no_stream' });
-    const requestedAt = (recorded.events[0].data as { requestedAt: number }).requestedAt;
-    const message: erasureEvents.ErasureRequestedMessage = { erasureId, userId, requestedAt };
+    const message: erasureEvents.ErasureRequestedMessage = { erasureId, userId, requestedAt: newState.requestedAt };
     await deps.bus.publish(ERASURE_TOPICS.requested, [{ key: userId, value: message }]);
     // Requested is revision 0, each participant confirms once, completed comes last.
-    const completed = await deps.projector.waitFor(streamId, deps.participants.length + 1, deps.timeoutMs);
+    const completed = await deps.projector.waitFor(erasureStreamId(erasureId), deps.participants.length + 1, deps.timeoutMs);
     return { erasureId, completed };
-  }
-
-  async function stateOf(erasureId: string): Promise<{ state: ErasureState; requestedAt: number }> {
-    const { events } = await deps.store.readStream(erasureStreamId(erasureId));
-    const folded = events.map((e) => erasureDecider.upcast(e.type, e.data));
-    const requested = folded.find((e) => e.type === 'ErasureRequested');
-    return {
-      state: erasureDecider.fold(folded, erasureDecider.initialState()),
-      requestedAt: requested?.type === 'ErasureRequested' ? requested.data.requestedAt : 0,
-    };
   }
 
   /** The user of an erasure not completed yet; undefined once its record is deleted (or was never written). */
   async function pendingUser(erasureId: string): Promise<string | undefined> {
     const { events } = await deps.store.readStream(pendingErasureStreamId(erasureId));
-    const held = events.find((e) => e.type === 'PendingErasureRecorded')?.data as PendingErasureEvent['data'] | undefined;
-    return held?.userId;
+    return events.length ? parsePendingErasure({ type: events[0].type, data: events[0].data }).data.userId : undefined;
   }
 
   /** Every participant confirmed: `completed` is published, the user's record deleted, the completion recorded. */
-  async function complete(erasureId: string, state: ErasureState, requestedAt: number, userId: string | undefined): Promise<void> {
+  async function complete(erasureId: string, state: ErasureState, userId: string | undefined): Promise<void> {
     // Without its user the message was published before a crash that came after the record's deletion.
     if (userId !== undefined) {
       const value: erasureEvents.ErasureCompletedMessage = {
         erasureId,
         userId,
         services: state.participants,
-        requestedAt,
+        requestedAt: state.requestedAt,
         completedAt: deps.now(),
       };
       await deps.bus.publish(ERASURE_TOPICS.completed, [{ key: userId, value }]);
     }
     await deps.store.deleteStream(pendingErasureStreamId(erasureId));
-    await run(erasureId, { type: 'CompleteErasure', data: {} });
+    await deps.handle(erasureId, { type: 'CompleteErasure', data: {} });
     deps.logger.info({ erasureId }, 'erasure completed');
   }
 
   async function onConfirmed(message: erasureEvents.ErasureConfirmedMessage): Promise<void> {
     const { erasureId, userId, service, streamsDeleted, documentsDeleted } = message;
-    const confirmed = await run(erasureId, { type: 'ConfirmParticipant', data: { service, streamsDeleted, documentsDeleted } });
-    const state = erasureDecider.fold(confirmed.events, confirmed.stateBefore);
-    if (!state.erasureId || state.completed || !allConfirmed(state)) return;
-    const { requestedAt } = await stateOf(erasureId);
-    await complete(erasureId, state, requestedAt, userId);
+    const { newState } = await deps.handle(erasureId, { type: 'ConfirmParticipant', data: { service, streamsDeleted, documentsDeleted } });
+    if (!newState.erasureId || newState.completed || !allConfirmed(newState)) return;
+    await complete(erasureId, newState, userId);
   }
 
   const unknownUser = new Set<string>();
@@ -119,11 +105,11 @@ export function erasureCoordinator(deps: CoordinatorDeps) {
     let resumed = 0;
     for (const doc of await deps.erasures.find({ status: 'pending', requestedAt: { $lte: deps.now() - olderThanMs } })) {
       const erasureId = doc._id;
-      const { state, requestedAt } = await stateOf(erasureId);
+      const state = await currentState(erasureAggregate, deps.store, erasureId);
       if (!state.erasureId || state.completed) continue;
       const userId = await pendingUser(erasureId);
       if (allConfirmed(state)) {
-        await complete(erasureId, state, requestedAt, userId);
+        await complete(erasureId, state, userId);
       } else if (userId === undefined) {
         // The coordinator stopped between the record and the user's: the request was never answered, nor published.
         if (!unknownUser.has(erasureId)) deps.logger.warn({ erasureId }, 'pending erasure without its user: it was never accepted');
@@ -131,7 +117,7 @@ export function erasureCoordinator(deps: CoordinatorDeps) {
         continue;
       } else {
         const participants = state.participants.filter((p) => !state.confirmed.includes(p));
-        const value: erasureEvents.ErasureRequestedMessage = { erasureId, userId, requestedAt, participants };
+        const value: erasureEvents.ErasureRequestedMessage = { erasureId, userId, requestedAt: state.requestedAt, participants };
         await deps.bus.publish(ERASURE_TOPICS.requested, [{ key: userId, value }]);
         deps.logger.info({ erasureId, participants }, 'pending erasure requested again');
       }

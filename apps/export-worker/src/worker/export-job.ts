@@ -1,21 +1,19 @@
 import { createHash } from 'node:crypto';
 import { setTimeout as delay } from 'node:timers/promises';
 import { exportEvents } from '@udp/contracts';
-import { DomainError, handleCommand, handleCommandVisibly, type WriteSide } from '@udp/eventsourcing';
-import type { EventStore } from '@udp/eventstore';
+import { type CommandHandler, DomainError } from '@udp/eventsourcing';
 import type { Logger } from '@udp/telemetry';
-import { type ExportCommand, type ExportRecord, exportsDecider } from '../domain/decider';
-import { exportStreamId } from '../domain/events';
-import { type ExportAddresses, type ExportDocument, toStatus } from '../projections/exports';
+import type { Export, ExportCommand, UserExports } from '../domain/decider';
+import type { ExportEvent } from '../domain/aggregate';
+import { type ExportAddresses, type ExportRow, exportStatus } from '../projections/exports';
 import { type CallbackOptions, deliverCallback } from './callback';
 import { SourceError } from './sources';
 import type { ExportStorage } from './storage';
 import { buildZip, type ExportArea } from './zip';
 
 export interface ExportJobDeps {
-  store: EventStore;
-  /** The statuses' write side: a completion is announced (callback) only once the statuses show it. */
-  write: WriteSide;
+  /** The exports aggregate's command handler: a completion is announced (callback) only once the statuses show it. */
+  handle: CommandHandler<ExportCommand, ExportEvent, UserExports, string>;
   storage: ExportStorage;
   /** The areas of one user's export (HTTP sources in production); `signal` aborts their reads (erasure). */
   areas(userId: string, requestId: string, signal: AbortSignal): ExportArea[];
@@ -30,11 +28,6 @@ export interface ExportJobDeps {
 
 /** How logs name an export: the key is a capability (anyone holding it can download), so never the key itself. */
 export const exportRef = (key: string) => createHash('sha256').update(key).digest('hex').slice(0, 16);
-
-const run = (deps: ExportJobDeps, userId: string, command: Omit<ExportCommand, 'metadata'>) =>
-  handleCommand(deps.store, exportStreamId(userId), exportsDecider, { ...command, metadata: { now: deps.now() } } as ExportCommand, {
-    retries: 10,
-  });
 
 /** A command the export's state refuses (deleted, already completed...): the message needs nothing more. */
 const refused = (error: unknown) => error instanceof DomainError;
@@ -80,14 +73,13 @@ export function exportJob(deps: ExportJobDeps) {
     const storageId = deps.storage.newId();
     let started;
     try {
-      started = await run(deps, userId, { type: 'StartAttempt', data: { key, storageId } });
+      started = await deps.handle(userId, { type: 'StartAttempt', data: { key, storageId } });
     } catch (error) {
       if (refused(error)) return;
       throw error;
     }
-    const before = started.stateBefore.exports.get(key)!;
     // Earlier attempts were killed or lost a race: their objects (whole or partial) go.
-    for (const old of before.attempts) await deps.storage.remove(old);
+    for (const old of started.newState.exports.get(key)!.attempts) if (old !== storageId) await deps.storage.remove(old);
     const cancelled = async () => {
       // The user's data is being erased: the stream goes with it, so nothing is recorded (not even a failure).
       await deps.storage.remove(storageId);
@@ -109,7 +101,7 @@ export function exportJob(deps: ExportJobDeps) {
         deps.logger.warn({ err: error, export: exportRef(key), attempt }, 'export build failed');
         if (attempt >= attempts) {
           const reason = error instanceof SourceError ? error.message : 'the export could not be built';
-          await run(deps, userId, { type: 'FailExport', data: { key, reason } }).catch((e) => {
+          await deps.handle(userId, { type: 'FailExport', data: { key, reason } }).catch((e) => {
             if (!refused(e)) throw e;
           });
           return;
@@ -121,18 +113,13 @@ export function exportJob(deps: ExportJobDeps) {
 
     let completed;
     try {
-      const command = {
-        type: 'CompleteExport',
-        data: { key, storageId, size: built.size, sha256: built.sha256 },
-        metadata: { now: deps.now() },
-      } as const;
-      completed = await handleCommandVisibly(deps.write, exportStreamId(userId), exportsDecider, command, { retries: 10 });
+      completed = await deps.handle(userId, { type: 'CompleteExport', data: { key, storageId, size: built.size, sha256: built.sha256 } });
     } catch (error) {
       await deps.storage.remove(storageId);
       if (refused(error)) return;
       throw error;
     }
-    const record = completed.stateBefore.exports.get(key)!;
+    const record = completed.newState.exports.get(key)!;
     for (const other of record.attempts) if (other !== storageId) await deps.storage.remove(other);
     deps.logger.info({ export: exportRef(key), size: built.size }, 'export ready');
     if (record.callbackUrl) startCallback(userId, record, built);
@@ -142,32 +129,20 @@ export function exportJob(deps: ExportJobDeps) {
 
   function startCallback(
     userId: string,
-    record: Pick<ExportRecord, 'key' | 'fileName' | 'callbackUrl' | 'requestedAt' | 'expiresAt'>,
+    record: Pick<Export, 'key' | 'fileName' | 'callbackUrl' | 'requestedAt' | 'expiresAt'>,
     built: { size: number; sha256: string },
   ): void {
     if (inFlight.has(record.key)) return;
     inFlight.add(record.key);
-    const status = toStatus(
-      {
-        _id: record.key,
-        userId,
-        fileName: record.fileName,
-        status: 'ready',
-        createdOn: record.requestedAt,
-        expiresAt: record.expiresAt,
-        size: built.size,
-        sha256: built.sha256,
-        revision: 0,
-      },
-      deps.addresses,
-    );
+    const { key, fileName, requestedAt: createdOn, expiresAt } = record;
+    const status = exportStatus({ key, fileName, status: 'ready', createdOn, expiresAt, ...built }, deps.addresses);
     const body = JSON.stringify(status);
     // The download never waits for the callback: it runs on its own and its outcome is recorded.
     const task = deliverCallback(record.callbackUrl!, body, deps.callback)
       .then(async (outcome) => {
         if (!outcome.delivered)
           deps.logger.warn({ export: exportRef(record.key), attempts: outcome.attempts, error: outcome.error }, 'export callback failed');
-        await run(deps, userId, { type: 'RecordCallback', data: { key: record.key, ...outcome } });
+        await deps.handle(userId, { type: 'RecordCallback', data: { key: record.key, ...outcome } });
       })
       .catch((error) => deps.logger.error({ err: error, export: exportRef(record.key) }, 'could not record the callback outcome'))
       .finally(() => {
@@ -178,7 +153,7 @@ export function exportJob(deps: ExportJobDeps) {
   }
 
   /** A completed export whose callback never got an outcome (the instance stopped meanwhile): call back now. */
-  function resumeCallback(doc: ExportDocument): void {
+  function resumeCallback(doc: ExportRow): void {
     if (!doc.callbackUrl || doc.size === undefined || doc.sha256 === undefined) return;
     deps.logger.info({ export: exportRef(doc._id) }, 'resuming an export callback');
     startCallback(

@@ -1,3 +1,4 @@
+import type { UserExports } from '../domain/decider';
 import { randomBytes } from 'node:crypto';
 import { createReadStream, createWriteStream } from 'node:fs';
 import { mkdir, open, readdir, rename, stat, unlink } from 'node:fs/promises';
@@ -138,4 +139,9 @@ export class GridFsExportStorage implements ExportStorage {
   async list(): Promise<string[]> {
     return (await this.bucket.find({}).toArray()).map((f) => String(f._id));
   }
+}
+
+/** Removes the stored objects of the given exports: every attempt's, whole or partial (after a command deleted them). */
+export async function removeExportFiles(storage: ExportStorage, state: UserExports, keys: string[]): Promise<void> {
+  for (const key of keys) for (const id of state.exports.get(key)?.attempts ?? []) await storage.remove(id);
 }
