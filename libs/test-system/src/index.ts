@@ -4,5 +4,6 @@
 export * from './system';
 export * from './racing-store';
 export * from './api-specification';
+export * from './projection-specification';
 export * from './recording-bus';
 export * from './erasure';

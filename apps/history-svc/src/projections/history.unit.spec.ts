@@ -1,19 +1,14 @@
 import { ForeignEventError } from '@udp/eventsourcing';
-import type { RecordedEvent } from '@udp/eventstore';
-import { MemoryReadModelStore } from '@udp/readmodel';
-import { recordedEvents } from '@udp/test-system';
+import type { Document } from '@udp/readmodel';
+import { projectionSpecification } from '@udp/test-system';
 import { type HistoryEvent, historyStream } from '../domain/aggregate';
 import { cleared, deleted, recorded } from '../testing/history-events';
-import { type HistoryEntryDocument, historyEntries, historyProjection } from './history';
+import { HISTORY_COLLECTION, type HistoryEntryDocument, historyProjection } from './history';
 
 /** history_entries: given events, the read-model documents; a replayed event changes nothing. */
-async function project(events: RecordedEvent[]) {
-  const readModels = new MemoryReadModelStore();
-  const projection = historyProjection(readModels);
-  for (const event of events) await projection.apply(event);
-  const entries = historyEntries(readModels);
-  return { projection, entries, all: (userId: string) => entries.find({ userId }, { sort: { item_id: 1 } }) };
-}
+const spec = projectionSpecification((readModels) => historyProjection(readModels));
+const entries = (check: (documents: HistoryEntryDocument[]) => void) => (documents: Document[]) =>
+  check(documents as HistoryEntryDocument[]);
 
 /** The fields this spec is about (other fields a document may gain are checked by the replay specs). */
 const entryOf = ({ _id, userId, item_id, id, date, deleted, device_id, last_playback_position, revision }: HistoryEntryDocument) => ({
@@ -39,77 +34,69 @@ const history: HistoryEvent[] = [
 ];
 
 describe('history projection', () => {
-  it('keeps one document per (user, item): the latest values, the deletion as a tombstone, the revision it reflects', async () => {
-    const { all } = await project(recordedEvents(historyStream('alice'), history));
-    expect((await all('alice')).map(entryOf)).toEqual([
-      {
-        _id: 'alice/urn:a',
-        userId: 'alice',
-        item_id: 'urn:a',
-        id: 1,
-        date: 20,
-        deleted: false,
-        device_id: 'tv',
-        last_playback_position: 30,
-        revision: 3,
-      },
-      { _id: 'alice/urn:b', userId: 'alice', item_id: 'urn:b', id: 2, date: 21, deleted: true, revision: 4 },
-      { _id: 'alice/urn:c', userId: 'alice', item_id: 'urn:c', id: 3, date: 22, deleted: true, revision: 5 },
-      { _id: 'alice/urn:d', userId: 'alice', item_id: 'urn:d', id: 4, date: 23, deleted: false, revision: 6 },
-    ]);
-  });
+  it('keeps one document per (user, item): the latest values, the deletion as a tombstone, the revision it reflects', () =>
+    spec.given(historyStream('alice'), history).then(
+      HISTORY_COLLECTION,
+      entries((documents) =>
+        expect(documents.map(entryOf)).toEqual([
+          {
+            _id: 'alice/urn:a',
+            userId: 'alice',
+            item_id: 'urn:a',
+            id: 1,
+            date: 20,
+            deleted: false,
+            device_id: 'tv',
+            last_playback_position: 30,
+            revision: 3,
+          },
+          { _id: 'alice/urn:b', userId: 'alice', item_id: 'urn:b', id: 2, date: 21, deleted: true, revision: 4 },
+          { _id: 'alice/urn:c', userId: 'alice', item_id: 'urn:c', id: 3, date: 22, deleted: true, revision: 5 },
+          { _id: 'alice/urn:d', userId: 'alice', item_id: 'urn:d', id: 4, date: 23, deleted: false, revision: 6 },
+        ]),
+      ),
+    ));
 
-  it('stores no device or position the event does not carry', async () => {
-    const { entries } = await project(recordedEvents(historyStream('alice'), [recorded('urn:a', 1, 10)]));
-    const stored = await entries.get('alice/urn:a');
-    expect(stored).toMatchObject({ item_id: 'urn:a' });
-    expect(stored).not.toHaveProperty('device_id');
-    expect(stored).not.toHaveProperty('last_playback_position');
-  });
+  it('stores no device or position the event does not carry', () =>
+    spec.given(historyStream('alice'), [recorded('urn:a', 1, 10)]).then(HISTORY_COLLECTION, ([stored]) => {
+      expect(stored).toMatchObject({ item_id: 'urn:a' });
+      expect(stored).not.toHaveProperty('device_id');
+      expect(stored).not.toHaveProperty('last_playback_position');
+    }));
 
-  it('a clear tombstones the items it names only; an item recorded again after it is live', async () => {
-    const { all } = await project(
-      recordedEvents(historyStream('alice'), [
-        recorded('urn:a', 1, 10),
-        recorded('urn:b', 2, 11),
-        cleared(20, ['urn:a']),
-        recorded('urn:a', 1, 30),
-      ]),
-    );
-    expect((await all('alice')).map((d) => [d.item_id, d.deleted, d.date, d.revision])).toEqual([
-      ['urn:a', false, 30, 3],
-      ['urn:b', false, 11, 1],
-    ]);
-  });
+  it('a clear tombstones the items it names only; an item recorded again after it is live', () =>
+    spec
+      .given(historyStream('alice'), [recorded('urn:a', 1, 10), recorded('urn:b', 2, 11), cleared(20, ['urn:a']), recorded('urn:a', 1, 30)])
+      .then(
+        HISTORY_COLLECTION,
+        entries((documents) =>
+          expect(documents.map((d) => [d.item_id, d.deleted, d.date, d.revision])).toEqual([
+            ['urn:a', false, 30, 3],
+            ['urn:b', false, 11, 1],
+          ]),
+        ),
+      ));
 
-  it('a deletion of an item it never saw writes nothing', async () => {
-    const { all } = await project(recordedEvents(historyStream('alice'), [deleted('urn:x', 7, 10)]));
-    expect(await all('alice')).toEqual([]);
-  });
+  it('a deletion of an item it never saw writes nothing', () =>
+    spec.given(historyStream('alice'), [deleted('urn:x', 7, 10)]).then(HISTORY_COLLECTION, []));
 
-  it('is idempotent: replaying every event, or older ones after newer ones, changes nothing', async () => {
-    const events = recordedEvents(historyStream('alice'), history);
-    const { projection, all } = await project(events);
-    const before = await all('alice');
-    for (const event of events) await projection.apply(event);
-    expect(await all('alice')).toEqual(before);
-    for (const event of [...events].reverse()) await projection.apply(event);
-    expect(await all('alice')).toEqual(before);
-  });
+  it('is idempotent: replaying every event, or older ones after newer ones, changes nothing', () =>
+    spec.given(historyStream('alice'), history).thenReplayingChangesNothing());
 
-  it('keeps users apart, whatever their ids hold', async () => {
-    const { all } = await project([
-      ...recordedEvents(historyStream('a/b'), [recorded('c', 1, 10)]),
-      ...recordedEvents(historyStream('a'), [recorded('b/c', 1, 11)], 0, 100n),
-    ]);
-    expect((await all('a/b')).map((d) => [d._id, d.item_id, d.date])).toEqual([['a%2Fb/c', 'c', 10]]);
-    expect((await all('a')).map((d) => [d._id, d.item_id, d.date])).toEqual([['a/b/c', 'b/c', 11]]);
-  });
+  it('keeps users apart, whatever their ids hold', () =>
+    spec
+      .given(historyStream('a/b'), [recorded('c', 1, 10)])
+      .and(historyStream('a'), [recorded('b/c', 1, 11)])
+      .then(
+        HISTORY_COLLECTION,
+        entries((documents) =>
+          expect(documents.map((d) => [d._id, d.userId, d.item_id, d.date])).toEqual([
+            ['a%2Fb/c', 'a/b', 'c', 10],
+            ['a/b/c', 'a', 'b/c', 11],
+          ]),
+        ),
+      ));
 
-  it("refuses an event of another owner in a user's stream and writes nothing of it", async () => {
-    const [foreign] = recordedEvents({ id: historyStream('alice').id, owner: { userId: 'mallory' } }, [recorded('urn:x', 1, 10)]);
-    const { projection, all } = await project([]);
-    await expect(projection.apply(foreign)).rejects.toBeInstanceOf(ForeignEventError);
-    expect(await all('alice')).toEqual([]);
-  });
+  it("refuses an event of another owner in a user's stream and writes nothing of it", () =>
+    spec.given({ id: historyStream('alice').id, owner: { userId: 'mallory' } }, [recorded('urn:x', 1, 10)]).thenRefuses(ForeignEventError));
 });

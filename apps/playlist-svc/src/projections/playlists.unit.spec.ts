@@ -1,19 +1,8 @@
-import type { RecordedEvent } from '@udp/eventstore';
-import { MemoryReadModelStore } from '@udp/readmodel';
-import type { PlaylistEvent } from '../domain/aggregate';
+import { ForeignEventError } from '@udp/eventsourcing';
+import { projectionSpecification } from '@udp/test-system';
+import { type PlaylistEvent, playlistsStream } from '../domain/aggregate';
 import { listPlaylists, playlistByBusinessId, playlistById } from './playlist-queries';
-import { playlistDocuments, playlistsProjection } from './playlists';
-
-const recorded = (revision: number, event: PlaylistEvent, streamId = 'playlists-erin'): RecordedEvent => ({
-  id: `e${revision}`,
-  streamId,
-  revision,
-  position: BigInt(revision + 1),
-  type: event.type,
-  data: event.data as Record<string, unknown>,
-  metadata: { owner: { userId: streamId.slice('playlists-'.length) } },
-  createdAt: 0,
-});
+import { PLAYLISTS_COLLECTION, playlistDocuments, playlistsProjection } from './playlists';
 
 const history: PlaylistEvent[] = [
   {
@@ -30,43 +19,45 @@ const history: PlaylistEvent[] = [
   { type: 'PlaylistDeleted', data: { playlistId: 'u2', date: 9 } },
 ];
 
-async function project(events: RecordedEvent[]) {
-  const readModels = new MemoryReadModelStore();
-  const projection = playlistsProjection(readModels);
-  for (const event of events) await projection.apply(event);
-  return { documents: playlistDocuments(readModels), projection };
-}
+const spec = projectionSpecification(playlistsProjection);
+const givenErinsPlaylists = () => spec.given(playlistsStream('erin'), history);
 
 describe('playlists projection', () => {
-  it('builds one document per playlist, with its bookmarks; a deleted playlist is a tombstone that queries skip', async () => {
-    const { documents } = await project(history.map((e, i) => recorded(i, e)));
-    const list = await listPlaylists(documents, 'erin');
-    expect(list.map((d) => [d.playlistId, d.name, d.bookmarks, d.lastUpdate])).toEqual([
-      ['watch_later', 'Watch later', [{ id: 3, itemId: 'w', date: 8 }], 8],
-      ['u1', 'Jazz!', [{ id: 2, itemId: 'b', date: 2 }], 6],
-    ]);
-    expect(await playlistById(documents, 'erin', 'u2')).toBeNull();
-    expect(await playlistByBusinessId(documents, 'erin', 'rock')).toBeNull();
-    expect(await documents.get('erin/u2')).toMatchObject({ deleted: true, bookmarks: [], revision: 8 });
-    expect((await playlistByBusinessId(documents, 'erin', 'jazz'))?.playlistId).toBe('u1');
-  });
+  it('builds one document per playlist, with its bookmarks; a deleted playlist is a tombstone that queries skip', () =>
+    givenErinsPlaylists().thenQuery(async (readModels) => {
+      const documents = playlistDocuments(readModels);
+      const list = await listPlaylists(documents, 'erin');
+      expect(list.map((d) => [d.playlistId, d.name, d.bookmarks, d.lastUpdate])).toEqual([
+        ['watch_later', 'Watch later', [{ id: 3, itemId: 'w', date: 8 }], 8],
+        ['u1', 'Jazz!', [{ id: 2, itemId: 'b', date: 2 }], 6],
+      ]);
+      expect(await playlistById(documents, 'erin', 'u2')).toBeNull();
+      expect(await playlistByBusinessId(documents, 'erin', 'rock')).toBeNull();
+      expect(await documents.get('erin/u2')).toMatchObject({ deleted: true, bookmarks: [], revision: 8 });
+      expect((await playlistByBusinessId(documents, 'erin', 'jazz'))?.playlistId).toBe('u1');
+    }));
 
-  it('is idempotent: replaying every event, or an older one after a newer, changes nothing', async () => {
-    const events = history.map((e, i) => recorded(i, e));
-    const { documents, projection } = await project(events);
-    const before = await documents.find({ userId: 'erin' }, { sort: { playlistId: 1 } });
-    for (const event of events) await projection.apply(event);
-    for (const event of [...events].reverse()) await projection.apply(event);
-    expect(await documents.find({ userId: 'erin' }, { sort: { playlistId: 1 } })).toEqual(before);
-  });
+  it('changes nothing of a playlist after its deletion', () =>
+    spec
+      .given(playlistsStream('erin'), [...history, { type: 'PlaylistRenamed', data: { playlistId: 'u2', name: 'Pop', date: 10 } }])
+      .then(PLAYLISTS_COLLECTION, (documents) =>
+        expect(documents.find((d) => d._id === 'erin/u2')).toMatchObject({ deleted: true, name: 'Rock', revision: 8 }),
+      ));
 
-  it("keeps users apart, and answers a user's watch later before the user's first write", async () => {
-    const { documents } = await project(history.map((e, i) => recorded(i, e)));
-    const fresh = await listPlaylists(documents, 'frank');
-    expect(fresh.map((d) => [d.playlistId, d.businessId, d.playlistType, d.bookmarks])).toEqual([
-      ['watch_later', 'watch_later', 'watch_later', []],
-    ]);
-    expect(await playlistById(documents, 'frank', 'u1')).toBeNull();
-    expect((await playlistById(documents, 'frank', 'watch_later'))?.bookmarks).toEqual([]);
-  });
+  it('is idempotent: replaying every event, or an older one after a newer, changes nothing', () =>
+    givenErinsPlaylists().thenReplayingChangesNothing());
+
+  it("keeps users apart, and answers a user's watch later before the user's first write", () =>
+    givenErinsPlaylists().thenQuery(async (readModels) => {
+      const documents = playlistDocuments(readModels);
+      const fresh = await listPlaylists(documents, 'frank');
+      expect(fresh.map((d) => [d.playlistId, d.businessId, d.playlistType, d.bookmarks])).toEqual([
+        ['watch_later', 'watch_later', 'watch_later', []],
+      ]);
+      expect(await playlistById(documents, 'frank', 'u1')).toBeNull();
+      expect((await playlistById(documents, 'frank', 'watch_later'))?.bookmarks).toEqual([]);
+    }));
+
+  it("refuses an event of another owner in a user's playlists", () =>
+    spec.given({ id: playlistsStream('erin').id, owner: { userId: 'mallory' } }, history.slice(0, 1)).thenRefuses(ForeignEventError));
 });
