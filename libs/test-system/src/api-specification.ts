@@ -23,8 +23,8 @@ export interface SpecEvent {
   data: object;
 }
 
-/** A stream by name, or with the owner its events record (the stream-id functions of each `domain/events.ts`). */
-export type SpecStream = string | OwnedStream;
+/** A stream by name, or with the owner its events record (the stream functions of each `domain/aggregate.ts`). */
+export type SpecStream = string | { id: string; owner?: OwnedStream['owner'] };
 
 export interface SpecRequest {
   /** The user whose token the request carries; none: no authorization header. */

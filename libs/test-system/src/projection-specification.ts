@@ -17,9 +17,9 @@ import { type SpecEvent, type SpecStream, recordedEvents } from './api-specifica
 export function projectionSpecification(build: (readModels: MemoryReadModelStore) => Projection) {
   const given = (recorded: RecordedEvent[]): ProjectionGiven => ({
     and: (stream, events) => given([...recorded, ...recordedEvents(stream, events, 0, BigInt(recorded.length + 1))]),
-    async then(collection, expected) {
+    async then<D extends Document>(collection: string, expected: D[] | ((documents: D[]) => void)) {
       const readModels = await applied(build, recorded);
-      const documents = await readModels.collection(collection).find({}, { sort: { _id: 1 } });
+      const documents = await readModels.collection<D>(collection).find({}, { sort: { _id: 1 } });
       if (typeof expected === 'function') expected(documents);
       else expect(documents).toEqual(expected);
     },
@@ -52,7 +52,7 @@ export interface ProjectionGiven {
   /** Events of another stream, after those given so far. */
   and(stream: SpecStream, events: SpecEvent[]): ProjectionGiven;
   /** Every document of `collection`, by id, after the events: equal to `expected`, or checked by it. */
-  then(collection: string, expected: Document[] | ((documents: Document[]) => void)): Promise<void>;
+  then<D extends Document>(collection: string, expected: D[] | ((documents: D[]) => void)): Promise<void>;
   /** The read models after the events, for the queries beside the projection. */
   thenQuery(check: (readModels: MemoryReadModelStore) => Promise<void>): Promise<void>;
   /** Applying every event again, in order and newest first, leaves every collection as it was. */

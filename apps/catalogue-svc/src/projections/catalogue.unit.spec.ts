@@ -1,7 +1,7 @@
 import { projectionSpecification } from '@udp/test-system';
 import { type ItemEvent, itemStreams } from '../domain/aggregate';
 import { qcItem } from '../testing/catalogue';
-import { ITEM_VERSIONS_COLLECTION, catalogueProjection } from './catalogue';
+import { ITEM_VERSIONS_COLLECTION, type ItemVersionDocument, catalogueProjection } from './catalogue';
 
 /** qc_item_versions: given published versions, one document per version with the versions before it; replays change nothing. */
 const published = (version: string, at: number): ItemEvent => ({
@@ -15,7 +15,7 @@ const versions = [published('1.0', 10), published('2.0', 20), published('2.1', 3
 
 describe('catalogue projection', () => {
   it('keeps one document per version, listing the versions published up to it', () =>
-    spec.given(itemStreams.streamOf('0042W'), versions).then(ITEM_VERSIONS_COLLECTION, (documents) => {
+    spec.given(itemStreams.streamOf('0042W'), versions).then(ITEM_VERSIONS_COLLECTION, (documents: ItemVersionDocument[]) => {
       expect(
         documents.map(({ _id, version, publishedAt, versionsAtPublication, revision }) => ({
           _id,

@@ -1,5 +1,4 @@
 import { ForeignEventError } from '@udp/eventsourcing';
-import type { Document } from '@udp/readmodel';
 import { projectionSpecification } from '@udp/test-system';
 import { type HistoryEvent, historyStream } from '../domain/aggregate';
 import { cleared, deleted, recorded } from '../testing/history-events';
@@ -7,8 +6,6 @@ import { HISTORY_COLLECTION, type HistoryEntryDocument, historyProjection } from
 
 /** history_entries: given events, the read-model documents; a replayed event changes nothing. */
 const spec = projectionSpecification((readModels) => historyProjection(readModels));
-const entries = (check: (documents: HistoryEntryDocument[]) => void) => (documents: Document[]) =>
-  check(documents as HistoryEntryDocument[]);
 
 /** The fields this spec is about (other fields a document may gain are checked by the replay specs). */
 const entryOf = ({ _id, userId, item_id, id, date, deleted, device_id, last_playback_position, revision }: HistoryEntryDocument) => ({
@@ -35,26 +32,23 @@ const history: HistoryEvent[] = [
 
 describe('history projection', () => {
   it('keeps one document per (user, item): the latest values, the deletion as a tombstone, the revision it reflects', () =>
-    spec.given(historyStream('alice'), history).then(
-      HISTORY_COLLECTION,
-      entries((documents) =>
-        expect(documents.map(entryOf)).toEqual([
-          {
-            _id: 'alice/urn:a',
-            userId: 'alice',
-            item_id: 'urn:a',
-            id: 1,
-            date: 20,
-            deleted: false,
-            device_id: 'tv',
-            last_playback_position: 30,
-            revision: 3,
-          },
-          { _id: 'alice/urn:b', userId: 'alice', item_id: 'urn:b', id: 2, date: 21, deleted: true, revision: 4 },
-          { _id: 'alice/urn:c', userId: 'alice', item_id: 'urn:c', id: 3, date: 22, deleted: true, revision: 5 },
-          { _id: 'alice/urn:d', userId: 'alice', item_id: 'urn:d', id: 4, date: 23, deleted: false, revision: 6 },
-        ]),
-      ),
+    spec.given(historyStream('alice'), history).then(HISTORY_COLLECTION, (documents: HistoryEntryDocument[]) =>
+      expect(documents.map(entryOf)).toEqual([
+        {
+          _id: 'alice/urn:a',
+          userId: 'alice',
+          item_id: 'urn:a',
+          id: 1,
+          date: 20,
+          deleted: false,
+          device_id: 'tv',
+          last_playback_position: 30,
+          revision: 3,
+        },
+        { _id: 'alice/urn:b', userId: 'alice', item_id: 'urn:b', id: 2, date: 21, deleted: true, revision: 4 },
+        { _id: 'alice/urn:c', userId: 'alice', item_id: 'urn:c', id: 3, date: 22, deleted: true, revision: 5 },
+        { _id: 'alice/urn:d', userId: 'alice', item_id: 'urn:d', id: 4, date: 23, deleted: false, revision: 6 },
+      ]),
     ));
 
   it('stores no device or position the event does not carry', () =>
@@ -67,14 +61,11 @@ describe('history projection', () => {
   it('a clear tombstones the items it names only; an item recorded again after it is live', () =>
     spec
       .given(historyStream('alice'), [recorded('urn:a', 1, 10), recorded('urn:b', 2, 11), cleared(20, ['urn:a']), recorded('urn:a', 1, 30)])
-      .then(
-        HISTORY_COLLECTION,
-        entries((documents) =>
-          expect(documents.map((d) => [d.item_id, d.deleted, d.date, d.revision])).toEqual([
-            ['urn:a', false, 30, 3],
-            ['urn:b', false, 11, 1],
-          ]),
-        ),
+      .then(HISTORY_COLLECTION, (documents: HistoryEntryDocument[]) =>
+        expect(documents.map((d) => [d.item_id, d.deleted, d.date, d.revision])).toEqual([
+          ['urn:a', false, 30, 3],
+          ['urn:b', false, 11, 1],
+        ]),
       ));
 
   it('a deletion of an item it never saw writes nothing', () =>
@@ -87,14 +78,11 @@ describe('history projection', () => {
     spec
       .given(historyStream('a/b'), [recorded('c', 1, 10)])
       .and(historyStream('a'), [recorded('b/c', 1, 11)])
-      .then(
-        HISTORY_COLLECTION,
-        entries((documents) =>
-          expect(documents.map((d) => [d._id, d.userId, d.item_id, d.date])).toEqual([
-            ['a%2Fb/c', 'a/b', 'c', 10],
-            ['a/b/c', 'a', 'b/c', 11],
-          ]),
-        ),
+      .then(HISTORY_COLLECTION, (documents: HistoryEntryDocument[]) =>
+        expect(documents.map((d) => [d._id, d.userId, d.item_id, d.date])).toEqual([
+          ['a%2Fb/c', 'a/b', 'c', 10],
+          ['a/b/c', 'a', 'b/c', 11],
+        ]),
       ));
 
   it("refuses an event of another owner in a user's stream and writes nothing of it", () =>
