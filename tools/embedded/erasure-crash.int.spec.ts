@@ -41,6 +41,8 @@ beforeAll(async () => {
           deviceId: 'seed',
           lastPlaybackPosition: 1,
         },
+        // Owned as the command handler records it: the service folds and projects these events as its own.
+        metadata: { owner: { userId: who } },
       }));
       await store.appendToStream(historyStreamId(who), events, { expectedRevision: 'any' });
     }
