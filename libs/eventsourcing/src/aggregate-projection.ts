@@ -17,7 +17,10 @@ export interface EventAt<Id> {
 }
 
 /** The parts of an aggregate a projection reads its events with. */
-export type ProjectedAggregate<E extends DomainEvent, Id> = Pick<Aggregate<never, E, unknown, Id>, 'category' | 'streamOf' | 'idOf' | 'events'>;
+export type ProjectedAggregate<E extends DomainEvent, Id> = Pick<
+  Aggregate<never, E, unknown, Id>,
+  'category' | 'streamOf' | 'idOf' | 'events'
+>;
 
 export interface AggregateProjectionOptions<E extends DomainEvent, Id> {
   name: string;

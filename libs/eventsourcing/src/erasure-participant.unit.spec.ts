@@ -52,10 +52,11 @@ async function setUp(beforeStreamsDeleted?: (userId: string) => Promise<void>) {
   const write = { store, projector, readYourWritesTimeoutMs: 1000 };
   /** Writes as the service does (remembering states), or (`unseen`) as a write the service does not wait for. */
   const writeNote = (userId: string, text: string, unseen = false) =>
-    commandHandler(notesOfUsers, { write: unseen ? { store, readYourWritesTimeoutMs: 1000 } : write, now: () => 0, states: unseen ? undefined : cache })(
-      userId,
-      note(text),
-    );
+    commandHandler(notesOfUsers, {
+      write: unseen ? { store, readYourWritesTimeoutMs: 1000 } : write,
+      now: () => 0,
+      states: unseen ? undefined : cache,
+    })(userId, note(text));
   const participant = await erasureParticipant({
     service: 'notes-svc',
     bus,
@@ -85,8 +86,7 @@ async function setUp(beforeStreamsDeleted?: (userId: string) => Promise<void>) {
 describe('erasureParticipant', () => {
   it("deletes the user's streams, documents and remembered states, confirms with counts, and leaves others alone", async () => {
     const t = await setUp();
-    for (const text of ['a1', 'a2'])
-      await t.writeNote('ann', text);
+    for (const text of ['a1', 'a2']) await t.writeNote('ann', text);
     await t.writeNote('bob', 'b1');
 
     await t.request('e-1', 'ann');

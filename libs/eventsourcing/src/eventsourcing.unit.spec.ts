@@ -3,14 +3,14 @@ import { waitUntil } from '@udp/test-kit';
 import { MemoryEventStore, MemorySnapshotStore, StoreUnavailableError, type EventStore, type SnapshotStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { InProcessBus, type ReceivedMessage } from '@udp/bus';
-import type { Aggregate } from './aggregate';
+import { type Aggregate, ForeignEventError, oneStreamPerUser } from './aggregate';
 import { integrationPublisher } from './integration-publisher';
 import { commandHandler } from './command-handler';
 import { ConcurrencyConflictError } from './concurrency-conflict';
-import { ForeignEventError, oneStreamPerUser } from './streams';
+
 import { type Command, type Decider, type DomainEvent, type Unstamped, foldByEvolve, invalid } from './decider';
 import { type SnapshotCodec, StateCache } from './state-cache';
-import { availabilityGate } from './write-side';
+import { availabilityGate } from './command-handler';
 import { Projector } from './projector';
 
 type Added = DomainEvent<'Added', { n: number }>;
@@ -131,9 +131,13 @@ describe('commandHandler on streams of one user each', () => {
       expectedRevision: 0,
     });
     await expect(owned(store)('alice', add(2))).rejects.toBeInstanceOf(ForeignEventError);
-    await store.appendToStream('c-carol', [{ id: 'e2', type: 'Added', data: { n: 5 }, metadata: { owner: { userId: 'carol', key: 'k' } } }], {
-      expectedRevision: 'no_stream',
-    });
+    await store.appendToStream(
+      'c-carol',
+      [{ id: 'e2', type: 'Added', data: { n: 5 }, metadata: { owner: { userId: 'carol', key: 'k' } } }],
+      {
+        expectedRevision: 'no_stream',
+      },
+    );
     await expect(owned(store)('carol', add(2))).rejects.toBeInstanceOf(ForeignEventError);
     await store.appendToStream('c-dan', [{ id: 'e3', type: 'Added', data: { n: 5 } }], { expectedRevision: 'no_stream' });
     await expect(owned(store)('dan', add(2))).rejects.toBeInstanceOf(ForeignEventError);

@@ -4,7 +4,7 @@ import { MemoryReadModelStore } from '@udp/readmodel';
 import { startMetrics, stopMetrics } from '@udp/telemetry';
 import { collectingReader, waitUntil } from '@udp/test-kit';
 import { Projector } from './projector';
-import { writeSide } from './write-side';
+import { writeSide } from './command-handler';
 import { commandHandler } from './command-handler';
 import { type Decider, foldByEvolve } from './decider';
 

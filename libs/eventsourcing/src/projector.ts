@@ -3,7 +3,7 @@ import type { CheckpointStore } from '@udp/readmodel';
 import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge, recordCounter } from '@udp/telemetry';
 import { SegmentClaims, type SegmentsOptions, segmentOf } from './segments';
-import type { WarningLogger } from './write-side';
+import type { WarningLogger } from './command-handler';
 import { withEventTraceContext } from './trace-context';
 
 /** Where an event is applied from. */

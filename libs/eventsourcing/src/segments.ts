@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Collection, Document } from '@udp/readmodel';
-import type { WarningLogger } from './write-side';
+import type { WarningLogger } from './command-handler';
 
 /**
  * Work divided among the replicas of a service, after Axon's tracking processors and Marten's async daemon: the

@@ -1,5 +1,5 @@
 import type { SnapshotStore } from '@udp/eventstore';
-import type { WarningLogger } from './write-side';
+import type { WarningLogger } from './command-handler';
 
 /** A folded state of a stream, and which event it was folded up to. */
 export interface CachedState<S> {

@@ -8,7 +8,7 @@ import { HttpError } from './problem';
 import { requireCaller, userIdOf } from './caller';
 import { loggablePath } from './request-context';
 import { serviceHttpApp } from './service-app';
-import { parseInput } from './validation';
+import { parseInput } from './mount-route';
 import { sendJsonTextConditionally } from './conditional';
 
 const identity = new InternalIdentity('k'.repeat(32));

@@ -1,5 +1,4 @@
 export * from './problem';
-export * from './validation';
 export * from './request-context';
 export * from './gateway-hand-over';
 export * from './undecodable-path';

@@ -1,8 +1,22 @@
 import type { IRouter, Request, Response } from 'express';
 import type { Route } from '@udp/contracts';
 import type { z } from 'zod';
-import { notFoundError } from './problem';
-import { parseInput } from './validation';
+import { badRequest, type FieldProblem, notFoundError } from './problem';
+
+/** Validates input from outside with a contracts schema; a failure is a 400 naming every offending field. */
+export function parseInput<S extends z.ZodType>(schema: S, value: unknown, where: 'body' | 'query' | 'path'): z.infer<S> {
+  const result = schema.safeParse(value);
+  if (result.success) return result.data;
+  const errors: FieldProblem[] = result.error.issues.map((issue) => ({
+    field: issue.path.length ? formatPath(issue.path) : where,
+    message: issue.message,
+  }));
+  throw badRequest(`invalid ${where}: ${errors.map((e) => `${e.field}: ${e.message}`).join('; ')}`, errors);
+}
+
+function formatPath(path: PropertyKey[]): string {
+  return path.reduce<string>((acc, key) => (typeof key === 'number' ? `${acc}[${key}]` : acc ? `${acc}.${String(key)}` : String(key)), '');
+}
 
 /** What a route handler receives: the request's parts, validated and typed by the route's own schemas. */
 export interface RouteInput<Params extends z.ZodType, Query extends z.ZodType, Body extends z.ZodType> {

@@ -1,4 +1,4 @@
-import { joinIdParts, oneStreamPerUser, splitIdParts, userScopedId } from './streams';
+import { joinIdParts, oneStreamPerUser, splitIdParts, userScopedId } from './aggregate';
 
 const awkward = ['u', 'u-YWI', 'a/b', 'a%2Fb', 'a%', '%', '/', '', 'ab>settings', 'settings', 'YWI-c2V0dGluZ3M', 'x/y/z', 'é/ü'];
 
@@ -29,7 +29,10 @@ describe('stream names', () => {
   });
 
   it('leave user ids as the gateway issues them unchanged, so stored names stay valid', () => {
-    expect(oneStreamPerUser('history-').streamOf('alice-1@x.y:z|w')).toEqual({ id: 'history-alice-1@x.y:z|w', owner: { userId: 'alice-1@x.y:z|w' } });
+    expect(oneStreamPerUser('history-').streamOf('alice-1@x.y:z|w')).toEqual({
+      id: 'history-alice-1@x.y:z|w',
+      owner: { userId: 'alice-1@x.y:z|w' },
+    });
     expect(userScopedId('alice', 'urn:a/b')).toBe('alice/urn:a/b');
   });
 });

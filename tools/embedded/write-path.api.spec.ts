@@ -1,0 +1,71 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
+import { tmpdir } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileSecret, signDevToken } from '@udp/auth';
+import { start } from './host';
+
+/**
+ * Which of our files a request passes through, in the embedded mode (issue 19's "a newcomer can name the files of
+ * POST /api/history/v2"): the system runs in this process, one request is sent after a warm-up, and V8's precise
+ * coverage names every file of apps/ and libs/ whose code ran between the request and its answer, the write's
+ * projection included (the answer waits for it). The SQLite writer's file runs in its own thread, outside this
+ * isolate: it is named separately. The list is printed; docs/architecture.md ("The path of a write") has it.
+ */
+const root = join(__dirname, '..', '..');
+const dataDir = mkdtempSync(join(tmpdir(), 'udp-write-path-'));
+let system: Awaited<ReturnType<typeof start>>;
+let base = '';
+let authorization = '';
+
+beforeAll(async () => {
+  system = await start({ DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'silent' }, { announce: false });
+  base = `http://127.0.0.1:${system.port}`;
+  authorization = `Bearer ${await signDevToken(fileSecret(dataDir, 'jwt-signing'), 'path-user')}`;
+}, 60_000);
+afterAll(async () => {
+  await system?.stop();
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+const post = (itemId: string) =>
+  fetch(`${base}/api/history/v2`, {
+    method: 'POST',
+    headers: { authorization, 'content-type': 'application/json' },
+    body: JSON.stringify({ item_id: itemId, last_playback_position: 12 }),
+  });
+
+/** Our source files (apps/, libs/) whose functions ran during `work`, relative to the repository. */
+async function filesRunBy(work: () => Promise<void>): Promise<string[]> {
+  const session = new Session();
+  session.connect();
+  try {
+    await session.post('Profiler.enable');
+    await session.post('Profiler.startPreciseCoverage', { callCount: true, detailed: false });
+    await session.post('Profiler.takePreciseCoverage'); // resets the counts: only `work` is counted
+    await work();
+    const { result } = await session.post('Profiler.takePreciseCoverage');
+    await session.post('Profiler.stopPreciseCoverage');
+    const ran = result.filter((script) => script.functions.some((f) => f.ranges.some((r) => r.count > 0)));
+    const ours = ran
+      .map((script) => relative(root, script.url.replace(/^file:\/\//, '')))
+      .filter((file) => /^(apps|libs)\//.test(file) && !file.includes('node_modules'));
+    return [...new Set(ours)].sort();
+  } finally {
+    session.disconnect();
+  }
+}
+
+it('POST /api/history/v2 passes through the files a newcomer finds from the README', async () => {
+  for (let i = 0; i < 3; i++) expect((await post(`urn:warm:${i}`)).status).toBe(200);
+  const files = await filesRunBy(async () => {
+    const answer = await post('urn:measured');
+    expect(answer.status).toBe(200);
+    expect(await answer.json()).toMatchObject({ item_id: 'urn:measured', last_playback_position: 12, deleted: false });
+  });
+  const all = [...files, 'libs/eventstore/src/sqlite-writer.ts (its own thread)'];
+  process.stdout.write(`[write-path] POST /api/history/v2: ${all.length} files\n${all.map((f) => `  ${f}`).join('\n')}\n`);
+  expect(files).toContain('apps/history-svc/src/api/routes.ts');
+  expect(files).toContain('libs/eventsourcing/src/command-handler.ts');
+  expect(files).toContain('apps/history-svc/src/projections/history.ts');
+});
