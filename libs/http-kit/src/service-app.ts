@@ -1,15 +1,11 @@
 import express, { type Express, type RequestHandler } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import type { Logger } from '@udp/telemetry';
-import { requireCaller } from './caller';
 import { errorHandler, notFoundHandler } from './error-handler';
-import { acceptFromGateway } from './gateway-hand-over';
 import { type ServiceParts, healthRoute, serviceHealthChecks } from './health';
-import { jsonBodies } from './json-bodies';
 import { type ReadinessParts, mountProbes } from './probes';
-import { requestContext } from './request-context';
 import { observeServerRequests } from './request-observation';
-import { rejectUndecodablePath } from './undecodable-path';
+import { acceptFromGateway, jsonBodies, rejectUndecodablePath, requestContext, requireCaller } from './service-edge';
 
 interface ServiceAppBase {
   logger: Logger;
