@@ -186,7 +186,8 @@ describe('SqliteEventStore live subscriptions fed from the commit', () => {
   });
 
   it('hand an idle subscription the events of a commit without reading them back', async () => {
-    const store = new SqliteEventStore(join(dir, `${randomUUID()}.sqlite`));
+    // The watch for other processes' commits (every 50 ms) is set far off: on a busy machine it could read first.
+    const store = new SqliteEventStore(join(dir, `${randomUUID()}.sqlite`), { otherWritersPollMs: 3_600_000 });
     await store.appendToStream('c-1', [event(0)], { expectedRevision: 'any' });
     const delivered: RecordedEvent[] = [];
     const sub = store.subscribe({ streamPrefixes: ['c-'] }, async (e) => void delivered.push(e));
