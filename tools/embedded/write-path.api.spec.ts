@@ -35,7 +35,10 @@ afterAll(async () => {
 /** The part of the path a file belongs to; the rest is the route to the store and back. */
 const PARTS: Array<[string, RegExp]> = [
   ['module index files', /\/index\.ts$/],
-  ['edge (gateway, service edge)', /^libs\/(gateway-core|auth)\/|^libs\/http-kit\/src\/(service-edge|service-app|request-observation)\.ts$/],
+  [
+    'edge (gateway, service edge)',
+    /^libs\/(gateway-core|auth)\/|^libs\/http-kit\/src\/(service-edge|service-app|request-observation)\.ts$/,
+  ],
   ['observation', /^libs\/telemetry\/|^libs\/runtime\/src\/traced-adapters\.ts$/],
   ['store adapters', /^libs\/(eventstore|readmodel)\//],
   ['after the answer (change publisher)', /^libs\/bus\/|^libs\/eventsourcing\/src\/integration-publisher\.ts$/],

@@ -49,7 +49,7 @@ export function methodNotAllowed(document: { paths?: Record<string, object> }) {
     if (allowed.has('GET')) allowed.set('HEAD', allowed.get('GET')!);
     return allowed;
   };
-  // Each request path's answer, remembered: testing every documented pattern cost about 5 µs a request. Paths hold
+  // Each request path's answer, remembered: testing every documented pattern costs more (docs/performance.md). Paths hold
   // ids, so only paths of up to 512 characters, at most 10,000 of them (the least recently used dropped first): at
   // most about 5 MB, whatever paths clients choose.
   const known = new LRUCache<string, { allowed: Map<string, string> | null }>({ max: 10_000 });

@@ -37,7 +37,7 @@ export function sendJsonTextConditionally(req: Request, res: Response, text: () 
 const digest = (value: string) => createHash('sha1').update(value).digest('base64url');
 
 /**
- * A version's tag, hashed once: reads repeat the same versions, and a hash object costs ~20 µs. Hashed so the
+ * A version's tag, hashed once: reads repeat the same versions, and a hash object is costly (docs/performance.md). Hashed so the
  * version is not shown as it is; an unkeyed hash only obscures it (a client knowing the query could try positions
  * until one matches), so a version must never hold anything secret.
  */

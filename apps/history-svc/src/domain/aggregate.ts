@@ -24,9 +24,7 @@ export const historyStreamsOfUser = (userId: string) => [historyStreamId(userId)
  * A user's history as an aggregate. A write never retries a conflicting append: the spec answers 429 at once.
  * Its state is snapshotted (a history can hold 100,000 entries).
  */
-export const historyAggregate = (
-  quotas: HistoryQuotas,
-): Aggregate<HistoryCommand, HistoryEvent, HistoryState, string> => ({
+export const historyAggregate = (quotas: HistoryQuotas): Aggregate<HistoryCommand, HistoryEvent, HistoryState, string> => ({
   ...historyStreams,
   decider: historyDecider(quotas),
   snapshot: historySnapshot,

@@ -152,8 +152,7 @@ export function checkDocument(document: JsonObject, limits: DocumentLimits): voi
   if (depthOf(document) > limits.maxPathDepth)
     throw limitExceeded(`the document is nested deeper than ${limits.maxPathDepth} levels`, 'body');
   const bytes = documentBytes(document);
-  if (bytes > limits.maxDocumentBytes)
-    throw tooLarge(`the document would be ${bytes} bytes; the limit is ${limits.maxDocumentBytes}`);
+  if (bytes > limits.maxDocumentBytes) throw tooLarge(`the document would be ${bytes} bytes; the limit is ${limits.maxDocumentBytes}`);
 }
 
 // ---- JSONPath -------------------------------------------------------------------------------------------
@@ -163,7 +162,7 @@ export function checkDocument(document: JsonObject, limits: DocumentLimits): voi
  * are refused by the library instead of being evaluated, so an expression can never run code. Its work is
  * counted first (`jsonPathCost`), and an expression that would take more than `maxJsonPathSteps` steps on
  * this document is refused with a 400 naming the limit, before the library runs: one request cannot hold
- * the event loop (a nested document and `$..a..a..a..a..a..a..a..a..zz` took 9-25 s and gigabytes before).
+ * the event loop (docs/performance.md, "JSONPath").
  */
 function checkedCost(document: JsonObject, expression: string, limits: JsonPathLimits): JsonPathCost {
   // The library reads what it can of a malformed expression (`$[` is the whole document, `$[?@.a]` nothing):
@@ -193,7 +192,7 @@ function evaluate<T extends 'value' | 'parent' | 'parentProperty'>(
 ): Record<T, unknown[]> {
   try {
     // One pass per result type: the library's `all` shapes a path string and a pointer for every match, which
-    // made a DELETE several times slower than its count of steps (26,942 steps: 67 ms instead of 6).
+    // made a DELETE several times slower than its count of steps (docs/performance.md, "JSONPath").
     const results = {} as Record<T, unknown[]>;
     for (const resultType of resultTypes) {
       const result: unknown = JSONPath({ path: expression, json: document, eval: false, wrap: true, resultType });
