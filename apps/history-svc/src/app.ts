@@ -1,5 +1,5 @@
 import { HISTORY_LIMITS } from '@udp/contracts';
-import { type StateCache, commandHandler, writeSide } from '@udp/eventsourcing';
+import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { internalRoutes } from './api/internal-routes';
@@ -27,13 +27,8 @@ export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
   maxEntries?: number;
 }
 
-export interface HistoryService extends ServiceApp {
-  /** Folded histories by stream: erasing a user forgets theirs. */
-  states: StateCache<HistoryState>;
-}
-
 /** Everything history-svc is, given its adapters: tests build it on memory adapters in one line. */
-export async function createHistoryService(deps: HistoryServiceDeps): Promise<HistoryService> {
+export async function createHistoryService(deps: HistoryServiceDeps): Promise<ServiceApp> {
   const { store, readModels, bus, identity, logger } = deps;
   const now = deps.now ?? Date.now;
   const trending = { now, windowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000 };
@@ -44,7 +39,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
   await trendingIndexes(readModels);
   await buildTrendingCounts(readModels, historyEntries(readModels), { ...trending, projection: HISTORY_PROJECTION });
   const aggregate = historyAggregate({ maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries });
-  const states = serviceStateCache(deps, aggregate, deps.cachedHistories);
+  // Folded states in memory and as snapshots: an erased user's are forgotten, all saved at stop.
+  const foldedStates = serviceStateCache(deps, aggregate, deps.cachedHistories);
   // The erasure participant deletes through `erasingTrendingToo`: an erased user's entries leave the counts.
   const projections = await startServiceProjections(
     { ...deps, readModels: erasingTrendingToo(readModels, trending) },
@@ -53,7 +49,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
       projection: historyProjection(readModels, trending),
       publisher: historyChangesPublisher(bus),
       erasure: { streamsOfUser: historyStreamsOfUser, documentsOfUser: historyDocumentsOfUser },
-      states,
+      states: foldedStates,
     },
   );
   const app = serviceHttpApp({
@@ -65,8 +61,14 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
     routes: [
       historyRoutes({
         handle: commandHandler(aggregate, {
-          write: writeSide({ store, projector: projections.projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels }),
-          states,
+          write: writeSide({
+            store,
+            projector: projections.projector,
+            readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
+            logger,
+            readModels,
+          }),
+          states: foldedStates,
           now,
         }),
         model: { entries: historyEntries(readModels), heads: historyHeads(readModels) },
@@ -80,5 +82,5 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Hi
       }),
     ],
   });
-  return { app, states, stop: projections.stop };
+  return { app, stop: projections.stop };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
-import { type StateCache, commandHandler, writeSide } from '@udp/eventsourcing';
+import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { playlistRoutes } from './api/routes';
@@ -19,13 +19,8 @@ export interface PlaylistServiceDeps extends ServiceDeps, SnapshotDeps {
   cachedStates?: number;
 }
 
-export interface PlaylistService extends ServiceApp {
-  /** Folded playlists by stream: erasing a user forgets theirs. */
-  states: StateCache<PlaylistsState>;
-}
-
 /** Everything playlist-svc is, given its adapters: tests build it on memory adapters in one line. */
-export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<PlaylistService> {
+export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<ServiceApp> {
   const { store, readModels, bus, identity, logger } = deps;
   await readModels.ensureIndex(PLAYLISTS_COLLECTION, { userId: 1, businessId: 1 });
   const aggregate = playlistsAggregate(
@@ -35,13 +30,14 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
     },
     deps.conflictRetries ?? 10,
   );
-  const states = serviceStateCache(deps, aggregate, deps.cachedStates);
+  // Folded states in memory and as snapshots: an erased user's are forgotten, all saved at stop.
+  const foldedStates = serviceStateCache(deps, aggregate, deps.cachedStates);
   const projections = await startServiceProjections(deps, {
     service: 'playlist-svc',
     projection: playlistsProjection(readModels),
     publisher: playlistChangesPublisher(bus),
     erasure: { streamsOfUser: playlistStreamsOfUser, documentsOfUser: playlistDocumentsOfUser },
-    states,
+    states: foldedStates,
   });
 
   const app = serviceHttpApp({
@@ -53,14 +49,20 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
     routes: [
       playlistRoutes({
         handle: commandHandler(aggregate, {
-          write: writeSide({ store, projector: projections.projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels }),
+          write: writeSide({
+            store,
+            projector: projections.projector,
+            readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
+            logger,
+            readModels,
+          }),
           now: deps.now ?? Date.now,
-          states,
+          states: foldedStates,
         }),
         documents: playlistDocuments(readModels),
         newId: deps.newId ?? randomUUID,
       }),
     ],
   });
-  return { app, states, stop: projections.stop };
+  return { app, stop: projections.stop };
 }

@@ -51,7 +51,13 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     routes: [
       preferenceRoutes({
         handle: commandHandler(preferenceAggregate(limits, deps.writeRetries ?? DEFAULT_WRITE_RETRIES), {
-          write: writeSide({ store, projector: projections.projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels }),
+          write: writeSide({
+            store,
+            projector: projections.projector,
+            readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
+            logger,
+            readModels,
+          }),
           now: deps.now ?? Date.now,
         }),
         documents: preferenceDocuments(readModels),

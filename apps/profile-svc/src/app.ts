@@ -28,7 +28,13 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
     routes: [
       profileRoutes({
         handle: commandHandler(profileAggregate, {
-          write: writeSide({ store, projector: projections.projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels }),
+          write: writeSide({
+            store,
+            projector: projections.projector,
+            readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
+            logger,
+            readModels,
+          }),
           now: deps.now ?? Date.now,
         }),
         profiles: profileRows(readModels),
