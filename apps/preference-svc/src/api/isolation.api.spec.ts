@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { SqliteEventStore } from '@udp/eventstore';
+import { given } from '@udp/test-kit';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createPreferenceService } from '../app';
 import { preferenceStreamId } from '../domain/aggregate';
@@ -34,20 +35,28 @@ describe('preference streams of different users never meet', () => {
   it('user u with key "ab>settings" and user u-YWI with key "settings" keep their own documents', async () => {
     const u = await system.auth(U.user);
     const v = await system.auth(V.user);
-    expect((await send(system, 'put', u, `${P}/${encodeURIComponent(U.key)}`, { secret: 'of u' })).status).toBe(201);
+    const read = (auth: string, path: string) => system.http.get(path).set('authorization', auth);
 
-    // v's first write creates v's document: it neither sees nor keeps u's.
-    const created = await send(system, 'post', v, `${P}/${V.key}/prefs`, { payload: { theme: 'dark' } });
-    expect(created.status).toBe(201);
-    const vDocument = await system.http.get(`${P}/${V.key}`).set('authorization', v);
-    expect(vDocument.body).toEqual({ prefs: { theme: 'dark' } });
-    expect((await system.http.get(P).set('authorization', v)).body).toEqual([V.key]);
+    // Given u's document, v's first write creates v's document: it neither sees nor keeps u's.
+    await given(async () =>
+      expect((await send(system, 'put', u, `${P}/${encodeURIComponent(U.key)}`, { secret: 'of u' })).status).toBe(201),
+    )
+      .when(() => send(system, 'post', v, `${P}/${V.key}/prefs`, { payload: { theme: 'dark' } }))
+      .then(async (created) => {
+        expect(created.status).toBe(201);
+        expect((await read(v, `${P}/${V.key}`)).body).toEqual({ prefs: { theme: 'dark' } });
+        expect((await read(v, P)).body).toEqual([V.key]);
+      });
 
     // v deleting its document leaves u's alone, and u's never showed v's change.
-    expect((await system.http.delete(`${P}/${V.key}`).set('authorization', v)).status).toBe(204);
-    expect((await system.http.get(`${P}/${encodeURIComponent(U.key)}`).set('authorization', u)).body).toEqual({ secret: 'of u' });
-    expect((await system.http.get(P).set('authorization', u)).body).toEqual([U.key]);
-    expect((await system.http.get(`${P}/${V.key}`).set('authorization', v)).status).toBe(404);
+    await given(() => undefined)
+      .when(() => system.http.delete(`${P}/${V.key}`).set('authorization', v))
+      .then(async (deleted) => {
+        expect(deleted.status).toBe(204);
+        expect((await read(u, `${P}/${encodeURIComponent(U.key)}`)).body).toEqual({ secret: 'of u' });
+        expect((await read(u, P)).body).toEqual([U.key]);
+        expect((await read(v, `${P}/${V.key}`)).status).toBe(404);
+      });
   });
 });
 
@@ -69,15 +78,19 @@ describe('a preference stream holding an event of someone else', () => {
     const system = await startTestSystem([service(store)]);
     try {
       const v = await system.auth(V.user);
-      // An event of u placed in v's stream (as a bug or a hand-edited store would): v must not get u's document.
-      await store.appendToStream(
-        preferenceStreamId(V.user, V.key),
-        [{ ...written(V.key, { secret: 'of u' }), metadata: { owner: { userId: U.user, key: V.key } } }],
-        { expectedRevision: 'no_stream' },
-      );
-      const answer = await send(system, 'post', v, `${P}/${V.key}/x`, { payload: { y: 1 } });
-      expect(answer.status).toBe(500);
-      expect(JSON.stringify(answer.body)).not.toContain('of u');
+      // Given an event of u placed in v's stream (as a bug or a hand-edited store would), v must not get u's document.
+      await given(() =>
+        store.appendToStream(
+          preferenceStreamId(V.user, V.key),
+          [{ ...written(V.key, { secret: 'of u' }), metadata: { owner: { userId: U.user, key: V.key } } }],
+          { expectedRevision: 'no_stream' },
+        ),
+      )
+        .when(() => send(system, 'post', v, `${P}/${V.key}/x`, { payload: { y: 1 } }))
+        .then((answer) => {
+          expect(answer.status).toBe(500);
+          expect(JSON.stringify(answer.body)).not.toContain('of u');
+        });
     } finally {
       await system.stop();
     }
