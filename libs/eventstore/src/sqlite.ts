@@ -137,9 +137,13 @@ export class SqliteEventStore implements EventStore {
     this.stmt.readAfter.safeIntegers(true);
     const workerData: WriterData = { file, maxPageCount: options.maxPageCount };
     this.writer = new Worker(writerEntry(), { workerData });
+    // The writer keeps the process alive only while it is asked something: a store nobody closed (a test that
+    // failed before its close) does not hold the process open, and a script awaiting an append still waits for it.
+    this.writer.unref();
     this.writer.on('message', (reply: WriterReply) => {
       const answer = this.replies.get(reply.id);
       this.replies.delete(reply.id);
+      if (this.replies.size === 0) this.writer.unref();
       answer?.(reply);
     });
     this.othersWatch = this.watchOtherWriters(options.otherWritersPollMs ?? 50);
@@ -218,6 +222,7 @@ export class SqliteEventStore implements EventStore {
     const id = this.nextRequestId++;
     return new Promise((resolve) => {
       this.replies.set(id, resolve);
+      this.writer.ref();
       this.writer.postMessage({ ...command, id } satisfies WriterRequest);
     });
   }
