@@ -1,6 +1,6 @@
 import type { Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
-import { DomainError, commandHandler, currentState, writeSide } from '@udp/eventsourcing';
+import { DomainError, type Projector, commandHandler, currentState, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import type { CheckpointStore } from '@udp/readmodel';
 import { type ServiceApp, type ServiceDeps, startServiceProjections } from '@udp/runtime';
@@ -64,8 +64,6 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   const now = deps.now ?? Date.now;
   const addresses = exportAddresses(deps.publicBaseUrl ?? 'http://localhost:8080');
   await readModels.ensureIndex(EXPORTS_COLLECTION, { userId: 1, createdOn: -1 });
-  const write = (projector: Parameters<typeof writeSide>[0]['projector']) =>
-    writeSide({ store, projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger });
   // Set up before the projections: the erasure participant cancels the user's builds in flight first.
   let cancelBuilds: (userId: string) => Promise<unknown> = async () => undefined;
   // Replicas divide the exports and their messages (segments); the erasures projection is small and every replica's
@@ -89,7 +87,11 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     },
   });
   const [erasuresProjector] = projections.wholeProjectors;
-  const handleExports = commandHandler(exportsAggregate, { write: write(projections.projector), now });
+  // The worker's writes are acknowledged whatever the read models' state (as before: a build in flight must record
+  // its outcome), each waiting (bounded) for the projector that shows it.
+  const writeSideOf = (projector: Projector) =>
+    writeSide({ store, projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger });
+  const handleExports = commandHandler(exportsAggregate, { write: writeSideOf(projections.projector), now });
 
   const rows = exportRows(readModels);
   const job = exportJob({
@@ -114,7 +116,8 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     bus,
     logger,
     now,
-    handle: commandHandler(erasureAggregate, { write: write(erasuresProjector), now }),
+    // An erasure's writes wait for the erasure statuses, which every replica applies whole.
+    handle: commandHandler(erasureAggregate, { write: writeSideOf(erasuresProjector), now }),
     projector: erasuresProjector,
     erasures: erasureRows(readModels),
     participants: deps.erasureParticipants ?? [...erasureEvents.DEFAULT_ERASURE_PARTICIPANTS],
@@ -202,12 +205,9 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     erase: coordinator.request,
   };
   const app = serviceHttpApp({
-    logger,
+    ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024,
-    health: { store, readModels, bus, projectors: projections.projectors },
-    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
     publicRoutes: [publicExportRoutes(routeDeps)],
-    identity,
     routes: [exportRoutes(routeDeps)],
   });
 

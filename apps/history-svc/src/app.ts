@@ -1,10 +1,8 @@
 import { HISTORY_LIMITS } from '@udp/contracts';
-import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { internalRoutes } from './api/internal-routes';
 import { historyRoutes } from './api/routes';
-import type { HistoryState } from './domain/decider';
 import { historyAggregate, historyStreamsOfUser } from './domain/aggregate';
 import {
   HISTORY_COLLECTION,
@@ -29,7 +27,7 @@ export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
 
 /** Everything history-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createHistoryService(deps: HistoryServiceDeps): Promise<ServiceApp> {
-  const { store, readModels, bus, identity, logger } = deps;
+  const { readModels, bus } = deps;
   const now = deps.now ?? Date.now;
   const trending = { now, windowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000 };
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
@@ -53,24 +51,11 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
     },
   );
   const app = serviceHttpApp({
-    logger,
+    ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
-    health: { store, readModels, bus, projectors: projections.projectors },
-    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
-    identity,
     routes: [
       historyRoutes({
-        handle: commandHandler(aggregate, {
-          write: writeSide({
-            store,
-            projector: projections.projector,
-            readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
-            logger,
-            readModels,
-          }),
-          states: foldedStates,
-          now,
-        }),
+        handle: projections.commandHandler(aggregate, foldedStates),
         model: { entries: historyEntries(readModels), heads: historyHeads(readModels) },
         now,
       }),

@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
-import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { playlistRoutes } from './api/routes';
-import type { PlaylistLimits, PlaylistsState } from './domain/decider';
+import type { PlaylistLimits } from './domain/decider';
 import { playlistChangesPublisher } from './projections/playlist-changes';
 import { playlistStreamsOfUser, playlistsAggregate } from './domain/aggregate';
 import { PLAYLISTS_COLLECTION, playlistDocumentsOfUser, playlistDocuments, playlistsProjection } from './projections/playlists';
@@ -21,7 +20,7 @@ export interface PlaylistServiceDeps extends ServiceDeps, SnapshotDeps {
 
 /** Everything playlist-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<ServiceApp> {
-  const { store, readModels, bus, identity, logger } = deps;
+  const { readModels, bus } = deps;
   await readModels.ensureIndex(PLAYLISTS_COLLECTION, { userId: 1, businessId: 1 });
   const aggregate = playlistsAggregate(
     {
@@ -41,24 +40,11 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
   });
 
   const app = serviceHttpApp({
-    logger,
+    ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 4 * 1024 * 1024,
-    health: { store, readModels, bus, projectors: projections.projectors },
-    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
-    identity,
     routes: [
       playlistRoutes({
-        handle: commandHandler(aggregate, {
-          write: writeSide({
-            store,
-            projector: projections.projector,
-            readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
-            logger,
-            readModels,
-          }),
-          now: deps.now ?? Date.now,
-          states: foldedStates,
-        }),
+        handle: projections.commandHandler(aggregate, foldedStates),
         documents: playlistDocuments(readModels),
         newId: deps.newId ?? randomUUID,
       }),

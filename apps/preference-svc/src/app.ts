@@ -1,5 +1,4 @@
 import { PREFERENCE_LIMITS } from '@udp/contracts';
-import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
 import { preferenceRoutes } from './api/routes';
@@ -25,7 +24,7 @@ export const DEFAULT_WRITE_RETRIES = 25;
 
 /** Everything preference-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createPreferenceService(deps: PreferenceServiceDeps): Promise<ServiceApp> {
-  const { store, readModels, identity, logger } = deps;
+  const { store, readModels } = deps;
   await readModels.ensureIndex(PREFERENCE_KEYS, { userId: 1, key: 1 });
   const limits = {
     maxDocumentBytes: deps.limits?.maxDocumentBytes ?? PREFERENCE_LIMITS.maxDocumentBytes,
@@ -43,23 +42,11 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
   });
 
   const app = serviceHttpApp({
-    logger,
+    ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
-    health: { store, readModels, projectors: projections.projectors },
-    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
-    identity,
     routes: [
       preferenceRoutes({
-        handle: commandHandler(preferenceAggregate(limits, deps.writeRetries ?? DEFAULT_WRITE_RETRIES), {
-          write: writeSide({
-            store,
-            projector: projections.projector,
-            readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
-            logger,
-            readModels,
-          }),
-          now: deps.now ?? Date.now,
-        }),
+        handle: projections.commandHandler(preferenceAggregate(limits, deps.writeRetries ?? DEFAULT_WRITE_RETRIES)),
         documents: preferenceDocuments(readModels),
         keys: preferenceKeys(readModels),
         limits,

@@ -1,4 +1,3 @@
-import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
 import { profileRoutes } from './api/routes';
@@ -12,7 +11,7 @@ export interface ProfileServiceDeps extends ServiceDeps {
 
 /** Everything profile-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createProfileService(deps: ProfileServiceDeps): Promise<ServiceApp> {
-  const { store, readModels, identity, logger } = deps;
+  const { store, readModels } = deps;
   const projections = await startServiceProjections(deps, {
     service: 'profile-svc',
     projection: profileProjection(readModels),
@@ -20,23 +19,11 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
   });
 
   const app = serviceHttpApp({
-    logger,
+    ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024,
-    health: { store, readModels, projectors: projections.projectors },
-    maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
-    identity,
     routes: [
       profileRoutes({
-        handle: commandHandler(profileAggregate, {
-          write: writeSide({
-            store,
-            projector: projections.projector,
-            readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
-            logger,
-            readModels,
-          }),
-          now: deps.now ?? Date.now,
-        }),
+        handle: projections.commandHandler(profileAggregate),
         profiles: profileRows(readModels),
         publicProfiles: publicProfileRows(readModels),
         publicProfilesEnabled: deps.publicProfilesEnabled ?? true,

@@ -2,9 +2,15 @@ import type { Express } from 'express';
 import type { InternalIdentity } from '@udp/auth';
 import type { Bus } from '@udp/bus';
 import {
+  type Aggregate,
+  type Command,
+  type CommandHandler,
+  type DomainEvent,
   Projector,
   StateCache,
+  commandHandler,
   erasureParticipant,
+  writeSide,
   type ErasureParticipantOptions,
   type Projection,
   type SegmentsOptions,
@@ -88,6 +94,21 @@ export interface ServiceProjectionsOptions {
 export interface ServiceProjections {
   /** The read-model projector (the write side waits for it). */
   projector: Projector;
+  /**
+   * The command handler of one of the service's aggregates, set up once: the service's store and clock, and its writes
+   * acknowledged once `projector`'s read model shows them (writes refused while the read models are down).
+   */
+  commandHandler<C extends Command, E extends DomainEvent, S, Id>(
+    aggregate: Aggregate<C, E, S, Id>,
+    states?: StateCache<S>,
+  ): CommandHandler<C, E, S, Id>;
+  /** What the service's HTTP app is built with besides its routes: logger, health (the bus too when it publishes), readiness, identity. */
+  httpOptions: {
+    logger: Logger;
+    health: { store: EventStore; readModels: ReadModelStore; bus?: Bus; projectors: Projector[] };
+    maxProjectionLagSeconds?: number;
+    identity: InternalIdentity;
+  };
   /** The projectors of `wholeProjections`, in their order. */
   wholeProjectors: Projector[];
   /** Every running projector, for the health check. */
@@ -97,10 +118,7 @@ export interface ServiceProjections {
 }
 
 /** Starts a service's projectors, its change publisher if any, and its erasure participant, with one stop() for all. */
-export async function startServiceProjections(
-  deps: Pick<ServiceDeps, 'store' | 'readModels' | 'bus' | 'logger' | 'segments' | 'now'>,
-  options: ServiceProjectionsOptions,
-): Promise<ServiceProjections> {
+export async function startServiceProjections(deps: ServiceDeps, options: ServiceProjectionsOptions): Promise<ServiceProjections> {
   const { store, readModels, bus, logger, segments } = deps;
   const checkpoints = readModels.checkpoints();
   const service = options.service;
@@ -122,10 +140,18 @@ export async function startServiceProjections(
     ...options.erasure,
     states: options.states && [options.states],
   });
+  const write = writeSide({ store, projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels });
   return {
     projector,
     wholeProjectors,
     projectors,
+    commandHandler: (aggregate, states) => commandHandler(aggregate, { write, now: deps.now ?? Date.now, states }),
+    httpOptions: {
+      logger,
+      health: { store, readModels, ...(publisher && { bus }), projectors },
+      maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
+      identity: deps.identity,
+    },
     async stop() {
       await options.states?.flush();
       await erasure.stop();
