@@ -32,7 +32,7 @@ async function session(dir: string) {
     async apply(event) {
       applied.push(event);
       const userId = event.streamId.slice('note-'.length);
-      const text = (event.data as { text: string }).text;
+      const text = String(event.data.text);
       await adapters.readModels
         .collection<Note>(COLLECTION)
         .upsertIfNewer({ _id: `${userId}/${text}`, userId, text, revision: event.revision });
@@ -89,7 +89,7 @@ describe('embedded read models saved with their checkpoint', () => {
     await second.append('alice', 'd');
     await second.append('bob', 'e');
     await second.projector.start();
-    expect(second.applied.map((e) => (e.data as { text: string }).text)).toEqual(['d', 'e']);
+    expect(second.applied.map((e) => e.data.text)).toEqual(['d', 'e']);
     expect(await second.notes()).toEqual(['alice/a', 'alice/b', 'alice/c', 'alice/d', 'bob/e']);
     await second.stop();
   });
@@ -109,7 +109,7 @@ describe('embedded read models saved with their checkpoint', () => {
 
     const third = await session(dir);
     await third.projector.start();
-    expect(third.applied.map((e) => (e.data as { text: string }).text)).toEqual(['c', 'd']);
+    expect(third.applied.map((e) => e.data.text)).toEqual(['c', 'd']);
     expect(await third.notes()).toEqual(['alice/a', 'alice/b', 'alice/c', 'alice/d']);
     await third.stop();
   });

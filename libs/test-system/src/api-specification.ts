@@ -20,7 +20,7 @@ import { type ServiceUnderTest, type TestSystem, startTestSystem } from './syste
 /** An event as a decider writes it. */
 export interface SpecEvent {
   type: string;
-  data: object;
+  data: Record<string, unknown>;
 }
 
 /** A stream by name, or with the owner its events record (the stream functions of each `domain/aggregate.ts`). */
@@ -105,7 +105,7 @@ async function run<E extends SpecEvent>(
       const toAppend = events.map((e) => ({
         id: randomUUID(),
         type: e.type,
-        data: e.data as Record<string, unknown>,
+        data: e.data,
         ...(owner && { metadata: { owner } }),
       }));
       await store.appendToStream(streamId, toAppend, { expectedRevision: 'any' });
@@ -170,7 +170,7 @@ export function recordedEvents(
     revision: fromRevision + i,
     position: fromPosition + BigInt(i),
     type: event.type,
-    data: event.data as Record<string, unknown>,
+    data: event.data,
     metadata: owner ? { owner } : {},
     createdAt: 0,
   }));

@@ -65,14 +65,14 @@ describe('export decider', () => {
   });
 
   describe('when an export is ready', () => {
-    const past = [
+    const past: ExportEvent[] = [
       requested('k'),
       attempt('k', 's1'),
       attempt('k', 's2'),
       {
         type: 'ExportCompleted',
         data: { key: 'k', storageId: 's2', size: 5, sha256: 'h', expiresAt: 100_000, completedAt: 3 },
-      } as ExportEvent,
+      },
     ];
     it('a second completion (a redelivered request, a losing attempt) is refused', () =>
       spec

@@ -277,11 +277,11 @@ describe('playlists decider', () => {
   });
 
   it('fold agrees with evolve, and evolve leaves the given state untouched', () => {
-    const events = [
+    const events: PlaylistEvent[] = [
       watchLater(),
       created('a'),
       added('a', 1, 'x', 5, 6),
-      { type: 'PlaylistRenamed', data: { playlistId: 'a', name: 'A', date: 7 } } as PlaylistEvent,
+      { type: 'PlaylistRenamed', data: { playlistId: 'a', name: 'A', date: 7 } },
       added('a', 2, 'y'),
       removed('a', [1], 8),
       created('b'),
