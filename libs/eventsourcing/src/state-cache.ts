@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { SnapshotStore } from '@udp/eventstore';
 import type { WarningLogger } from './command-handler';
 
@@ -33,18 +34,15 @@ export interface StateCacheOptions<S> {
  * Safe for every decider: `Decider.fold` never changes the state it folds from.
  */
 export class StateCache<S> {
-  private readonly inMemory = new Map<string, CachedState<S>>();
+  private readonly inMemory: LRUCache<string, CachedState<S>>;
 
-  constructor(private readonly options: StateCacheOptions<S>) {}
+  constructor(private readonly options: StateCacheOptions<S>) {
+    this.inMemory = new LRUCache({ max: options.maxStreams });
+  }
 
   /** Where a write on the stream may start: its state in memory, else its snapshot, else nothing (fold it all). */
   async load(streamId: string): Promise<CachedState<S> | undefined> {
-    const remembered = this.inMemory.get(streamId);
-    if (remembered) {
-      this.touch(streamId, remembered);
-      return remembered;
-    }
-    return this.readSnapshot(streamId);
+    return this.inMemory.get(streamId) ?? this.readSnapshot(streamId);
   }
 
   /**
@@ -52,7 +50,7 @@ export class StateCache<S> {
    * had to fold `folded` >= `every` events (a long stream without a snapshot).
    */
   async remember(streamId: string, at: CachedState<S>, write?: { fromRevision: number; folded: number }): Promise<void> {
-    this.touch(streamId, at);
+    this.inMemory.set(streamId, at);
     const snapshots = this.options.snapshots;
     if (!snapshots || !write) return;
     const { every } = snapshots;
@@ -76,7 +74,9 @@ export class StateCache<S> {
     const snapshots = this.options.snapshots;
     if (!snapshots) return 0;
     let written = 0;
-    for (const [streamId, at] of this.inMemory) {
+    for (const streamId of [...this.inMemory.rkeys()]) {
+      const at = this.inMemory.peek(streamId);
+      if (!at) continue;
       const stored = await snapshots.store.read(streamId);
       if (stored?.version === snapshots.codec.version && stored.revision >= at.revision) continue;
       await this.saveSnapshot(streamId, at);
@@ -87,13 +87,7 @@ export class StateCache<S> {
 
   /** The streams in memory, least recently used first. */
   streamsInMemory(): string[] {
-    return [...this.inMemory.keys()];
-  }
-
-  private touch(streamId: string, at: CachedState<S>): void {
-    this.inMemory.delete(streamId);
-    this.inMemory.set(streamId, at);
-    if (this.inMemory.size > this.options.maxStreams) this.inMemory.delete(this.inMemory.keys().next().value!);
+    return [...this.inMemory.rkeys()];
   }
 
   /** The snapshot as a starting state; none when absent, of another codec version, or unreadable (logged). */
