@@ -1,10 +1,6 @@
-import { historyStreamId } from '../../apps/history-svc/src/domain/aggregate';
-import { playlistsStream } from '../../apps/playlist-svc/src/domain/aggregate';
-import { preferenceStreamId } from '../../apps/preference-svc/src/domain/aggregate';
-import { profileStreamId } from '../../apps/profile-svc/src/domain/aggregate';
 import type { TestSystem } from '@udp/test-system';
 import { waitUntil } from '@udp/test-kit';
-import { exportStreamId, startWholeSystem } from './whole-system';
+import { exportStreamId, historyStreamId, playlistsStream, preferenceStreamId, profileStreamId, startWholeSystem } from './whole-system';
 
 /**
  * The isolation matrix (issue 9): user B tries every id that user A's data exposes (technical ids, business ids,

@@ -8,7 +8,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createCatalogueService } from '../../apps/catalogue-svc/src/app';
 import { createExportWorker } from '../../apps/export-worker/src/app';
-import { exportStreamId } from '../../apps/export-worker/src/domain/aggregate';
+import { erasureStreams, exportStreamId, exportStreams, pendingErasureStreamId } from '../../apps/export-worker/src/domain/aggregate';
+import { historyStreamId, historyStreams } from '../../apps/history-svc/src/domain/aggregate';
+import { playlistsStream, playlistsStreams } from '../../apps/playlist-svc/src/domain/aggregate';
+import { preferenceStreamId, preferenceStreams } from '../../apps/preference-svc/src/domain/aggregate';
+import { profileStreamId, profileStreams } from '../../apps/profile-svc/src/domain/aggregate';
+import { itemStreams } from '../../apps/catalogue-svc/src/domain/aggregate';
 import { FileExportStorage } from '../../apps/export-worker/src/worker/storage';
 import { createHistoryService } from '../../apps/history-svc/src/app';
 import { createPlaylistService } from '../../apps/playlist-svc/src/app';
@@ -16,7 +21,20 @@ import { createPreferenceService } from '../../apps/preference-svc/src/app';
 import { createProfileService } from '../../apps/profile-svc/src/app';
 
 /** The export stream of a user, for tests that compare streams before and after (only this file may import apps). */
-export { exportStreamId };
+/** The services' stream names, for the specs that look into the stores (they may not import an app themselves). */
+export { exportStreamId, historyStreamId, playlistsStream, preferenceStreamId, profileStreamId };
+
+/** Every aggregate's streams, for the check that no category is a prefix of another. */
+export const STREAMS_OF_EVERY_AGGREGATE = [
+  itemStreams,
+  exportStreams,
+  erasureStreams,
+  { category: pendingErasureStreamId('') },
+  historyStreams,
+  playlistsStreams,
+  preferenceStreams,
+  profileStreams,
+];
 
 export function startWholeSystem(): Promise<TestSystem> {
   return startTestSystem([
