@@ -14,6 +14,7 @@ import { playlistsStream, playlistsStreams } from '../../apps/playlist-svc/src/d
 import { preferenceStreamId, preferenceStreams } from '../../apps/preference-svc/src/domain/aggregate';
 import { profileStreamId, profileStreams } from '../../apps/profile-svc/src/domain/aggregate';
 import { itemStreams } from '../../apps/catalogue-svc/src/domain/aggregate';
+import { qcItem } from '../../apps/catalogue-svc/src/testing/catalogue';
 import { FileExportStorage } from '../../apps/export-worker/src/worker/storage';
 import { createHistoryService } from '../../apps/history-svc/src/app';
 import { createPlaylistService } from '../../apps/playlist-svc/src/app';
@@ -22,7 +23,7 @@ import { createProfileService } from '../../apps/profile-svc/src/app';
 
 /** The export stream of a user, for tests that compare streams before and after (only this file may import apps). */
 /** The services' stream names, for the specs that look into the stores (they may not import an app themselves). */
-export { exportStreamId, historyStreamId, playlistsStream, preferenceStreamId, profileStreamId };
+export { exportStreamId, historyStreamId, playlistsStream, preferenceStreamId, profileStreamId, qcItem };
 
 /** Every aggregate's streams, for the check that no category is a prefix of another. */
 export const STREAMS_OF_EVERY_AGGREGATE = [
