@@ -63,20 +63,18 @@ describe('erasures projection', () => {
   ];
 
   it('keeps one row per erasure: its participants, who confirmed, and when it completed', () =>
-    erasuresSpec
-      .given(erasureStreams.streamOf('e1'), erasure)
-      .then('erasures', [
-        {
-          _id: 'e1',
-          userHash: 'h',
-          participants: ['a', 'b'],
-          confirmed: ['a', 'b'],
-          status: 'completed',
-          requestedAt: 1,
-          completedAt: 4,
-          revision: 3,
-        },
-      ]));
+    erasuresSpec.given(erasureStreams.streamOf('e1'), erasure).then('erasures', [
+      {
+        _id: 'e1',
+        userHash: 'h',
+        participants: ['a', 'b'],
+        confirmed: ['a', 'b'],
+        status: 'completed',
+        requestedAt: 1,
+        completedAt: 4,
+        revision: 3,
+      },
+    ]));
 
   it('is idempotent: a confirmation delivered again is not counted twice', () =>
     erasuresSpec.given(erasureStreams.streamOf('e1'), erasure).thenReplayingChangesNothing());

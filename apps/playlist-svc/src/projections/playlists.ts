@@ -53,7 +53,11 @@ export function playlistsProjection(readModels: ReadModelStore): Projection {
   });
 }
 
-function evolvePlaylist(stored: PlaylistDocument | null, event: PlaylistEvent, { id: userId, revision }: EventAt<string>): PlaylistDocument | null {
+function evolvePlaylist(
+  stored: PlaylistDocument | null,
+  event: PlaylistEvent,
+  { id: userId, revision }: EventAt<string>,
+): PlaylistDocument | null {
   if (event.type === 'PlaylistCreated') {
     const { playlistId, businessId, name, playlistType, date } = event.data;
     const created = { created: date, lastUpdate: date, bookmarks: [], deleted: false };
