@@ -2,8 +2,8 @@ import { z } from '../zod';
 
 /**
  * Events of a user's history (stream `history-<userId>`). Each carries the entry's full resulting values,
- * so applying one twice gives the same read model. Version 1 of each; an upcaster in history-svc maps
- * older shapes on read when a version 2 appears.
+ * so applying one twice gives the same read model. Version 1 of each; a version 2 will be read by a schema here
+ * that accepts both (every stored event is parsed by it).
  */
 export const HistoryItemRecorded = z.object({
   type: z.literal('HistoryItemRecorded'),

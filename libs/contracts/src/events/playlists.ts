@@ -3,8 +3,8 @@ import { z } from '../zod';
 /**
  * Events of all the playlists of one user (stream `playlists-<userId>`, one decider for them all, so that a
  * per-user bookmark sequence and the per-user limits hold). Each event carries the values it sets, so
- * applying one twice gives the same read model. Version 1 of each; playlist-svc upcasts older shapes on read
- * when a version 2 appears.
+ * applying one twice gives the same read model. Version 1 of each; a version 2 will be read by a
+ * schema here that accepts both (every stored event is parsed by it).
  */
 export const PlaylistCreated = z.object({
   type: z.literal('PlaylistCreated'),
