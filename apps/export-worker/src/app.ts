@@ -1,6 +1,6 @@
 import type { Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
-import { DomainError, type Projector, commandHandler, currentState, writeSide } from '@udp/eventsourcing';
+import { type Projector, commandHandler, currentState, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import type { CheckpointStore } from '@udp/readmodel';
 import { type ServiceApp, type ServiceDeps, startServiceProjections } from '@udp/runtime';
@@ -11,9 +11,10 @@ import { EXPORTS_COLLECTION, exportAddresses, exportRows, exportsProjection } fr
 import { exportMessagesPublisher } from './projections/messages';
 import type { AllowedHost, Resolver } from './worker/callback';
 import { PARTICIPANT, erasureCoordinator } from './worker/erasure';
-import { exportJob, exportRef } from './worker/export-job';
+import { exportJob } from './worker/export-job';
 import { type SourceUrls, userDataAreas } from './worker/sources';
 import { type ExportStorage, removeExportFiles } from './worker/storage';
+import { every, exportSweep, requestPendingExportsAgain } from './worker/housekeeping';
 import type { ExportArea } from './worker/zip';
 
 const { EXPORT_TOPICS } = exportEvents;
@@ -138,58 +139,17 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     }),
   ];
 
-  /** Callbacks are retried for about a minute; one without an outcome long after that was interrupted. */
-  const CALLBACK_GRACE_MS = 10 * 60_000;
-
-  if (deps.redrivePendingOnStart) {
-    const pending = await rows.find({ status: 'pending' });
-    for (const doc of pending) {
-      const value: exportEvents.ExportRequestedMessage = {
-        key: doc._id,
-        userId: doc.userId,
-        fileName: doc.fileName,
-        requestedAt: doc.createdOn,
-        ...(doc.callbackUrl !== undefined && { callbackUrl: doc.callbackUrl }),
-      };
-      await bus.publish(EXPORT_TOPICS.requested, [{ key: doc.userId, value }]);
-    }
-    if (pending.length) logger.info({ exports: pending.length }, 'pending exports requested again after a restart');
-  }
-
-  async function sweep(): Promise<number> {
-    for (const doc of await rows.find({ callbackPending: true, completedAt: { $lte: now() - CALLBACK_GRACE_MS } })) {
-      if (doc.status === 'ready' && doc.expiresAt > now()) job.resumeCallback(doc);
-    }
-    const expired = await rows.find({ expiresAt: { $lte: now() } });
-    let removed = 0;
-    for (const doc of expired) {
-      if (doc.status === 'deleted') continue;
-      try {
-        const { newState } = await handleExports(doc.userId, { type: 'DeleteExport', data: { key: doc._id, reason: 'expired' } });
-        await removeExportFiles(storage, newState, [doc._id]);
-        removed++;
-      } catch (error) {
-        if (!(error instanceof DomainError))
-          logger.warn({ err: error, export: exportRef(doc._id) }, 'expired export not removed; next sweep retries');
-      }
-    }
-    return removed;
-  }
-  let sweeping: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    sweeping = sweep().catch((error) => logger.warn({ err: error }, 'sweep failed'));
-  }, deps.sweepIntervalMs ?? 60_000);
-  timer.unref();
+  if (deps.redrivePendingOnStart) await requestPendingExportsAgain({ rows, bus, logger });
+  const sweep = exportSweep({ rows, handle: handleExports, storage, resumeCallback: job.resumeCallback, now, logger });
+  const sweeping = every(deps.sweepIntervalMs ?? 60_000, sweep, (error) => logger.warn({ err: error }, 'sweep failed'));
 
   // Erasures accepted before a crash (or whose request a bus lost) are requested again now, and any that is late
   // again later: an accepted erasure completes whatever process stopped (participants are idempotent by erasure id).
   const resumeIntervalMs = deps.erasureResumeIntervalMs ?? 30_000;
   const resumeErasures = (olderThanMs = 0) => coordinator.resume(olderThanMs);
-  let resuming: Promise<unknown> = resumeErasures().catch((error) => logger.warn({ err: error }, 'pending erasures not resumed'));
-  const resumeTimer = setInterval(() => {
-    resuming = resumeErasures(resumeIntervalMs).catch((error) => logger.warn({ err: error }, 'pending erasures not resumed'));
-  }, resumeIntervalMs);
-  resumeTimer.unref();
+  const notResumed = (error: unknown) => logger.warn({ err: error }, 'pending erasures not resumed');
+  const resumedAtStart = resumeErasures().catch(notResumed);
+  const resuming = every(resumeIntervalMs, () => resumeErasures(resumeIntervalMs), notResumed);
 
   const routeDeps = {
     handle: handleExports,
@@ -217,10 +177,9 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     sweep,
     resumeErasures,
     async stop() {
-      clearInterval(timer);
-      clearInterval(resumeTimer);
-      await sweeping;
-      await resuming;
+      await sweeping.stop();
+      await resuming.stop();
+      await resumedAtStart;
       for (const consumer of consumers) await consumer.stop();
       await job.drain();
       await projections.stop();
