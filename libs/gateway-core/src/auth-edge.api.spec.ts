@@ -4,6 +4,7 @@ import { SignJWT, type JWTPayload } from 'jose';
 import request from 'supertest';
 import { Authenticator, DEV_ISSUER, IDENTITY_HEADER, InternalIdentity, signDevToken } from '@udp/auth';
 import { closeServer, listen } from '@udp/runtime';
+import { given } from '@udp/test-kit';
 import { createLogger } from '@udp/telemetry';
 import { createGateway } from './gateway';
 
@@ -34,13 +35,17 @@ const signed = (claims: JWTPayload) =>
   new SignJWT(claims).setProtectedHeader({ alg: 'HS256', typ: 'JWT' }).sign(new TextEncoder().encode(secret));
 const valid = () => ({ iss: DEV_ISSUER, sub: 'alice', iat: now(), exp: now() + 600 });
 
+/** GET /api/me through the gateway, with this bearer token. */
+const me = (token: string) => request(gateway).get('/api/me').set('authorization', `Bearer ${token}`);
+
 describe('JWT claims at the gateway', () => {
   it('accepts a token with valid claims', async () => {
-    const res = await request(gateway)
-      .get('/api/me')
-      .set('authorization', `Bearer ${await signed(valid())}`);
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ userId: 'alice' });
+    await given(() => signed(valid()))
+      .when(me)
+      .then((res) => {
+        expect(res.status).toBe(200);
+        expect(res.body).toEqual({ userId: 'alice' });
+      });
   });
 
   it.each<[string, JWTPayload]>([
@@ -58,19 +63,22 @@ describe('JWT claims at the gateway', () => {
     ['an array iss', { ...valid(), iss: [DEV_ISSUER] as unknown as string }],
     ['an aud that is a number', { ...valid(), aud: 7 as unknown as string }],
   ])('refuses a token with %s: 401 problem+json', async (_case, claims) => {
-    const res = await request(gateway)
-      .get('/api/me')
-      .set('authorization', `Bearer ${await signed(claims)}`);
-    expect(res.status).toBe(401);
-    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.body).toMatchObject({ status: 401, title: 'Unauthorized' });
-    expect(JSON.stringify(res.body)).not.toMatch(/\n\s+at /);
+    await given(() => signed(claims))
+      .when(me)
+      .then((res) => {
+        expect(res.status).toBe(401);
+        expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+        expect(res.body).toMatchObject({ status: 401, title: 'Unauthorized' });
+        expect(JSON.stringify(res.body)).not.toMatch(/\n\s+at /);
+      });
   });
 
   it('accepts the tokens `npm run token` prints (signDevToken), at the configured maximum lifetime', async () => {
-    const token = await signDevToken(secret, 'bob', MAX_LIFETIME_S);
-    expect((await request(gateway).get('/api/me').set('authorization', `Bearer ${token}`)).body).toEqual({ userId: 'bob' });
-    const tooLong = await signDevToken(secret, 'bob', MAX_LIFETIME_S + 3600);
-    expect((await request(gateway).get('/api/me').set('authorization', `Bearer ${tooLong}`)).status).toBe(401);
+    await given(() => signDevToken(secret, 'bob', MAX_LIFETIME_S))
+      .when(me)
+      .then((res) => expect(res.body).toEqual({ userId: 'bob' }));
+    await given(() => signDevToken(secret, 'bob', MAX_LIFETIME_S + 3600))
+      .when(me)
+      .then((tooLong) => expect(tooLong.status).toBe(401));
   });
 });

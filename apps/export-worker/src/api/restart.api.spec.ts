@@ -5,7 +5,7 @@ import { InProcessBus } from '@udp/bus';
 import { type EventStore, MemoryEventStore } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
-import { waitUntil } from '@udp/test-kit';
+import { given, waitUntil } from '@udp/test-kit';
 import { createExportWorker } from '../app';
 import { exportStreamId } from '../domain/aggregate';
 import { FileExportStorage } from '../worker/storage';
@@ -64,22 +64,36 @@ const instance = (areas: () => ExportArea[], redrive: boolean) =>
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 it('finishes an export whose request the in-process bus lost in a restart, leaving one zip', async () => {
-  const first: TestSystem = await instance(() => data(stuck), false);
-  const auth = await first.auth('ola');
-  const key = (await first.http.post('/api/data/export').set('authorization', auth).send({})).body.key;
-  await waitUntil(async () => (await store.readStream(exportStreamId('ola'))).events.some((e) => e.type === 'ExportAttemptStarted'));
+  let first!: TestSystem;
+  let second!: TestSystem;
+  await given(async () => {
+    // A first process building the export, its attempt stuck.
+    first = await instance(() => data(stuck), false);
+    const auth = await first.auth('ola');
+    const key = (await first.http.post('/api/data/export').set('authorization', auth).send({})).body.key as string;
+    await waitUntil(async () => (await store.readStream(exportStreamId('ola'))).events.some((e) => e.type === 'ExportAttemptStarted'));
+    return key;
+  })
+    .when(async () => {
+      // "Restarted": a new process on the same store, with a new (empty) in-process bus.
+      second = await instance(() => data(), true);
+    })
+    .then(async (_, key) => {
+      await waitUntil(
+        async () => (await second.http.get('/api/data/export').set('authorization', await second.auth('ola'))).body[0]?.status === 'ready',
+      );
+      expect((await second.http.get(`/api/data/export/public/${key}`)).status).toBe(200);
+    });
 
-  // "Restarted": a new process on the same store, with a new (empty) in-process bus.
-  const second = await instance(() => data(), true);
-  await waitUntil(
-    async () => (await second.http.get('/api/data/export').set('authorization', await second.auth('ola'))).body[0]?.status === 'ready',
-  );
-  expect((await second.http.get(`/api/data/export/public/${key}`)).status).toBe(200);
-
-  release(); // the first attempt ends after all, and loses
-  await first.stop(); // waits for its attempt to end
-  expect(readdirSync(dir)).toHaveLength(1);
-  expect(readdirSync(dir)[0]).toMatch(/\.zip$/);
+  await given(() => undefined)
+    .when(async () => {
+      release(); // the first attempt ends after all, and loses
+      await first.stop(); // waits for its attempt to end
+    })
+    .then(() => {
+      expect(readdirSync(dir)).toHaveLength(1);
+      expect(readdirSync(dir)[0]).toMatch(/\.zip$/);
+    });
   await second.stop();
   await store.close();
 });

@@ -3,6 +3,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SqliteEventStore } from '@udp/eventstore';
+import { given } from '@udp/test-kit';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createHistoryService } from '../app';
 
@@ -61,30 +62,44 @@ async function fillTheDisk() {
   throw new Error('the store never filled up');
 }
 
+const health = () => system.http.get('/health/');
+const nothing = () => undefined;
+
 describe('when the disk is full', () => {
   it('refuses the write with 503, and /health/ says DOWN naming the event store of history-svc', async () => {
-    const refused = await fillTheDisk();
-    expect(refused.status).toBe(503);
-    expect(refused.body).toMatchObject({ status: 503, unavailable: 'event store' });
+    await given(nothing)
+      .when(fillTheDisk)
+      .then((refused) => {
+        expect(refused.status).toBe(503);
+        expect(refused.body).toMatchObject({ status: 503, unavailable: 'event store' });
+      });
 
-    const health = await system.http.get('/health/');
-    expect(health.status).toBe(503);
-    expect(health.body.detail).toContain('(event_store)');
-    expect(health.body.services['/api/history']).toMatchObject({ status: 'DOWN', checks: { event_store: 'DOWN', read_models: 'UP' } });
+    await given(nothing)
+      .when(health)
+      .then((res) => {
+        expect(res.status).toBe(503);
+        expect(res.body.detail).toContain('(event_store)');
+        expect(res.body.services['/api/history']).toMatchObject({ status: 'DOWN', checks: { event_store: 'DOWN', read_models: 'UP' } });
+      });
   });
 
   it('says UP again once writes succeed again (space freed)', async () => {
-    const { refusedItem } = await fillTheDisk();
-    expect((await system.http.get('/health/')).status).toBe(503);
-    await store.deleteStream('padding');
-    const health = await system.http.get('/health/');
-    expect(health.status).toBe(200);
-    expect(health.text).toBe('UP');
-    expect((await post(1000)).status).toBe(200);
-    // The refused write left nothing behind.
-    const list = await system.http.get('/api/history/v2?limit=1000&with_deleted=true').set('authorization', alice);
-    const items = list.body.data.map((entry: { item_id: string }) => entry.item_id);
-    expect(items.some((id: string) => id.startsWith(refusedItem))).toBe(false);
-    expect(items.some((id: string) => id.startsWith('urn:item:1000:'))).toBe(true);
+    await given(async () => {
+      const { refusedItem } = await fillTheDisk();
+      expect((await health()).status).toBe(503);
+      await store.deleteStream('padding');
+      return refusedItem;
+    })
+      .when(health)
+      .then(async (res, refusedItem) => {
+        expect(res.status).toBe(200);
+        expect(res.text).toBe('UP');
+        expect((await post(1000)).status).toBe(200);
+        // The refused write left nothing behind.
+        const list = await system.http.get('/api/history/v2?limit=1000&with_deleted=true').set('authorization', alice);
+        const items = list.body.data.map((entry: { item_id: string }) => entry.item_id);
+        expect(items.some((id: string) => id.startsWith(refusedItem))).toBe(false);
+        expect(items.some((id: string) => id.startsWith('urn:item:1000:'))).toBe(true);
+      });
   });
 });
