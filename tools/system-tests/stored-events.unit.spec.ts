@@ -39,7 +39,7 @@ const EVENTS_BY_CATEGORY: Record<string, Array<{ type: string; data: Record<stri
     { type: 'ProfileUpdated', data: { profile: { ...profile, displayName: 'Anna' }, changedFields: ['displayName'] } },
   ],
   'qc-item-': [{ type: 'ItemVersionPublished', data: { item: qcItem(), publishedAt: 1 } }],
-  'export-': [
+  'exports-': [
     { type: 'ExportRequested', data: { key: 'k', fileName: 'f.zip', callbackUrl: 'https://example.org/cb', requestedAt: 1, expiresAt: 9 } },
     { type: 'ExportAttemptStarted', data: { key: 'k', storageId: 's', startedAt: 2 } },
     { type: 'ExportCompleted', data: { key: 'k', storageId: 's', size: 1, sha256: 'h', expiresAt: 9, completedAt: 3 } },
@@ -79,4 +79,12 @@ describe.each(readable.map((streams) => [streams.category, streams] as const))('
     const [event] = events;
     expect(streams.events.parse({ ...event, data: { ...event.data, addedLater: true } })).toEqual(event);
   });
+});
+
+it('keeps a preference field named __proto__ when a stored document is read (a preference may hold any field name)', () => {
+  const preference = STREAMS_OF_EVERY_AGGREGATE.find((streams) => streams.category === 'preference.v2-');
+  const document = JSON.parse('{"__proto__":{"x":1},"theme":"dark"}') as Record<string, unknown>;
+  const stored = { type: 'PreferenceWritten', data: { key: 'k', document, operation: { kind: 'replace' } } };
+  const read = preference && 'events' in preference ? preference.events.parse(stored) : undefined;
+  expect(read?.type === 'PreferenceWritten' && JSON.stringify(read.data.document)).toBe('{"__proto__":{"x":1},"theme":"dark"}');
 });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type EventStore, type RecordedEvent, StoreUnavailableError, WrongExpectedRevisionError } from '@udp/eventstore';
+import { type AppendResult, type EventStore, type RecordedEvent, StoreUnavailableError, WrongExpectedRevisionError } from '@udp/eventstore';
 import { METRICS, recordHistogram } from '@udp/telemetry';
 import { type Aggregate, domainEventOf } from './aggregate';
 import { ConcurrencyConflictError } from './concurrency-conflict';
@@ -152,7 +152,8 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
     let start: CachedState<S> | undefined = await states?.load(stream.id);
     let read = await store.readStream(stream.id, start ? { fromRevision: start.revision } : undefined);
     if (start && read.events[0]?.id !== start.lastEventId) {
-      states?.drop(stream.id);
+      // The stream was erased and written again: its remembered state and snapshot are of another stream.
+      await states?.forget(stream.id);
       start = undefined;
       read = await store.readStream(stream.id);
     }
@@ -167,19 +168,20 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
     const trace = traceMetadata();
     const metadata = stream.owner || trace ? { ...trace, ...(stream.owner && { owner: stream.owner }) } : undefined;
     const toAppend = newEvents.map((e) => ({ id: randomUUID(), type: e.type, data: { ...e.data }, ...(metadata && { metadata }) }));
+    let appended: AppendResult;
     try {
-      const appended = await store.appendToStream(stream.id, toAppend, {
-        expectedRevision: read.revision === -1 ? 'no_stream' : read.revision,
-      });
-      const newState = decider.fold(newEvents, state);
-      const after = { revision: appended.nextRevision, lastEventId: toAppend.at(-1)!.id, state: newState };
-      await states?.remember(stream.id, after, { fromRevision: read.revision, folded: recorded.length + newEvents.length });
-      return { newEvents, newState, nextExpectedRevision: appended.nextRevision, position: appended.position };
+      appended = await store.appendToStream(stream.id, toAppend, { expectedRevision: read.revision === -1 ? 'no_stream' : read.revision });
     } catch (error) {
       states?.drop(stream.id);
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
       if (attempt > aggregate.conflictRetries) throw new ConcurrencyConflictError(stream.id, attempt);
+      continue;
     }
+    // Durable from here: the state is remembered (a snapshot that cannot be saved is only logged) and answered.
+    const newState = decider.fold(newEvents, state);
+    const after = { revision: appended.nextRevision, lastEventId: toAppend.at(-1)!.id, state: newState };
+    await states?.remember(stream.id, after, { fromRevision: read.revision, folded: recorded.length + newEvents.length });
+    return { newEvents, newState, nextExpectedRevision: appended.nextRevision, position: appended.position };
   }
 }
 

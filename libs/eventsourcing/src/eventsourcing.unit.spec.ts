@@ -366,6 +366,27 @@ describe('commandHandler with snapshots', () => {
     expect(logged).toEqual(['c-1']);
   });
 
+  it('does not save at stop a state forgotten meanwhile (its user erased while the stop saves)', async () => {
+    const store = new MemoryEventStore();
+    const snapshots = new MemorySnapshotStore();
+    let held: Promise<void> | undefined;
+    const slowReads: SnapshotStore = Object.assign(Object.create(snapshots), {
+      read: async (streamId: string) => {
+        await held;
+        return snapshots.read(streamId);
+      },
+    });
+    const states = statesWith(1000, slowReads);
+    await handler(store, { states })('a', add(3));
+    let release!: () => void;
+    held = new Promise<void>((resolve) => (release = resolve));
+    const flushing = states.flush();
+    await states.forget('c-a');
+    release();
+    expect(await flushing).toBe(0);
+    expect(await snapshots.read('c-a')).toBeUndefined();
+  });
+
   it("at a clean stop, saves the remembered states newer than their snapshots; forget removes a stream's", async () => {
     const store = new MemoryEventStore();
     const snapshots = new MemorySnapshotStore();

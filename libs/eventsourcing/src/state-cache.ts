@@ -79,6 +79,8 @@ export class StateCache<S> {
       if (!at) continue;
       const stored = await snapshots.store.read(streamId);
       if (stored?.version === snapshots.codec.version && stored.revision >= at.revision) continue;
+      // Forgotten meanwhile (its user erased): not written back.
+      if (this.inMemory.peek(streamId) !== at) continue;
       await this.saveSnapshot(streamId, at);
       written++;
     }

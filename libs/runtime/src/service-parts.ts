@@ -113,7 +113,7 @@ export interface ServiceProjections {
   wholeProjectors: Projector[];
   /** Every running projector, for the health check. */
   projectors: Projector[];
-  /** Saves the folded states, stops the erasure participant (it uses the projectors), then the projectors. */
+  /** Stops the erasure participant (it uses the projectors), saves the folded states, then stops the projectors. */
   stop(): Promise<void>;
 }
 
@@ -153,8 +153,9 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
       identity: deps.identity,
     },
     async stop() {
-      await options.states?.flush();
+      // The erasure consumer first: a state saved while an erasure runs could outlive it.
       await erasure.stop();
+      await options.states?.flush();
       for (const each of [...projectors].reverse()) await each.stop();
     },
   };

@@ -12,10 +12,11 @@ export type ErasureEvent = exportStreamEvents.ErasureStreamEvent;
 export type PendingErasureEvent = exportStreamEvents.PendingErasureEvent;
 
 /**
- * One stream per user (`export-<userId>`, the id encoded as every service's), each event owned by `{ userId }` and
- * parsed by its schema on read. What the projections read the exports by.
+ * One stream per user (`exports-<userId>`, the id encoded as every service's), each event owned by `{ userId }` and
+ * parsed by its schema on read. What the projections read the exports by. (`exports-`, not the former `export-` of
+ * streams named by base64url and without owners: those are not read; docs/architecture.md.)
  */
-export const exportStreams = { ...oneStreamPerUser('export-'), events: exportStreamEvents.ExportStreamEvent };
+export const exportStreams = { ...oneStreamPerUser('exports-'), events: exportStreamEvents.ExportStreamEvent };
 export const exportStreamId = (userId: string) => exportStreams.streamOf(userId).id;
 
 /** A user's exports as an aggregate: instances and the request route may race on them; a loser re-reads ten times. */

@@ -16,9 +16,17 @@ export type PreferenceOperation = z.infer<typeof PreferenceOperation>;
  * independent of the previous read-model state), and a replay never re-evaluates a path or a JSONPath
  * expression with a library version other than the one that decided. The document size limit bounds them.
  */
+/**
+ * A preference document: any JSON object, taken as it is. Not `z.record`: parsing one rebuilds the object and drops
+ * an own `__proto__` field, which a preference may hold like any other name (a stored event is parsed on every read).
+ */
+const JsonObject = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
+  message: 'expected a JSON object',
+});
+
 export const PreferenceWritten = z.object({
   type: z.literal('PreferenceWritten'),
-  data: z.object({ key: z.string(), document: z.record(z.string(), z.unknown()), operation: PreferenceOperation }),
+  data: z.object({ key: z.string(), document: JsonObject, operation: PreferenceOperation }),
 });
 
 export const PreferenceDeleted = z.object({
