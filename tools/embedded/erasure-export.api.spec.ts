@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { InProcessBus } from '@udp/bus';
 import { SqliteEventStore } from '@udp/eventstore';
-import { waitUntil } from '@udp/test-kit';
+import { given, waitUntil } from '@udp/test-kit';
 import { bytesFoundUnder, distinctiveUserId, startTestSystem, type TestSystem, userClient } from '@udp/test-system';
 import { createExportWorker } from '../../apps/export-worker/src/app';
 import { exportStreamId } from '../../apps/export-worker/src/domain/aggregate';
@@ -69,25 +69,36 @@ afterAll(async () => {
 describe('given an export being built', () => {
   it('when the user is erased, then the export is cancelled, no profile comes back, and no file holds the user id', async () => {
     const user = distinctiveUserId('exporting');
-    const client = await userClient(system, user);
-    expect((await client.put('/api/profile/v3', { displayName: 'Before' })).status).toBe(200);
-    const exported = await client.post('/api/data/export', {});
-    expect(exported.status).toBe(201);
-    await waitUntil(() => held.length === 1, 10_000, 'the export reading the history');
-
-    expect((await client.delete('/api/data')).status).toBe(204);
-    // The history answers now: an export still running would go on to read the profile.
-    for (const res of held) if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"total":0}');
     const profileRevision = async () => (await profileStore.readStream(profileStreamId(user))).revision;
-    await waitUntil(async () => abortedReads > 0 || (await profileRevision()) >= 0, 10_000, 'the export cancelled, or a profile created');
-
-    expect(abortedReads).toBe(1);
-    expect(await profileRevision()).toBe(-1);
-    expect((await workerStore.readStream(exportStreamId(user))).revision).toBe(-1);
-    expect((await client.get('/api/data/export')).body).toEqual([]);
-    expect(readdirSync(join(dataDir, 'exports'))).toEqual([]);
-    expect(bytesFoundUnder(dataDir, [user])).toEqual([]);
-    // The user's own new request is the one thing that creates data again.
-    expect((await client.get('/api/profile/v3')).body.displayName).toBeNull();
+    await given(async () => {
+      const client = await userClient(system, user);
+      expect((await client.put('/api/profile/v3', { displayName: 'Before' })).status).toBe(200);
+      const exported = await client.post('/api/data/export', {});
+      expect(exported.status).toBe(201);
+      await waitUntil(() => held.length === 1, 10_000, 'the export reading the history');
+      return client;
+    })
+      .when(async (client) => {
+        const erased = await client.delete('/api/data');
+        // The history answers now: an export still running would go on to read the profile.
+        for (const res of held) if (!res.destroyed) res.writeHead(200, { 'content-type': 'application/json' }).end('{"data":[],"total":0}');
+        await waitUntil(
+          async () => abortedReads > 0 || (await profileRevision()) >= 0,
+          10_000,
+          'the export cancelled, or a profile created',
+        );
+        return erased;
+      })
+      .then(async (erased, client) => {
+        expect(erased.status).toBe(204);
+        expect(abortedReads).toBe(1);
+        expect(await profileRevision()).toBe(-1);
+        expect((await workerStore.readStream(exportStreamId(user))).revision).toBe(-1);
+        expect((await client.get('/api/data/export')).body).toEqual([]);
+        expect(readdirSync(join(dataDir, 'exports'))).toEqual([]);
+        expect(bytesFoundUnder(dataDir, [user])).toEqual([]);
+        // The user's own new request is the one thing that creates data again.
+        expect((await client.get('/api/profile/v3')).body.displayName).toBeNull();
+      });
   });
 });

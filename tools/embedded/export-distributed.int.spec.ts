@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { reportSkipped } from '@udp/test-kit';
-import { exportFlow } from './export-flow';
+import { exportFlow } from './testing/export-flow';
 
 /**
  * The same export flow with every app on Kafka and MongoDB-wire read models (FerretDB in CI), zips in GridFS.

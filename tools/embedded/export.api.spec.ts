@@ -1,6 +1,6 @@
 import { readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { exportFlow } from './export-flow';
+import { exportFlow } from './testing/export-flow';
 
 // Embedded, as on `npm start`: drop any server the test run itself was given.
 const { EVENTSTORE_URL: _es, MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...embeddedEnv } = process.env;

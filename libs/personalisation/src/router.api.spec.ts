@@ -6,6 +6,7 @@ import { Authenticator, DEV_ISSUER, IDENTITY_HEADER, InternalIdentity, signDevTo
 import type { PersonalisationConfig } from '@udp/contracts';
 import { createGateway } from '@udp/gateway-core';
 import { closeServer, listen } from '@udp/runtime';
+import { given } from '@udp/test-kit';
 import { createLogger } from '@udp/telemetry';
 import { personalisationRouter } from './router';
 import { FailureLimiter } from './secrets';
@@ -122,87 +123,133 @@ beforeEach(() => {
 });
 
 const bearer = async (user: string) => `Bearer ${await signDevToken(jwtSecret, user)}`;
+const nothing = () => undefined;
+/** The stand-in history service answers normally, fails, hangs, or fails its trending (see `mode`). */
+const serviceThat = (next: typeof mode) => () => {
+  mode = next;
+};
 
 it('answers with the chosen component and the items of the caller named by the token', async () => {
-  const res = await http
-    .get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`)
-    .set('authorization', await bearer('tess'));
-  expect(res.status).toBe(200);
-  expect(res.body).toEqual({
-    status: 'ok',
-    codops: 'zzebu',
-    endpoint: 'continue_watching',
-    result: {
-      component: 'continue-watching',
-      fallback_used: false,
-      items: [{ item_id: 'urn:of-tess', date: 2, last_playback_position: 3 }],
-    },
-  });
+  await given(() => bearer('tess'))
+    .when((tess) => http.get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`).set('authorization', tess))
+    .then((res) => {
+      expect(res.status).toBe(200);
+      expect(res.body).toEqual({
+        status: 'ok',
+        codops: 'zzebu',
+        endpoint: 'continue_watching',
+        result: {
+          component: 'continue-watching',
+          fallback_used: false,
+          items: [{ item_id: 'urn:of-tess', date: 2, last_playback_position: 3 }],
+        },
+      });
+    });
 });
 
 it("serves watch-later from the caller's playlist, bounded by size, empty before the first bookmark", async () => {
-  const res = await http.get(`/api/v1/zzebu/later?u=${u}&size=1`).set('authorization', await bearer('tess'));
-  expect(res.body.result).toEqual({ component: 'watch-later', fallback_used: false, items: [{ item_id: 'urn:saved-by-tess', date: 5 }] });
-  const fresh = await http.get(`/api/v1/zzebu/later?u=${u}`).set('authorization', await bearer('new-user'));
-  expect(fresh.body.result).toEqual({ component: 'watch-later', fallback_used: false, items: [] });
+  await given(() => bearer('tess'))
+    .when((tess) => http.get(`/api/v1/zzebu/later?u=${u}&size=1`).set('authorization', tess))
+    .then((res) =>
+      expect(res.body.result).toEqual({
+        component: 'watch-later',
+        fallback_used: false,
+        items: [{ item_id: 'urn:saved-by-tess', date: 5 }],
+      }),
+    );
+  await given(() => bearer('new-user'))
+    .when((newUser) => http.get(`/api/v1/zzebu/later?u=${u}`).set('authorization', newUser))
+    .then((fresh) => expect(fresh.body.result).toEqual({ component: 'watch-later', fallback_used: false, items: [] }));
 });
 
 it('falls back to the fallback component when the chosen one fails', async () => {
-  mode = 'fail';
-  const res = await http
-    .get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`)
-    .set('authorization', await bearer('tess'))
-    .set('x-service-debug-secret', secret);
-  expect(res.status).toBe(200);
-  expect(res.body.result).toEqual({ component: 'trending', fallback_used: true, items: [{ item_id: 'urn:popular', users: 7, date: 1 }] });
-  expect(res.body.debug).toMatchObject({
-    chosen: 'recently-watched',
-    component: 'trending',
-    selection: 'override',
-    fallback: { used: true, reason: 'error' },
-  });
+  const tess = await bearer('tess');
+  await given(serviceThat('fail'))
+    .when(() =>
+      http
+        .get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`)
+        .set('authorization', tess)
+        .set('x-service-debug-secret', secret),
+    )
+    .then((res) => {
+      expect(res.status).toBe(200);
+      expect(res.body.result).toEqual({
+        component: 'trending',
+        fallback_used: true,
+        items: [{ item_id: 'urn:popular', users: 7, date: 1 }],
+      });
+      expect(res.body.debug).toMatchObject({
+        chosen: 'recently-watched',
+        component: 'trending',
+        selection: 'override',
+        fallback: { used: true, reason: 'error' },
+      });
+    });
 });
 
 it('falls back when the chosen component exceeds its time budget', async () => {
-  mode = 'hang';
-  const started = Date.now();
-  const res = await http
-    .get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`)
-    .set('authorization', await bearer('tess'))
-    .set('x-service-debug-secret', secret);
-  expect(res.status).toBe(200);
-  expect(Date.now() - started).toBeLessThan(2000);
-  expect(res.body.result.component).toBe('trending');
-  expect(res.body.debug.fallback).toEqual({ used: true, reason: 'timeout', component: 'trending' });
+  await given(async () => {
+    mode = 'hang';
+    return Date.now();
+  })
+    .when(async () =>
+      http
+        .get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`)
+        .set('authorization', await bearer('tess'))
+        .set('x-service-debug-secret', secret),
+    )
+    .then((res, started) => {
+      expect(res.status).toBe(200);
+      expect(Date.now() - started).toBeLessThan(2000);
+      expect(res.body.result.component).toBe('trending');
+      expect(res.body.debug.fallback).toEqual({ used: true, reason: 'timeout', component: 'trending' });
+    });
 });
 
 it('answers 503 when an endpoint without a fallback fails', async () => {
-  mode = 'trending-fails';
-  const res = await http.get(`/api/v1/zzebu/trending?u=${u}`);
-  expect(res.status).toBe(503);
-  expect(res.headers['content-type']).toContain('application/problem+json');
+  await given(serviceThat('trending-fails'))
+    .when(() => http.get(`/api/v1/zzebu/trending?u=${u}`))
+    .then((res) => {
+      expect(res.status).toBe(503);
+      expect(res.headers['content-type']).toContain('application/problem+json');
+    });
 });
 
 it('falls back to trending for an anonymous caller of a personal component', async () => {
-  const res = await http.get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`).set('x-service-debug-secret', secret);
-  expect(res.body.result).toMatchObject({ component: 'trending', fallback_used: true });
-  expect(res.body.debug.fallback).toEqual({ used: true, reason: 'anonymous', component: 'trending' });
-  expect(seen.every((h) => h.path !== '/api/history/v2')).toBe(true);
+  await given(nothing)
+    .when(() => http.get(`/api/v1/zzebu/continue_watching?u=${u}&component=continue-watching`).set('x-service-debug-secret', secret))
+    .then((res) => {
+      expect(res.body.result).toMatchObject({ component: 'trending', fallback_used: true });
+      expect(res.body.debug.fallback).toEqual({ used: true, reason: 'anonymous', component: 'trending' });
+      expect(seen.every((h) => h.path !== '/api/history/v2')).toBe(true);
+    });
 });
 
 it('refuses a bad u or size with 400 naming the field, and an unknown codops or endpoint with 404', async () => {
-  const bad = await http.get('/api/v1/zzebu/trending?u=not-a-uuid');
-  expect(bad.status).toBe(400);
-  expect(bad.body.errors[0].field).toBe('u');
-  expect((await http.get('/api/v1/zzebu/trending')).status).toBe(400);
+  await given(nothing)
+    .when(() => http.get('/api/v1/zzebu/trending?u=not-a-uuid'))
+    .then((bad) => {
+      expect(bad.status).toBe(400);
+      expect(bad.body.errors[0].field).toBe('u');
+    });
   for (const size of ['0', '101', 'x']) {
-    const res = await http.get(`/api/v1/zzebu/trending?u=${u}&size=${size}`);
-    expect(res.status).toBe(400);
-    expect(res.body.errors[0].field).toBe('size');
+    await given(nothing)
+      .when(() => http.get(`/api/v1/zzebu/trending?u=${u}&size=${size}`))
+      .then((res) => {
+        expect(res.status).toBe(400);
+        expect(res.body.errors[0].field).toBe('size');
+      });
   }
-  expect((await http.get(`/api/v1/zzebu/trending?u=${u}&component=nope`)).status).toBe(400);
-  expect((await http.get(`/api/v1/nope/trending?u=${u}`)).status).toBe(404);
-  expect((await http.get(`/api/v1/zzebu/nope?u=${u}`)).status).toBe(404);
+  for (const [path, status] of [
+    ['/api/v1/zzebu/trending', 400],
+    [`/api/v1/zzebu/trending?u=${u}&component=nope`, 400],
+    [`/api/v1/nope/trending?u=${u}`, 404],
+    [`/api/v1/zzebu/nope?u=${u}`, 404],
+  ] as const) {
+    await given(nothing)
+      .when(() => http.get(path))
+      .then((res) => expect(res.status).toBe(status));
+  }
 });
 
 describe('given a component override that is a name every object has', () => {
@@ -210,55 +257,79 @@ describe('given a component override that is a name every object has', () => {
   it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__'])(
     'when component=%s, then 400 naming the field, never a 5xx',
     async (name) => {
-      const res = await http.get(`/api/v1/zzebu/trending?u=${u}&component=${name}`).set('x-service-debug-secret', secret);
-      expect(res.status).toBe(400);
-      expect(res.body.errors[0].field).toBe('component');
+      await given(nothing)
+        .when(() => http.get(`/api/v1/zzebu/trending?u=${u}&component=${name}`).set('x-service-debug-secret', secret))
+        .then((res) => {
+          expect(res.status).toBe(400);
+          expect(res.body.errors[0].field).toBe('component');
+        });
     },
   );
 
   it('when the codops or endpoint is such a name, then 404', async () => {
     for (const name of ['constructor', '__proto__', 'toString', 'hasOwnProperty']) {
-      expect((await http.get(`/api/v1/${name}/trending?u=${u}`)).status).toBe(404);
-      expect((await http.get(`/api/v1/zzebu/${name}?u=${u}`)).status).toBe(404);
+      for (const path of [`/api/v1/${name}/trending?u=${u}`, `/api/v1/zzebu/${name}?u=${u}`]) {
+        await given(nothing)
+          .when(() => http.get(path))
+          .then((res) => expect(res.status).toBe(404));
+      }
     }
   });
 });
 
 it('never passes the debug secret (nor the client credentials) to a service', async () => {
-  await http
-    .get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`)
-    .set('authorization', await bearer('tess'))
-    .set('x-service-debug-secret', secret);
-  await http.get(`/api/v1/zzebu/trending?u=${u}`).set('x-service-debug-secret', 'wrong-secret');
-  expect(seen.length).toBeGreaterThanOrEqual(2);
-  for (const headers of seen) {
-    expect(headers).not.toHaveProperty('x-service-debug-secret');
-    expect(headers).not.toHaveProperty('authorization');
-    expect(headers[IDENTITY_HEADER]).toBeDefined();
-  }
+  await given(() => bearer('tess'))
+    .when(async (tess) => {
+      await http
+        .get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`)
+        .set('authorization', tess)
+        .set('x-service-debug-secret', secret);
+      await http.get(`/api/v1/zzebu/trending?u=${u}`).set('x-service-debug-secret', 'wrong-secret');
+    })
+    .then(() => {
+      expect(seen.length).toBeGreaterThanOrEqual(2);
+      for (const headers of seen) {
+        expect(headers).not.toHaveProperty('x-service-debug-secret');
+        expect(headers).not.toHaveProperty('authorization');
+        expect(headers[IDENTITY_HEADER]).toBeDefined();
+      }
+    });
 });
 
 it('uses the token alone for whose data is read: u changes nothing', async () => {
   const other = '9e7c0d2e-1f7a-4c59-8c1f-5d9c3b7b2a11';
-  const a = await http.get(`/api/v1/zzebu/continue_watching?u=${u}&component=recently-watched`).set('authorization', await bearer('tess'));
-  const b = await http
-    .get(`/api/v1/zzebu/continue_watching?u=${other}&component=recently-watched`)
-    .set('authorization', await bearer('tess'));
-  expect(a.body.result.items).toEqual(b.body.result.items);
-  expect(a.body.result.items[0].item_id).toBe('urn:of-tess');
+  const tess = await bearer('tess');
+  const recentlyWatched = (asked: string) =>
+    http.get(`/api/v1/zzebu/continue_watching?u=${asked}&component=recently-watched`).set('authorization', tess);
+  await given(() => recentlyWatched(u))
+    .when(() => recentlyWatched(other))
+    .then((b, a) => {
+      expect(a.body.result.items).toEqual(b.body.result.items);
+      expect(a.body.result.items[0].item_id).toBe('urn:of-tess');
+    });
 });
 
 it('answers a wrong secret without the block, then 429 after too many', async () => {
-  const wrong = await http.get(`/api/v1/zzebu/trending?u=${u}`).set('x-service-debug-secret', 'not-the-secret');
-  expect(wrong.status).toBe(200);
-  expect(wrong.body).not.toHaveProperty('debug');
-  expect(wrong.body).not.toHaveProperty('debug_spans');
-  let last = wrong;
-  for (let i = 0; i < 6; i++) last = await http.get(`/api/v1/zzebu/trending?u=${u}`).set('x-service-debug-secret', 'not-the-secret');
-  expect(last.status).toBe(429);
-  expect(last.headers['retry-after']).toBeDefined();
+  const withWrongSecret = () => http.get(`/api/v1/zzebu/trending?u=${u}`).set('x-service-debug-secret', 'not-the-secret');
+  await given(nothing)
+    .when(withWrongSecret)
+    .then((wrong) => {
+      expect(wrong.status).toBe(200);
+      expect(wrong.body).not.toHaveProperty('debug');
+      expect(wrong.body).not.toHaveProperty('debug_spans');
+    });
+  await given(async () => {
+    for (let i = 0; i < 5; i++) await withWrongSecret();
+  })
+    .when(withWrongSecret)
+    .then((last) => {
+      expect(last.status).toBe(429);
+      expect(last.headers['retry-after']).toBeDefined();
+    });
   // Without the header the endpoint still answers.
-  expect((await http.get(`/api/v1/zzebu/trending?u=${u}`)).status).toBe(200);
+  await given(nothing)
+    .when(() => http.get(`/api/v1/zzebu/trending?u=${u}`))
+    .then((res) => expect(res.status).toBe(200));
 });
 
 describe('the debug-secret lockout, per codops and client', () => {
@@ -280,33 +351,56 @@ describe('the debug-secret lockout, per codops and client', () => {
 
   it('given no trusted proxy, when a client locked out sends its own X-Forwarded-For or Forwarded, then it stays locked out', () =>
     onGateway(undefined, async (trending) => {
-      for (let i = 1; i <= 3; i++) expect((await trending('zzebu', 'wrong', { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(200);
       const spoofs: Array<Record<string, string>> = [{ 'x-forwarded-for': '198.51.100.99' }, { forwarded: 'for=198.51.100.98' }, {}];
-      for (const headers of spoofs) {
-        const res = await trending('zzebu', secret, headers);
-        expect(res.status).toBe(429);
-        expect(res.body.detail).toMatch(/too many wrong debug secrets/);
-      }
+      await given(async () => {
+        for (let i = 1; i <= 3; i++) expect((await trending('zzebu', 'wrong', { 'x-forwarded-for': `198.51.100.${i}` })).status).toBe(200);
+      })
+        .when(async () => {
+          const answers = [];
+          for (const headers of spoofs) answers.push(await trending('zzebu', secret, headers));
+          return answers;
+        })
+        .then((answers) => {
+          expect(answers).toHaveLength(spoofs.length);
+          for (const res of answers) {
+            expect(res.status).toBe(429);
+            expect(res.body.detail).toMatch(/too many wrong debug secrets/);
+          }
+        });
       // Another codops of the same client has its own bucket.
-      const other = await trending('zzabc', abcSecret);
-      expect(other.status).toBe(200);
-      expect(other.body.debug_spans).toBeDefined();
+      await given(nothing)
+        .when(() => trending('zzabc', abcSecret))
+        .then((other) => {
+          expect(other.status).toBe(200);
+          expect(other.body.debug_spans).toBeDefined();
+        });
     }));
 
   it('given an ingress the gateway trusts, when one client behind it is locked out, then the others are not', () =>
     onGateway('loopback', async (trending) => {
       const mallory = { 'x-forwarded-for': '203.0.113.66' };
-      for (let i = 0; i < 3; i++) await trending('zzebu', 'wrong', mallory);
-      expect((await trending('zzebu', secret, mallory)).status).toBe(429);
-      const alice = await trending('zzebu', secret, { 'x-forwarded-for': '203.0.113.7' });
-      expect(alice.status).toBe(200);
-      expect(alice.body.debug_spans).toBeDefined();
+      await given(async () => {
+        for (let i = 0; i < 3; i++) await trending('zzebu', 'wrong', mallory);
+      })
+        .when(() => trending('zzebu', secret, mallory))
+        .then((res) => expect(res.status).toBe(429));
+      await given(nothing)
+        .when(() => trending('zzebu', secret, { 'x-forwarded-for': '203.0.113.7' }))
+        .then((alice) => {
+          expect(alice.status).toBe(200);
+          expect(alice.body.debug_spans).toBeDefined();
+        });
     }));
 
   it('given an ingress the gateway trusts, when an IPv6 client rotates its addresses within its /64, then it is one client', () =>
     onGateway('loopback', async (trending) => {
-      for (let i = 1; i <= 3; i++) await trending('zzebu', 'wrong', { 'x-forwarded-for': `2001:db8:7:9::${i}` });
-      expect((await trending('zzebu', secret, { 'x-forwarded-for': '2001:db8:7:9:abcd::4' })).status).toBe(429);
-      expect((await trending('zzebu', secret, { 'x-forwarded-for': '2001:db8:7:a::1' })).status).toBe(200);
+      await given(async () => {
+        for (let i = 1; i <= 3; i++) await trending('zzebu', 'wrong', { 'x-forwarded-for': `2001:db8:7:9::${i}` });
+      })
+        .when(() => trending('zzebu', secret, { 'x-forwarded-for': '2001:db8:7:9:abcd::4' }))
+        .then((res) => expect(res.status).toBe(429));
+      await given(nothing)
+        .when(() => trending('zzebu', secret, { 'x-forwarded-for': '2001:db8:7:a::1' }))
+        .then((res) => expect(res.status).toBe(200));
     }));
 });

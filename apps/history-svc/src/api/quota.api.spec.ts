@@ -1,3 +1,4 @@
+import { given } from '@udp/test-kit';
 import { historySystemPerTest } from '../testing/history-system';
 
 /**
@@ -12,6 +13,7 @@ const itemIds = async () =>
   ((await s.system.http.get(`${V2}?with_deleted=true`).set('authorization', s.alice)).body.data as Array<{ item_id: string }>)
     .map((i) => i.item_id)
     .sort();
+const nothing = () => undefined;
 
 describe('given a history with three entries, one of them deleted', () => {
   beforeEach(async () => {
@@ -20,25 +22,38 @@ describe('given a history with three entries, one of them deleted', () => {
   });
 
   it('when a new item is posted, alone or in a batch, then 422 names HISTORY_MAX_ENTRIES and nothing is stored', async () => {
-    for (const res of [await post(V2, { item_id: 'd' }), await post(`${V2}/batch`, { data: [{ item_id: 'a' }, { item_id: 'd' }] })]) {
-      expect(res.status).toBe(422);
-      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(res.body).toMatchObject({ title: 'Quota Exceeded', limit: 'HISTORY_MAX_ENTRIES', max: 3 });
-      expect(res.body.detail).toMatch(
-        /at most 3 entries, deleted ones included \(HISTORY_MAX_ENTRIES\); this one has 3 and this write adds 1/,
-      );
+    for (const [path, body] of [
+      [V2, { item_id: 'd' }],
+      [`${V2}/batch`, { data: [{ item_id: 'a' }, { item_id: 'd' }] }],
+    ] as const) {
+      await given(nothing)
+        .when(() => post(path, body))
+        .then(async (res) => {
+          expect(res.status).toBe(422);
+          expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+          expect(res.body).toMatchObject({ title: 'Quota Exceeded', limit: 'HISTORY_MAX_ENTRIES', max: 3 });
+          expect(res.body.detail).toMatch(
+            /at most 3 entries, deleted ones included \(HISTORY_MAX_ENTRIES\); this one has 3 and this write adds 1/,
+          );
+          expect(await itemIds()).toEqual(['a', 'b', 'c']);
+        });
     }
-    expect(await itemIds()).toEqual(['a', 'b', 'c']);
   });
 
   it('when a stored item is posted again, deleted or not, then it is accepted; another user has his own quota', async () => {
-    expect((await post(V2, { item_id: 'a', last_playback_position: 5 })).status).toBe(200);
-    expect((await post(V2, { item_id: 'c' })).status).toBe(200);
-    const bob = await s.system.http
-      .post(V2)
-      .set('authorization', s.bob)
-      .set('content-type', 'application/json')
-      .send(JSON.stringify({ item_id: 'd' }));
-    expect(bob.status).toBe(200);
+    for (const body of [{ item_id: 'a', last_playback_position: 5 }, { item_id: 'c' }]) {
+      await given(nothing)
+        .when(() => post(V2, body))
+        .then((res) => expect(res.status).toBe(200));
+    }
+    await given(nothing)
+      .when(() =>
+        s.system.http
+          .post(V2)
+          .set('authorization', s.bob)
+          .set('content-type', 'application/json')
+          .send(JSON.stringify({ item_id: 'd' })),
+      )
+      .then((bob) => expect(bob.status).toBe(200));
   });
 });

@@ -11,13 +11,14 @@ import {
   type SubscriptionOptions,
   type EventHandler,
 } from '@udp/eventstore';
+import { given } from '@udp/test-kit';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createPreferenceService } from '../app';
 import { preferenceStreamId } from '../domain/aggregate';
 
 const P = '/api/preference';
 
-/** 20 parallel PUTs to different paths of one document: every acknowledged value must be there. */
+/** 20 parallel PUTs to different paths of one document: their statuses, in the order sent. */
 async function parallelPathWrites(system: TestSystem, auth: string, writers = 20) {
   const answers = await Promise.all(
     Array.from({ length: writers }, (_, i) =>
@@ -28,9 +29,11 @@ async function parallelPathWrites(system: TestSystem, auth: string, writers = 20
         .send(JSON.stringify({ writer: i })),
     ),
   );
-  const document = (await system.http.get(`${P}/settings`).set('authorization', auth)).body as Record<string, unknown>;
-  return { statuses: answers.map((a) => a.status), document };
+  return answers.map((a) => a.status);
 }
+/** The document as read back: every acknowledged value must be there. */
+const settingsOf = async (system: TestSystem, auth: string) =>
+  (await system.http.get(`${P}/settings`).set('authorization', auth)).body as Record<string, unknown>;
 
 /** Delegates everything to another store; the test doubles below change one method. */
 class DelegatingStore implements EventStore {
@@ -117,20 +120,32 @@ describe.each([
   });
 
   it('never drops an acknowledged change: all 20 land, with the default retries', async () => {
-    const running = await start();
-    const { statuses, document } = await parallelPathWrites(running, await running.auth('alice'));
-    expect(statuses.filter((s) => s === 201)).toHaveLength(1);
-    expect(statuses.filter((s) => s === 200)).toHaveLength(19);
-    expect(document).toEqual(Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`field${i}`, { writer: i }])));
+    await given(async () => {
+      const running = await start();
+      return { running, alice: await running.auth('alice') };
+    })
+      .when(({ running, alice }) => parallelPathWrites(running, alice))
+      .then(async (statuses, { running, alice }) => {
+        expect(statuses.filter((s) => s === 201)).toHaveLength(1);
+        expect(statuses.filter((s) => s === 200)).toHaveLength(19);
+        expect(await settingsOf(running, alice)).toEqual(
+          Object.fromEntries(Array.from({ length: 20 }, (_, i) => [`field${i}`, { writer: i }])),
+        );
+      });
   });
 
   it('without retries, the 19 losers get 429 and leave no trace; the acknowledged value is there', async () => {
-    const running = await start(0);
-    const { statuses, document } = await parallelPathWrites(running, await running.auth('alice'));
-    expect(statuses.filter((s) => s === 429)).toHaveLength(19);
-    const acknowledged = statuses.flatMap((s, i) => (s === 429 ? [] : [`field${i}`]));
-    expect(acknowledged).toHaveLength(1);
-    expect(Object.keys(document)).toEqual(acknowledged);
+    await given(async () => {
+      const running = await start(0);
+      return { running, alice: await running.auth('alice') };
+    })
+      .when(({ running, alice }) => parallelPathWrites(running, alice))
+      .then(async (statuses, { running, alice }) => {
+        expect(statuses.filter((s) => s === 429)).toHaveLength(19);
+        const acknowledged = statuses.flatMap((s, i) => (s === 429 ? [] : [`field${i}`]));
+        expect(acknowledged).toHaveLength(1);
+        expect(Object.keys(await settingsOf(running, alice))).toEqual(acknowledged);
+      });
   });
 });
 
@@ -176,6 +191,7 @@ describe('losing a race', () => {
   let store: InterferingStore;
   let alice: string;
 
+  /** Alice's settings document { mine: 0 }, behind a store that lets another writer in: the state every test starts from. */
   beforeEach(async () => {
     store = new InterferingStore();
     system = await startTestSystem([
@@ -185,22 +201,31 @@ describe('losing a race', () => {
     await system.http.put(`${P}/settings`).set('authorization', alice).send({ mine: 0 });
   });
   afterEach(() => system.stop());
+  const putMine = () => system.http.put(`${P}/settings/mine`).set('authorization', alice).set('content-type', 'application/json').send('1');
 
   it("re-reads and re-applies the change on the new document, keeping the other writer's change", async () => {
-    store.interferences = 3;
-    const res = await system.http.put(`${P}/settings/mine`).set('authorization', alice).set('content-type', 'application/json').send('1');
-    expect(res.status).toBe(200);
-    const document = (await system.http.get(`${P}/settings`).set('authorization', alice)).body;
-    expect(document.mine).toBe(1);
-    expect(Object.keys(document).filter((k) => k.startsWith('other'))).toHaveLength(3);
+    await given(() => {
+      store.interferences = 3;
+    })
+      .when(putMine)
+      .then(async (res) => {
+        expect(res.status).toBe(200);
+        const document = await settingsOf(system, alice);
+        expect(document.mine).toBe(1);
+        expect(Object.keys(document).filter((k) => k.startsWith('other'))).toHaveLength(3);
+      });
   });
 
   it('answers 429 with Retry-After once the retries are spent, and the change leaves no trace', async () => {
-    store.interferences = 4;
-    const res = await system.http.put(`${P}/settings/mine`).set('authorization', alice).set('content-type', 'application/json').send('1');
-    expect(res.status).toBe(429);
-    expect(res.headers['retry-after']).toBe('1');
-    const stream = await store.inner.readStream(preferenceStreamId('alice', 'settings'));
-    expect(stream.events.map((e) => (e.data.document as Record<string, unknown>).mine)).toEqual([0, 0, 0, 0, 0]);
+    await given(() => {
+      store.interferences = 4;
+    })
+      .when(putMine)
+      .then(async (res) => {
+        expect(res.status).toBe(429);
+        expect(res.headers['retry-after']).toBe('1');
+        const stream = await store.inner.readStream(preferenceStreamId('alice', 'settings'));
+        expect(stream.events.map((e) => (e.data.document as Record<string, unknown>).mine)).toEqual([0, 0, 0, 0, 0]);
+      });
   });
 });

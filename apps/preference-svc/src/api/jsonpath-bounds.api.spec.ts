@@ -1,4 +1,5 @@
 import { JSONPath } from 'jsonpath-plus';
+import { given } from '@udp/test-kit';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createPreferenceService } from '../app';
 
@@ -22,6 +23,7 @@ const put = (path: string, body: unknown) =>
 const get = (path: string) => system.http.get(path).set('authorization', alice);
 const del = (path: string) => system.http.delete(path).set('authorization', alice);
 const withJsonPath = (expression: string) => `${P}/nested?jsonpath=${encodeURIComponent(expression)}`;
+const nothing = () => undefined;
 
 /** `{"a":{"a":...{"zz":1}}}`, 31 objects deep (the service accepts 32). */
 function nested(depth: number): Record<string, unknown> {
@@ -43,79 +45,113 @@ describe('given a preference nested 31 levels deep', () => {
     ['GET', get],
     ['DELETE', del],
   ])('when %s asks for $..a seven times, then a 400 names the limit at once, and the document is as it was', async (_m, send) => {
-    const started = performance.now();
-    const res = await send(withJsonPath(HOSTILE));
-    const ms = performance.now() - started;
-    expect(res.status).toBe(400);
-    expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-    expect(res.body.detail).toMatch(/more than 100000 steps \(the limit PREFERENCE_MAX_JSONPATH_STEPS\)/);
-    expect(res.body.errors).toEqual([expect.objectContaining({ field: 'jsonpath' })]);
-    // The whole request through the gateway; the refusal itself takes under a millisecond (before: 9-25 s and more).
-    expect(ms).toBeLessThan(1000);
-    expect((await get(`${P}/nested`)).body).toEqual(nested(31));
+    await given(nothing)
+      .when(async () => {
+        const started = performance.now();
+        const res = await send(withJsonPath(HOSTILE));
+        return { res, ms: performance.now() - started };
+      })
+      .then(async ({ res, ms }) => {
+        expect(res.status).toBe(400);
+        expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+        expect(res.body.detail).toMatch(/more than 100000 steps \(the limit PREFERENCE_MAX_JSONPATH_STEPS\)/);
+        expect(res.body.errors).toEqual([expect.objectContaining({ field: 'jsonpath' })]);
+        // The whole request through the gateway; the refusal itself takes under a millisecond (before: 9-25 s and more).
+        expect(ms).toBeLessThan(1000);
+        expect((await get(`${P}/nested`)).body).toEqual(nested(31));
+      });
   });
 
   it.each([
     ['GET', get],
     ['DELETE', del],
   ])('when %s asks for the issue expression (nine descendant segments), then a 400 names the static limit', async (_m, send) => {
-    const res = await send(withJsonPath(ISSUE));
-    expect(res.status).toBe(400);
-    expect(res.body.errors).toEqual([{ field: 'jsonpath', message: 'at most 8 descendant (..) segments' }]);
+    await given(nothing)
+      .when(() => send(withJsonPath(ISSUE)))
+      .then((res) => {
+        expect(res.status).toBe(400);
+        expect(res.body.errors).toEqual([{ field: 'jsonpath', message: 'at most 8 descendant (..) segments' }]);
+      });
   });
 
   it('when the process is asked for /health/ meanwhile, then it answers (nothing holds the event loop)', async () => {
-    const [hostile, health] = await Promise.all([get(withJsonPath(HOSTILE)), system.http.get('/health/')]);
-    expect(hostile.status).toBe(400);
-    expect(health.status).toBe(200);
+    await given(nothing)
+      .when(() => Promise.all([get(withJsonPath(HOSTILE)), system.http.get('/health/')]))
+      .then(([hostile, health]) => {
+        expect(hostile.status).toBe(400);
+        expect(health.status).toBe(200);
+      });
   });
 
   it('when an expression stays within the budget, then it is answered as before', async () => {
-    const res = await get(withJsonPath('$..a..a..zz'));
-    expect(res.status).toBe(200);
-    expect(res.body).toHaveLength(435); // C(30, 2): every pair of the 30 `a` above the leaf, as the library counts
+    await given(nothing)
+      .when(() => get(withJsonPath('$..a..a..zz')))
+      .then((res) => {
+        expect(res.status).toBe(200);
+        expect(res.body).toHaveLength(435); // C(30, 2): every pair of the 30 `a` above the leaf, as the library counts
+      });
   });
 });
 
 describe('the static limits of an expression, stated in the OpenAPI document', () => {
+  /** Alice's preference nested = { a: [1, 2] }: the state every test here starts from. */
   beforeEach(async () => {
     await put(`${P}/nested`, { a: [1, 2] });
   });
 
   it('refuses a ninth descendant segment and a union of 33 indexes with a 400 naming jsonpath', async () => {
-    const nine = await get(withJsonPath('$' + '..a'.repeat(9)));
-    expect(nine.status).toBe(400);
-    expect(nine.body.errors).toEqual([{ field: 'jsonpath', message: 'at most 8 descendant (..) segments' }]);
-    const union = await get(withJsonPath(`$.a[${Array(33).fill(0).join(',')}]`));
-    expect(union.status).toBe(400);
-    expect(union.body.errors).toEqual([{ field: 'jsonpath', message: 'at most 32 indexes in a union [i,j,...]' }]);
-    expect((await get(withJsonPath(`$.a[${Array(32).fill(0).join(',')}]`))).body).toHaveLength(32);
+    for (const [expression, message] of [
+      ['$' + '..a'.repeat(9), 'at most 8 descendant (..) segments'],
+      [`$.a[${Array(33).fill(0).join(',')}]`, 'at most 32 indexes in a union [i,j,...]'],
+    ]) {
+      await given(nothing)
+        .when(() => get(withJsonPath(expression)))
+        .then((res) => {
+          expect(res.status).toBe(400);
+          expect(res.body.errors).toEqual([{ field: 'jsonpath', message }]);
+        });
+    }
+    await given(nothing)
+      .when(() => get(withJsonPath(`$.a[${Array(32).fill(0).join(',')}]`)))
+      .then((res) => expect(res.body).toHaveLength(32));
   });
 
   it('documents them on the jsonpath parameter', async () => {
-    const openapi = (await system.http.get('/openapi.json')).body;
-    const parameter = openapi.paths['/api/preference/{key}'].get.parameters.find((p: { name: string }) => p.name === 'jsonpath');
-    expect(parameter.description).toMatch(/At most 8 descendant \(\.\.\) segments and 32 indexes in a union/);
-    expect(parameter.description).toMatch(/PREFERENCE_MAX_JSONPATH_STEPS/);
+    await given(nothing)
+      .when(async () => (await system.http.get('/openapi.json')).body)
+      .then((openapi) => {
+        const parameter = openapi.paths['/api/preference/{key}'].get.parameters.find((p: { name: string }) => p.name === 'jsonpath');
+        expect(parameter.description).toMatch(/At most 8 descendant \(\.\.\) segments and 32 indexes in a union/);
+        expect(parameter.description).toMatch(/PREFERENCE_MAX_JSONPATH_STEPS/);
+      });
   });
 });
 
 describe('hostile expressions that are not about time', () => {
   it('a DELETE naming a character of a string (`$.theme[0]`) removes nothing: 204, not a 500', async () => {
-    await put(`${P}/settings`, { theme: 'dark' });
     for (const expression of ['$.theme[0]', '$.theme.length']) {
-      expect((await del(`${P}/settings?jsonpath=${encodeURIComponent(expression)}`)).status).toBe(204);
+      await given(() => put(`${P}/settings`, { theme: 'dark' }))
+        .when(() => del(`${P}/settings?jsonpath=${encodeURIComponent(expression)}`))
+        .then(async (res) => {
+          expect(res.status).toBe(204);
+          expect((await get(`${P}/settings`)).body).toEqual({ theme: 'dark' });
+        });
     }
-    expect((await get(`${P}/settings`)).body).toEqual({ theme: 'dark' });
   });
 
   it('distinct expressions do not pile up in the library cache (it kept every one, forever)', async () => {
-    await put(`${P}/settings`, { theme: 'dark' });
-    const cache = JSONPath.cache as Record<string, unknown>;
-    for (let i = 0; i < 20; i++) {
-      await get(`${P}/settings?jsonpath=${encodeURIComponent(`$.probe_${i}..theme`)}`);
-      await del(`${P}/settings?jsonpath=${encodeURIComponent(`$.probe_${i}..theme`)}`);
-    }
-    expect(Object.keys(cache).filter((key) => key.includes('probe_'))).toEqual([]);
+    await given(async () => {
+      await put(`${P}/settings`, { theme: 'dark' });
+      return JSONPath.cache as Record<string, unknown>;
+    })
+      .when(async () => {
+        for (let i = 0; i < 20; i++) {
+          await get(`${P}/settings?jsonpath=${encodeURIComponent(`$.probe_${i}..theme`)}`);
+          await del(`${P}/settings?jsonpath=${encodeURIComponent(`$.probe_${i}..theme`)}`);
+        }
+      })
+      .then((_, cache) => {
+        expect(Object.keys(cache).filter((key) => key.includes('probe_'))).toEqual([]);
+      });
   });
 });

@@ -1,3 +1,4 @@
+import { given } from '@udp/test-kit';
 import type { TestSystem } from '@udp/test-system';
 import { P, jsonRequest, startPreferenceSystem } from '../testing/preference-system';
 
@@ -17,6 +18,7 @@ afterEach(() => system.stop());
 
 const put = jsonRequest(() => system, 'put');
 const keysOf = async (auth: string) => (await system.http.get(P).set('authorization', auth)).body;
+const nothing = () => undefined;
 
 describe('given a user with three keys, the quota', () => {
   beforeEach(async () => {
@@ -24,20 +26,32 @@ describe('given a user with three keys, the quota', () => {
   });
 
   it('when a fourth key is written (whole or at a path), then 422 names PREFERENCE_MAX_KEYS and nothing is stored', async () => {
-    for (const res of [await put(alice, `${P}/d`, { v: 'd' }), await put(alice, `${P}/d/x`, 1)]) {
-      expect(res.status).toBe(422);
-      expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-      expect(res.body).toMatchObject({ title: 'Quota Exceeded', limit: 'PREFERENCE_MAX_KEYS', max: 3 });
-      expect(res.body.detail).toMatch(/at most 3 preference keys \(PREFERENCE_MAX_KEYS\)/);
+    for (const [path, value] of [
+      [`${P}/d`, { v: 'd' }],
+      [`${P}/d/x`, 1],
+    ] as const) {
+      await given(nothing)
+        .when(() => put(alice, path, value))
+        .then(async (res) => {
+          expect(res.status).toBe(422);
+          expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
+          expect(res.body).toMatchObject({ title: 'Quota Exceeded', limit: 'PREFERENCE_MAX_KEYS', max: 3 });
+          expect(res.body.detail).toMatch(/at most 3 preference keys \(PREFERENCE_MAX_KEYS\)/);
+          expect(await keysOf(alice)).toEqual(['a', 'b', 'c']);
+        });
     }
-    expect(await keysOf(alice)).toEqual(['a', 'b', 'c']);
   });
 
   it('when a key is rewritten, or one is deleted and a new one written, then it is accepted; another user has his own', async () => {
-    expect((await put(alice, `${P}/a`, { v: 'A' })).status).toBe(200);
-    expect((await system.http.delete(`${P}/c`).set('authorization', alice)).status).toBe(204);
-    expect((await put(alice, `${P}/d`, { v: 'd' })).status).toBe(201);
-    expect((await put(bob, `${P}/a`, { v: 'a' })).status).toBe(201);
+    await given(nothing)
+      .when(() => put(alice, `${P}/a`, { v: 'A' }))
+      .then((res) => expect(res.status).toBe(200));
+    await given(async () => expect((await system.http.delete(`${P}/c`).set('authorization', alice)).status).toBe(204))
+      .when(() => put(alice, `${P}/d`, { v: 'd' }))
+      .then((res) => expect(res.status).toBe(201));
+    await given(nothing)
+      .when(() => put(bob, `${P}/a`, { v: 'a' }))
+      .then((res) => expect(res.status).toBe(201));
   });
 });
 
@@ -50,16 +64,27 @@ describe('given a user whose documents hold 9,000 bytes, the quota', () => {
   });
 
   it('when a write would take them past 10,000 bytes, then 422 names PREFERENCE_MAX_USER_BYTES and nothing is stored', async () => {
-    const res = await put(alice, `${P}/c`, text(1001));
-    expect(res.status).toBe(422);
-    expect(res.body).toMatchObject({ limit: 'PREFERENCE_MAX_USER_BYTES', max: 10_000 });
-    expect(res.body.detail).toMatch(/the other keys hold 9000 and this document would be 1001/);
-    expect((await put(alice, `${P}/b/t`, 'x'.repeat(5600))).status).toBe(422);
-    expect(await keysOf(alice)).toEqual(['a', 'b']);
+    await given(nothing)
+      .when(() => put(alice, `${P}/c`, text(1001)))
+      .then((res) => {
+        expect(res.status).toBe(422);
+        expect(res.body).toMatchObject({ limit: 'PREFERENCE_MAX_USER_BYTES', max: 10_000 });
+        expect(res.body.detail).toMatch(/the other keys hold 9000 and this document would be 1001/);
+      });
+    await given(nothing)
+      .when(() => put(alice, `${P}/b/t`, 'x'.repeat(5600)))
+      .then(async (res) => {
+        expect(res.status).toBe(422);
+        expect(await keysOf(alice)).toEqual(['a', 'b']);
+      });
   });
 
   it('when a write stays within it, or makes a document smaller, then it is accepted', async () => {
-    expect((await put(alice, `${P}/c`, text(1000))).status).toBe(201);
-    expect((await put(alice, `${P}/b`, text(10))).status).toBe(200);
+    await given(nothing)
+      .when(() => put(alice, `${P}/c`, text(1000)))
+      .then((res) => expect(res.status).toBe(201));
+    await given(nothing)
+      .when(() => put(alice, `${P}/b`, text(10)))
+      .then((res) => expect(res.status).toBe(200));
   });
 });
