@@ -369,17 +369,17 @@ describe('commandHandler with snapshots', () => {
   it('does not save at stop a state forgotten meanwhile (its user erased while the stop saves)', async () => {
     const store = new MemoryEventStore();
     const snapshots = new MemorySnapshotStore();
-    let held: Promise<void> | undefined;
+    const gate: { held?: Promise<void> } = {};
     const slowReads: SnapshotStore = Object.assign(Object.create(snapshots), {
       read: async (streamId: string) => {
-        await held;
+        await gate.held;
         return snapshots.read(streamId);
       },
     });
     const states = statesWith(1000, slowReads);
     await handler(store, { states })('a', add(3));
     let release!: () => void;
-    held = new Promise<void>((resolve) => (release = resolve));
+    gate.held = new Promise<void>((resolve) => (release = resolve));
     const flushing = states.flush();
     await states.forget('c-a');
     release();
