@@ -22,7 +22,7 @@ const service = [
   'apps/history-svc/src/main.ts',
   'apps/history-svc/src/app.ts',
   'apps/history-svc/src/config.ts',
-  'apps/history-svc/src/domain/events.ts',
+  'apps/history-svc/src/domain/aggregate.ts',
   'apps/history-svc/src/domain/decider.ts',
   'apps/history-svc/src/domain/decider.unit.spec.ts',
   'apps/history-svc/src/api/routes.ts',
@@ -59,7 +59,7 @@ it.each([
 it('fails on a service without its required parts, naming each', () => {
   const { status, problems } = workspace(['apps/profile-svc/src/main.ts', 'apps/profile-svc/src/api/routes.ts']);
   expect(status).toBe(1);
-  for (const missing of ['app.ts', 'domain/events.ts', 'domain/decider.ts', 'projections']) {
+  for (const missing of ['app.ts', 'domain/aggregate.ts', 'domain/decider.ts', 'projections']) {
     expect(problems).toContain(`layout: apps/profile-svc/src/${missing}: missing`);
   }
 });
