@@ -43,6 +43,8 @@ const PARTS: Array<[string, RegExp]> = [
   ['observation', /^libs\/telemetry\/|^libs\/runtime\/src\/traced-adapters\.ts$/],
   ['store adapters', /^libs\/(eventstore|readmodel)\//],
   ['after the answer (change publisher)', /^libs\/bus\/|^libs\/eventsourcing\/src\/integration-publisher\.ts$/],
+  // A timer of another service that happened to fire meanwhile (a sweep, a resume): not this request's path.
+  ['other services', /^apps\/(?!history-svc\/)/],
 ];
 const partOf = (file: string) => PARTS.find(([, pattern]) => pattern.test(file))?.[0] ?? 'route to store and back';
 
