@@ -82,8 +82,8 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
       documentsOfUser: (userId) => [{ collection: EXPORTS_COLLECTION, filter: { userId } }],
       async beforeStreamsDeleted(userId) {
         await cancelBuilds(userId);
-        const { exports } = await currentState(exportsAggregate, store, userId);
-        await removeExportFiles(storage, { exports }, [...exports.keys()]);
+        const state = await currentState(exportsAggregate, store, userId);
+        await removeExportFiles(storage, state, [...state.exports.keys()]);
       },
     },
   });

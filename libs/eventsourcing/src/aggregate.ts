@@ -46,7 +46,7 @@ export const userScopedId = (userId: string, rest: string) => `${encodeIdPart(us
 export function oneStreamEach(category: string) {
   return {
     category,
-    streamOf: (id: string): { id: string; owner?: EventOwner } => ({ id: category + encodeIdPart(id) }),
+    streamOf: (id: string): AggregateStream => ({ id: category + encodeIdPart(id) }),
     idOf(streamId: string): string {
       const parts = streamId.startsWith(category) ? splitIdParts(streamId.slice(category.length), 1) : null;
       if (!parts) throw new Error(`${streamId} is not a ${category} stream`);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type AppendResult, type EventStore, type RecordedEvent, StoreUnavailableError, WrongExpectedRevisionError } from '@udp/eventstore';
 import { METRICS, recordHistogram } from '@udp/telemetry';
-import { type Aggregate, domainEventOf } from './aggregate';
+import { type Aggregate, type AggregateStream, domainEventOf } from './aggregate';
 import { ConcurrencyConflictError } from './concurrency-conflict';
 import type { Command, DomainEvent, Unstamped } from './decider';
 import type { CachedState, StateCache } from './state-cache';
@@ -133,21 +133,30 @@ export async function currentState<E extends DomainEvent, S, Id>(
 ): Promise<S> {
   const stream = aggregate.streamOf(id);
   const { events } = await store.readStream(stream.id);
+  return foldRecorded(aggregate, stream, events, aggregate.decider.initialState());
+}
+
+/** Folds stored events onto `from`, each checked to be the stream owner's and parsed by the aggregate's schema. */
+function foldRecorded<E extends DomainEvent, S>(
+  aggregate: Pick<Aggregate<never, E, S, unknown>, 'decider' | 'events'>,
+  stream: AggregateStream,
+  recorded: readonly RecordedEvent[],
+  from: S,
+): S {
   return aggregate.decider.fold(
-    events.map((recorded) => domainEventOf(aggregate, recorded, stream.owner)),
-    aggregate.decider.initialState(),
+    recorded.map((event) => domainEventOf(aggregate, event, stream.owner)),
+    from,
   );
 }
 
 async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   aggregate: Aggregate<C, E, S, Id>,
   store: EventStore,
-  stream: { id: string; owner?: Readonly<Record<string, string>> },
+  stream: AggregateStream,
   command: C,
   states: StateCache<S> | undefined,
 ): Promise<CommandResult<E, S>> {
   const { decider } = aggregate;
-  const toDomain = (recorded: RecordedEvent) => domainEventOf(aggregate, recorded, stream.owner);
   for (let attempt = 1; ; attempt++) {
     let start: CachedState<S> | undefined = await states?.load(stream.id);
     let read = await store.readStream(stream.id, start ? { fromRevision: start.revision } : undefined);
@@ -158,7 +167,7 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
       read = await store.readStream(stream.id);
     }
     const recorded = start ? read.events.slice(1) : read.events;
-    const state = decider.fold(recorded.map(toDomain), start ? start.state : decider.initialState());
+    const state = foldRecorded(aggregate, stream, recorded, start ? start.state : decider.initialState());
     const newEvents = decider.decide(command, state);
     if (newEvents.length === 0) {
       const lastEventId = read.events.at(-1)?.id;
