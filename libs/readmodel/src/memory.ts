@@ -32,9 +32,6 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   private readonly docs = new Map<string, T>();
   private readonly indexes: SortedIndex[] = [];
 
-  /** `onDelete` is told after documents were deleted (a persisted copy must not keep them). */
-  constructor(private readonly onDelete: () => void = () => undefined) {}
-
   addIndex(keys: Record<string, 1 | -1>): void {
     const [partitionField, ...rest] = Object.keys(keys);
     if (!partitionField || this.indexes.some((i) => i.partitionField === partitionField && sameSort(i.sort, rest, keys))) return;
@@ -58,12 +55,6 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   /** Every document, as stored (see the class comment). */
   documents(): T[] {
     return [...this.docs.values()];
-  }
-
-  /** Adds documents to an empty collection without indexes (loading a persisted copy). */
-  load(docs: T[]): void {
-    if (this.docs.size || this.indexes.length) throw new Error('load() fills an empty collection before its indexes are declared');
-    for (const doc of docs) this.docs.set(doc._id, doc);
   }
 
   private indexInsert(index: SortedIndex, doc: Document): void {
@@ -179,7 +170,6 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   async deleteMany(filter: Filter): Promise<number> {
     const hits = this.select(filter);
     this.removeAll(hits);
-    if (hits.length) this.onDelete();
     return hits.length;
   }
 
@@ -210,10 +200,7 @@ export interface ReadModelImage {
   collections: Map<string, Document[]>;
 }
 
-/**
- * Read models in memory: the embedded mode rebuilds them from the event store at start, or from a copy saved
- * with its checkpoints (`PersistedMemoryReadModelStore`) and the events after them.
- */
+/** Read models in memory: for unit tests, and for a process on KurrentDB without MongoDB (rebuilt at every start). */
 export class MemoryReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, MemoryCollection<Document>>();
   private readonly positions = new Map<string, bigint>();
@@ -226,26 +213,13 @@ export class MemoryReadModelStore implements ReadModelStore {
     };
   }
 
-  /** Fills a new, empty store from an image, before any index is declared or projector started. */
-  protected restore(image: ReadModelImage): void {
-    if (this.collections.size || this.positions.size) throw new Error('restore() fills a new, empty store');
-    for (const [name, docs] of image.collections) this.memoryCollection(name).load(docs);
-    for (const [name, position] of image.checkpoints) this.positions.set(name, position);
-  }
-
-  /** Told after documents were deleted (erasure). */
-  protected documentsDeleted(): void {}
-
-  /** Told after a projector saved its checkpoint. */
-  protected checkpointSaved(_position: bigint): void {}
-
   collection<T extends Document>(name: string): Collection<T> {
     return this.memoryCollection(name) as unknown as Collection<T>;
   }
 
   private memoryCollection(name: string): MemoryCollection<Document> {
     let c = this.collections.get(name);
-    if (!c) this.collections.set(name, (c = new MemoryCollection<Document>(() => this.documentsDeleted())));
+    if (!c) this.collections.set(name, (c = new MemoryCollection<Document>()));
     return c;
   }
 
@@ -258,7 +232,6 @@ export class MemoryReadModelStore implements ReadModelStore {
       load: async (name) => this.positions.get(name) ?? null,
       save: async (name, position) => {
         this.positions.set(name, position);
-        this.checkpointSaved(position);
       },
     };
   }

@@ -75,6 +75,26 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       expect(await ids({ userId: 'nobody' })).toEqual([]);
     });
 
+    it('compares as MongoDB does: a missing field is null, ranges compare one type, a number is no boolean', async () => {
+      const c = store.collection<Entry & { flag?: boolean | number; label?: string | number }>(name);
+      await c.upsertIfNewer({ ...doc('u1', 'a', 1), flag: true, label: 'x' });
+      await c.upsertIfNewer({ ...doc('u1', 'b', 2), flag: 1, label: 5 });
+      await c.upsertIfNewer({ ...doc('u1', 'c', 3) });
+      const ids = async (filter: Parameters<typeof c.find>[0]) => (await c.find(filter, { sort: { itemId: 1 } })).map((d) => d.itemId);
+      expect(await ids({ userId: 'u1', note: null })).toEqual(['a', 'b', 'c']);
+      expect(await ids({ userId: 'u1', label: null })).toEqual(['c']);
+      expect(await ids({ userId: 'u1', label: { $ne: null } })).toEqual(['a', 'b']);
+      expect(await ids({ userId: 'u1', label: { $ne: 'x' } })).toEqual(['b', 'c']);
+      expect(await ids({ userId: 'u1', flag: true })).toEqual(['a']);
+      expect(await ids({ userId: 'u1', flag: 1 })).toEqual(['b']);
+      expect(await ids({ userId: 'u1', label: { $gt: 'a' } })).toEqual(['a']);
+      expect(await ids({ userId: 'u1', label: { $gte: 0 } })).toEqual(['b']);
+      expect(await ids({ userId: 'u1', label: { $in: [5, 'nothing', null] } })).toEqual(['b', 'c']);
+      // A long list, as a history clear names every item it clears.
+      const many = Array.from({ length: 40_000 }, (_, i) => `item${i}`);
+      expect(await ids({ userId: 'u1', itemId: { $in: [...many, 'c'] } })).toEqual(['c']);
+    });
+
     it('updates and deletes many by filter', async () => {
       const c = store.collection<Entry>(name);
       await c.upsertIfNewer(doc('u1', 'a', 10, 1));

@@ -1,10 +1,11 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
+import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SEGMENTS_COLLECTION, type SegmentDocument, type SegmentsOptions } from '@udp/eventsourcing';
 import type { CommonConfig } from '@udp/config';
 import { EsdbEventStore, SqliteEventStore, SqliteSnapshotStore, type EventStore, type SnapshotStore } from '@udp/eventstore';
-import { MemoryReadModelStore, MongoReadModelStore, PersistedMemoryReadModelStore, type ReadModelStore } from '@udp/readmodel';
+import { MemoryReadModelStore, MongoReadModelStore, SqliteReadModelStore, type ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { ReadModelSnapshotStore } from './snapshot-documents';
 import { InProcessBus, KafkaBus, type Bus } from '@udp/bus';
@@ -29,19 +30,22 @@ export async function openAdapters(config: CommonConfig, service: string, shared
   const sqlite = config.EVENTSTORE_URL ? null : new SqliteEventStore(join(dataDir, service, 'events.sqlite'), { service });
   // The embedded adapters get the CLIENT spans that library instrumentation gives the real ones (traced-adapters.ts).
   const store = sqlite ? tracedEventStore(sqlite, service) : kurrentDb(config.EVENTSTORE_URL!, logger);
-  // Memory read models on the SQLite log are saved with their checkpoints beside it, so a start replays only
-  // the events after them (docs/architecture.md, "Persisted read models").
-  const memory = () =>
-    sqlite
-      ? PersistedMemoryReadModelStore.open({
-          file: join(dataDir, service, 'read-models.ndjson'),
-          head: () => sqlite.highestPosition(),
-          logger: logger?.child({ component: 'read-models' }),
-        })
-      : new MemoryReadModelStore();
+  // Read models on the SQLite log live in a SQLite file beside it, with their checkpoints, so a start replays only
+  // the events after them (docs/architecture.md, "Embedded read models").
+  const embedded = async () => {
+    if (!sqlite) return new MemoryReadModelStore();
+    const dir = join(dataDir, service);
+    // The former saved copy of memory read models: of no use now, and it may hold data of users erased since.
+    for (const legacy of ['read-models.ndjson', 'read-models.ndjson.tmp']) rmSync(join(dir, legacy), { force: true });
+    return SqliteReadModelStore.open({
+      file: join(dir, 'read-models.sqlite'),
+      head: () => sqlite.highestPosition(),
+      logger: logger?.child({ component: 'read-models' }),
+    });
+  };
   const readModels = config.MONGO_URL
     ? await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_${service.replace(/-/g, '_')}`)
-    : tracedReadModels(await memory(), service);
+    : tracedReadModels(await embedded(), service, sqlite ? 'sqlite' : 'memory');
   const snapshots = config.EVENTSTORE_URL
     ? new ReadModelSnapshotStore(readModels)
     : new SqliteSnapshotStore(join(dataDir, service, 'snapshots.sqlite'));
@@ -71,7 +75,7 @@ export async function openAdapters(config: CommonConfig, service: string, shared
     identity: new InternalIdentity(config.INTERNAL_AUTH_SECRET ?? fileSecret(dataDir, 'internal-identity')),
     describe: {
       eventStore: config.EVENTSTORE_URL ? 'kurrentdb' : 'sqlite',
-      readModels: config.MONGO_URL ? 'mongodb' : 'memory',
+      readModels: config.MONGO_URL ? 'mongodb' : config.EVENTSTORE_URL ? 'memory' : 'sqlite',
       bus: config.KAFKA_BROKERS ? 'kafka' : 'in-process',
     },
   };

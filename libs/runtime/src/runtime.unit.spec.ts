@@ -14,7 +14,7 @@ describe('openAdapters', () => {
     const dir = mkdtempSync(join(tmpdir(), 'udp-runtime-'));
     const shared = { bus: new InProcessBus() };
     const adapters = await openAdapters(loadConfig(commonConfigSchema, { DATA_DIR: dir }), 'demo-svc', shared);
-    expect(adapters.describe).toEqual({ eventStore: 'sqlite', readModels: 'memory', bus: 'in-process' });
+    expect(adapters.describe).toEqual({ eventStore: 'sqlite', readModels: 'sqlite', bus: 'in-process' });
     expect(adapters.bus).toBeInstanceOf(TracedBus);
     expect((adapters.bus as TracedBus).inner).toBe(shared.bus);
     expect(existsSync(join(dir, 'demo-svc', 'events.sqlite'))).toBe(true);

@@ -49,10 +49,10 @@ export function tracedEventStore(store: EventStore, namespace: string): EventSto
   };
 }
 
-export function tracedReadModels(readModels: ReadModelStore, namespace: string): ReadModelStore {
+export function tracedReadModels(readModels: ReadModelStore, namespace: string, system: 'sqlite' | 'memory'): ReadModelStore {
   const wrap = <T extends Document>(name: string, collection: Collection<T>): Collection<T> => {
     const db = (operation: string): Attributes => ({
-      'db.system.name': 'memory',
+      'db.system.name': system,
       'db.namespace': namespace,
       'db.operation.name': operation,
       'db.collection.name': name,

@@ -38,7 +38,7 @@ const inRequest = <T>(work: () => Promise<T>) =>
 describe('embedded adapters traced like their libraries', () => {
   it('give store calls inside a trace CLIENT spans named after the operation, and none outside', async () => {
     const store = tracedEventStore(new MemoryEventStore(), 'history-svc');
-    const readModels = tracedReadModels(new MemoryReadModelStore(), 'history-svc');
+    const readModels = tracedReadModels(new MemoryReadModelStore(), 'history-svc', 'memory');
     await store.appendToStream('s-1', [{ id: 'e1', type: 'T', data: {} }], { expectedRevision: 'any' });
     expect(exporter.getFinishedSpans()).toHaveLength(0);
     await inRequest(async () => {
@@ -85,7 +85,7 @@ describe('embedded adapters traced like their libraries', () => {
 describe('trace context in event metadata', () => {
   it('lets a projector applying a recent event continue the trace of the request that appended it', async () => {
     const store = new MemoryEventStore();
-    const readModels = tracedReadModels(new MemoryReadModelStore(), 'demo-svc');
+    const readModels = tracedReadModels(new MemoryReadModelStore(), 'demo-svc', 'memory');
     const traceId = await inRequest(async () => {
       await store.appendToStream('demo-1', [{ id: 'e1', type: 'Done', data: {}, metadata: traceMetadata() }], { expectedRevision: 'any' });
       return trace.getActiveSpan()!.spanContext().traceId;

@@ -1,0 +1,299 @@
+import Database from 'better-sqlite3';
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { LRUCache } from 'lru-cache';
+import { StoreUnavailableError } from '@udp/eventstore';
+import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
+import { fieldSql, orderSql, partitionKey, partitionKeySql, whereSql, type SqlCondition } from './sqlite-filter';
+
+export interface SqliteReadModelsLogger {
+  info(details: object, message: string): void;
+  warn(details: object, message: string): void;
+  error(details: object, message: string): void;
+}
+
+export interface SqliteReadModelsOptions {
+  /** DATA_DIR/<service>/read-models.sqlite in the embedded mode. */
+  file: string;
+  /**
+   * The highest position the event log ever gave. Read models whose checkpoints are beyond it did not come from
+   * this log (the events file was replaced or restored): they are dropped and rebuilt.
+   */
+  head?: () => bigint;
+  /** Writes gathered in one transaction at most (default 10,000); a transaction also ends with the event-loop turn. */
+  maxBatch?: number;
+  logger?: SqliteReadModelsLogger;
+}
+
+/**
+ * The embedded read models: documents as JSON text in a SQLite file beside the events, off the JavaScript heap, so
+ * the process holds what it reads and not every document, and a start loads nothing (the projectors go on from
+ * their checkpoints, which live in the same file).
+ *
+ * - Writes are gathered in one transaction per event-loop turn (at most `maxBatch`): a projector applying a
+ *   commit of 3000 events pays one commit, not 3000. Checkpoints are saved in the same transaction as the
+ *   documents they cover, so after a crash the two agree and the projectors replay what was lost. The file is
+ *   derived data (synchronous=NORMAL): a power loss may lose the last transactions, never make them disagree.
+ * - One connection reads and writes, so a read sees every write made before it, committed or not, as the
+ *   memory store does.
+ * - Erasure: `deleteMany` commits at once, with secure_delete (deleted rows zeroed) and the write-ahead log
+ *   truncated, so the deleted bytes are in neither file. An index keeps its first field as a hash (`udp_key`), not
+ *   the value: interior index pages keep copies of keys that deletion does not reach, and the first field is the
+ *   user's id in every per-user read model. Other fields of an index (dates, item ids) may stay in interior pages.
+ */
+export class SqliteReadModelStore implements ReadModelStore {
+  private readonly collections = new Map<string, SqliteCollection<Document>>();
+  private readonly statements = new LRUCache<string, Database.Statement>({ max: 1000 });
+  private readonly maxBatch: number;
+  private writesInBatch = 0;
+  private commitScheduled = false;
+  /** A commit that failed (disk full): the writes since the last one are gone, so the store stays unusable. */
+  private failure: Error | null = null;
+  private readonly checkpointStore: CheckpointStore;
+
+  private constructor(
+    private readonly db: Database.Database,
+    options: SqliteReadModelsOptions,
+  ) {
+    this.maxBatch = options.maxBatch ?? 10_000;
+    const load = db.prepare<[string], string>('SELECT position FROM checkpoints WHERE name = ?').pluck();
+    const save = db.prepare('INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position');
+    this.checkpointStore = {
+      load: async (name) => {
+        const position = this.read(() => load.get(name));
+        return position === undefined ? null : BigInt(position);
+      },
+      save: async (name, position) => {
+        this.write(() => save.run(name, position.toString()));
+      },
+    };
+  }
+
+  static async open(options: SqliteReadModelsOptions): Promise<SqliteReadModelStore> {
+    mkdirSync(dirname(options.file), { recursive: true });
+    let db = connect(options.file);
+    const beyond = beyondHead(db, options.head?.());
+    if (beyond !== null) {
+      db.close();
+      for (const suffix of ['', '-wal', '-shm']) rmSync(`${options.file}${suffix}`, { force: true });
+      options.logger?.warn({ file: options.file, problem: beyond }, 'saved read models dropped; rebuilding them from the event log');
+      db = connect(options.file);
+    }
+    return new SqliteReadModelStore(db, options);
+  }
+
+  collection<T extends Document>(name: string): Collection<T> {
+    let collection = this.collections.get(name);
+    if (!collection) {
+      collection = new SqliteCollection<Document>(this, name);
+      this.collections.set(name, collection);
+    }
+    return collection as unknown as Collection<T>;
+  }
+
+  async ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
+    const fields = Object.keys(keys);
+    if (fields.length === 0) return;
+    const table = (this.collection(collection) as unknown as SqliteCollection<Document>).table;
+    const columns = fields.map((field, i) => `${i === 0 ? partitionKeySql(field) : fieldSql(field)}${keys[field] === -1 ? ' DESC' : ''}`);
+    const name = `"${table.slice(1, -1)}__${fields.map((f) => `${f}_${keys[f] === -1 ? 'd' : 'a'}`).join('__')}"`;
+    this.commit();
+    this.db.exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${table} (${columns.join(', ')})`);
+    this.collections.get(collection)!.partitionFields.add(fields[0]);
+  }
+
+  checkpoints(): CheckpointStore {
+    return this.checkpointStore;
+  }
+
+  async ping(): Promise<boolean> {
+    if (this.failure || !this.db.open) return false;
+    try {
+      this.db.prepare('SELECT count(*) FROM checkpoints').get();
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    if (!this.db.open) return;
+    this.commit();
+    this.db.close();
+  }
+
+  /** A prepared statement for `sql`, kept for the next query of the same shape. */
+  statement(sql: string): Database.Statement {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement;
+  }
+
+  read<R>(work: () => R): R {
+    if (this.failure) throw unavailable(this.failure);
+    return work();
+  }
+
+  /** Runs `work` in the current write transaction, opening one (committed at the end of this event-loop turn) if none is. */
+  write<R>(work: () => R): R {
+    if (this.failure) throw unavailable(this.failure);
+    if (!this.db.inTransaction) {
+      this.db.exec('BEGIN');
+      this.writesInBatch = 0;
+      if (!this.commitScheduled) {
+        this.commitScheduled = true;
+        setImmediate(() => {
+          this.commitScheduled = false;
+          this.commit();
+        });
+      }
+    }
+    const result = work();
+    if (++this.writesInBatch >= this.maxBatch) this.commit();
+    return result;
+  }
+
+  /** Commits the open transaction, if any. */
+  commit(): void {
+    if (!this.db.open || !this.db.inTransaction) return;
+    try {
+      this.db.exec('COMMIT');
+    } catch (error) {
+      // Nothing since the last commit is stored, yet the projectors went on: only a restart (a replay from the
+      // checkpoints, which were in the same transaction) makes the read models whole again. Health says DOWN.
+      this.failure = error as Error;
+      if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    }
+  }
+
+  /**
+   * Deletes now, in a transaction of its own, and leaves no byte of the deleted rows in the files: secure_delete
+   * zeroes them in the database's pages, and the write-ahead log (which holds earlier images of those pages) is
+   * copied back and truncated.
+   */
+  deleteNow(sql: string, params: unknown[]): number {
+    if (this.failure) throw unavailable(this.failure);
+    this.commit();
+    const changes = this.db.transaction(() => this.statement(sql).run(...params).changes)();
+    if (changes > 0) this.db.pragma('wal_checkpoint(TRUNCATE)');
+    return changes;
+  }
+}
+
+const TABLE_NAME = /^[A-Za-z0-9_-]+$/;
+
+class SqliteCollection<T extends Document> implements Collection<T> {
+  readonly table: string;
+  /** The first fields of the collection's indexes: an equality on one is also asked of its key. */
+  readonly partitionFields = new Set<string>();
+  private readonly byId;
+  private readonly stored;
+  private readonly insert;
+  private readonly replace;
+
+  constructor(
+    private readonly store: SqliteReadModelStore,
+    name: string,
+  ) {
+    if (!TABLE_NAME.test(name)) throw new Error(`unsupported read-model collection name: ${JSON.stringify(name)}`);
+    this.table = `"rm_${name}"`;
+    store.commit();
+    // `key`: the id's hash (the index on it keeps no id; see the class comment of SqliteReadModelStore).
+    store.statement(
+      `CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT NOT NULL, key INTEGER NOT NULL, revision REAL, doc TEXT NOT NULL)`,
+    ).run();
+    store.statement(`CREATE INDEX IF NOT EXISTS "rm_${name}__key" ON ${this.table} (key)`).run();
+    this.byId = store.statement(`SELECT doc FROM ${this.table} WHERE key = ? AND id = ?`).pluck();
+    this.stored = store.statement(`SELECT rowid, revision FROM ${this.table} WHERE key = ? AND id = ?`);
+    this.insert = store.statement(`INSERT INTO ${this.table} (id, key, revision, doc) VALUES (?, ?, ?, ?)`);
+    this.replace = store.statement(`UPDATE ${this.table} SET revision = ?, doc = ? WHERE rowid = ?`);
+  }
+
+  async get(id: string): Promise<T | null> {
+    const doc = this.store.read(() => this.byId.get(partitionKey(id), id) as string | undefined);
+    return doc === undefined ? null : (JSON.parse(doc) as T);
+  }
+
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    const where = this.where(filter);
+    const limit = options.limit !== undefined ? ' LIMIT ?' : '';
+    const statement = this.store.statement(`SELECT doc FROM ${this.table} WHERE ${where.sql}${orderSql(options.sort)}${limit}`).pluck();
+    const params = options.limit !== undefined ? [...where.params, options.limit] : where.params;
+    return this.store.read(() => statement.all(...params) as string[]).map((doc) => JSON.parse(doc) as T);
+  }
+
+  async count(filter: Filter): Promise<number> {
+    const where = this.where(filter);
+    const statement = this.store.statement(`SELECT count(*) FROM ${this.table} WHERE ${where.sql}`).pluck();
+    return this.store.read(() => statement.get(...where.params) as number);
+  }
+
+  async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
+    const key = partitionKey(doc._id);
+    return this.store.write(() => {
+      const row = this.stored.get(key, doc._id) as { rowid: number; revision: number | null } | undefined;
+      if (row && row.revision !== null && row.revision >= doc.revision) return false;
+      if (row) this.replace.run(doc.revision, JSON.stringify(doc), row.rowid);
+      else this.insert.run(doc._id, key, doc.revision, JSON.stringify(doc));
+      return true;
+    });
+  }
+
+  async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
+    const entries = Object.entries(set).filter(([field]) => field !== '_id');
+    for (const [field] of entries) fieldSql(field);
+    if (entries.length === 0) return this.count(filter);
+    const where = this.where(filter);
+    const given = entries.filter(([, value]) => value !== undefined);
+    const removed = entries.filter(([, value]) => value === undefined);
+    let doc = 'doc';
+    if (given.length) doc = `json_set(${doc}, ${given.map(([field]) => `'$.${field}', json(?)`).join(', ')})`;
+    if (removed.length) doc = `json_remove(${doc}, ${removed.map(([field]) => `'$.${field}'`).join(', ')})`;
+    const revision = 'revision' in set ? ', revision = ?' : '';
+    const statement = this.store.statement(`UPDATE ${this.table} SET doc = ${doc}${revision} WHERE ${where.sql}`);
+    const params = [
+      ...given.map(([, value]) => JSON.stringify(value)),
+      ...('revision' in set ? [typeof set.revision === 'number' ? set.revision : null] : []),
+      ...where.params,
+    ];
+    return this.store.write(() => statement.run(...params).changes);
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    const where = this.where(filter);
+    return this.store.deleteNow(`DELETE FROM ${this.table} WHERE ${where.sql}`, where.params);
+  }
+
+  private where(filter: Filter): SqlCondition {
+    return whereSql(filter, this.partitionFields);
+  }
+}
+
+function connect(file: string): Database.Database {
+  const db = new Database(file);
+  db.pragma('journal_mode = WAL');
+  // Derived data: a commit need not wait for the disk (a power loss loses the last ones, and their checkpoints).
+  db.pragma('synchronous = NORMAL');
+  db.pragma('secure_delete = ON');
+  db.pragma('busy_timeout = 5000');
+  // 32 MiB of pages: the figure RSS is held to (docs/performance.md); the operating system caches the rest.
+  db.pragma('cache_size = -32768');
+  db.function('udp_key', { deterministic: true }, (value: unknown) => partitionKey(value as string | number | null));
+  db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
+  return db;
+}
+
+/** Why the saved read models cannot be trusted with this log, or null. */
+function beyondHead(db: Database.Database, head: bigint | undefined): string | null {
+  if (head === undefined) return null;
+  const positions = db.prepare<[], string>('SELECT position FROM checkpoints').pluck().all();
+  const highest = positions.reduce((max, p) => (BigInt(p) > max ? BigInt(p) : max), 0n);
+  return highest > head ? `checkpoint ${highest} is beyond the event log's head ${head}` : null;
+}
+
+function unavailable(cause: Error): Error {
+  return new StoreUnavailableError('read models', `a commit failed (${cause.message}); restart to rebuild from the checkpoints`, { cause });
+}
