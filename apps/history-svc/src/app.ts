@@ -6,6 +6,7 @@ import { historyRoutes } from './api/routes';
 import { historyAggregate, historyStreamsOfUser } from './domain/aggregate';
 import {
   HISTORY_COLLECTION,
+  HISTORY_HEADS_COLLECTION,
   HISTORY_PROJECTION,
   erasingTrendingToo,
   historyEntries,
@@ -31,9 +32,13 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
   const now = deps.now ?? Date.now;
   const trending = { now, windowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000 };
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
+  // The list without deleted entries, in its order: a read finds its page without passing over tombstones.
+  await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, deleted: 1, date: -1, item_id: 1 });
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, revision: 1, item_id: 1 });
   // The newest watch of an item in an hour, found again when the newest leaves (trending).
   await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
+  // Erasure deletes a user's head by its user.
+  await readModels.ensureIndex(HISTORY_HEADS_COLLECTION, { userId: 1 });
   await trendingIndexes(readModels);
   await buildTrendingCounts(readModels, historyEntries(readModels), { ...trending, projection: HISTORY_PROJECTION });
   const aggregate = historyAggregate({ maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries });

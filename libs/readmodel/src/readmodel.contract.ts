@@ -81,18 +81,29 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       await c.upsertIfNewer({ ...doc('u1', 'b', 2), flag: 1, label: 5 });
       await c.upsertIfNewer({ ...doc('u1', 'c', 3) });
       const ids = async (filter: Parameters<typeof c.find>[0]) => (await c.find(filter, { sort: { itemId: 1 } })).map((d) => d.itemId);
-      expect(await ids({ userId: 'u1', note: null })).toEqual(['a', 'b', 'c']);
-      expect(await ids({ userId: 'u1', label: null })).toEqual(['c']);
-      expect(await ids({ userId: 'u1', label: { $ne: null } })).toEqual(['a', 'b']);
-      expect(await ids({ userId: 'u1', label: { $ne: 'x' } })).toEqual(['b', 'c']);
-      expect(await ids({ userId: 'u1', flag: true })).toEqual(['a']);
-      expect(await ids({ userId: 'u1', flag: 1 })).toEqual(['b']);
-      expect(await ids({ userId: 'u1', label: { $gt: 'a' } })).toEqual(['a']);
-      expect(await ids({ userId: 'u1', label: { $gte: 0 } })).toEqual(['b']);
-      expect(await ids({ userId: 'u1', label: { $in: [5, 'nothing', null] } })).toEqual(['b', 'c']);
-      // A long list, as a history clear names every item it clears.
-      const many = Array.from({ length: 40_000 }, (_, i) => `item${i}`);
-      expect(await ids({ userId: 'u1', itemId: { $in: [...many, 'c'] } })).toEqual(['c']);
+      const expectations = async () => {
+        expect(await ids({ userId: 'u1', note: null })).toEqual(['a', 'b', 'c']);
+        expect(await ids({ userId: 'u1', label: null })).toEqual(['c']);
+        expect(await ids({ userId: 'u1', label: { $ne: null } })).toEqual(['a', 'b']);
+        expect(await ids({ userId: 'u1', label: { $ne: 'x' } })).toEqual(['b', 'c']);
+        expect(await ids({ userId: 'u1', flag: true })).toEqual(['a']);
+        expect(await ids({ userId: 'u1', flag: 1 })).toEqual(['b']);
+        expect(await ids({ userId: 'u1', flag: { $gte: 0 } })).toEqual(['b']);
+        expect(await ids({ userId: 'u1', label: { $gt: 'a' } })).toEqual(['a']);
+        expect(await ids({ userId: 'u1', label: { $gte: 0 } })).toEqual(['b']);
+        expect(await ids({ userId: 'u1', label: { $in: [5, 'nothing', null] } })).toEqual(['b', 'c']);
+        // A long list, as a history clear names every item it clears.
+        const many = Array.from({ length: 40_000 }, (_, i) => `item${i}`);
+        expect(await ids({ userId: 'u1', itemId: { $in: [...many, 'c'] } })).toEqual(['c']);
+      };
+      await expectations();
+      // The same with the fields in an index declared after the documents were stored.
+      await store.ensureIndex(name, { flag: 1, label: 1 });
+      await expectations();
+      expect(await ids({ flag: true })).toEqual(['a']);
+      expect(await c.updateMany({ userId: 'u1', itemId: 'c' }, { flag: false })).toBe(1);
+      expect(await ids({ flag: false })).toEqual(['c']);
+      expect(await ids({ userId: 'u1', flag: { $ne: false } })).toEqual(['a', 'b']);
     });
 
     it('updates and deletes many by filter', async () => {

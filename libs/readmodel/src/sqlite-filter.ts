@@ -1,30 +1,65 @@
 import type { FieldCondition, Filter, Scalar, Sort } from './port';
 
 /**
- * The port's filter subset as SQL over documents stored as JSON text (`doc`), with the semantics of filter.ts
- * (MongoDB's): a missing field equals null, range operators compare values of the operand's type only, and a
- * number never equals a boolean (SQLite reads JSON true as the integer 1, hence the `json_type` guards).
+ * The port's filter subset as SQL over documents stored as JSON text (`doc`) with some fields also in columns, with
+ * the semantics of filter.ts (MongoDB's): a missing field equals null, range operators compare values of the
+ * operand's type only, and a number never equals a boolean (json_extract reads JSON true as the integer 1, hence
+ * the type guards).
  */
 
 const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
-/** A field's value; the exact text an index on it is declared with, so that queries can use the index. */
-export function fieldSql(field: string): string {
+export function checkFieldName(field: string): string {
   if (!FIELD_NAME.test(field)) throw new Error(`unsupported field name in a read-model query: ${JSON.stringify(field)}`);
-  return `json_extract(doc, '$.${field}')`;
+  return field;
 }
 
-const typeSql = (field: string) => `json_type(doc, '$.${field}')`;
-const NUMBER_TYPES = "('integer','real')";
+/**
+ * How a collection's fields are read in SQL: the fields its indexes name have a column of their own (`f_<field>`,
+ * kept by every write), read without parsing the document; any other field is read from the JSON text.
+ */
+export interface FieldColumns {
+  has(field: string): boolean;
+}
+
+/** A field's value; for a column, the exact text its indexes are declared with, so that queries can use them. */
+export function fieldSql(field: string, columns: FieldColumns): string {
+  checkFieldName(field);
+  return columns.has(field) ? columnOf(field) : `json_extract(doc, '$.${field}')`;
+}
+
+export const columnOf = (field: string) => `"f_${checkFieldName(field)}"`;
+
+/**
+ * A field's value as its column holds it: booleans as one-byte blobs, so that no number or string ever equals one,
+ * and they sort after strings as in MongoDB; anything but a scalar as null (indexes name scalar fields only).
+ */
+export function columnValue(value: unknown): string | number | Buffer | null {
+  if (typeof value === 'boolean') return value ? TRUE : FALSE;
+  if (typeof value === 'string' || typeof value === 'number') return value;
+  return null;
+}
+
+const TRUE = Buffer.from([1]);
+const FALSE = Buffer.from([0]);
+
+/** `columnValue` in SQL, from the document (filling a column added to a collection that has documents). */
+export const columnValueSql = (field: string) =>
+  `CASE json_type(doc, '$.${checkFieldName(field)}') WHEN 'true' THEN x'01' WHEN 'false' THEN x'00' WHEN 'object' THEN NULL WHEN 'array' THEN NULL ELSE json_extract(doc, '$.${field}') END`;
+
+/** The SQL type test of a column value against a JSON-text field's type names. */
+const typeSql = (field: string, columns: FieldColumns, kind: 'number' | 'string' | 'boolean') => {
+  if (columns.has(field)) return `typeof(${columnOf(field)}) IN ${{ number: "('integer','real')", string: "('text')", boolean: "('blob')" }[kind]}`;
+  return `json_type(doc, '$.${field}') IN ${{ number: "('integer','real')", string: "('text')", boolean: "('true','false')" }[kind]}`;
+};
 
 /**
  * The key an index keeps for its first field: a hash of the value, not the value (see sqlite.ts, "Erasure"). Equal
- * values have equal keys, and the SQL function `udp_key` computes the same over what SQLite holds (JSON true and
- * false are the integers 1 and 0 there).
+ * values have equal keys; the SQL function `udp_key` computes the same over a column's value.
  */
-export function partitionKey(value: Scalar): number | null {
-  if (value === null) return null;
-  const held = value === true ? 1 : value === false ? 0 : value;
+export function partitionKey(value: unknown): number | null {
+  if (value === null || value === undefined) return null;
+  const held = Buffer.isBuffer(value) ? value[0] === 1 : value;
   const text = `${typeof held}:${String(held)}`;
   // FNV-1a, 32 bits: a collision costs only selectivity, the exact condition is always tested too.
   let hash = 0x811c9dc5;
@@ -32,21 +67,19 @@ export function partitionKey(value: Scalar): number | null {
   return hash >>> 0;
 }
 
-export const partitionKeySql = (field: string) => `udp_key(${fieldSql(field)})`;
+export const partitionKeySql = (field: string) => `udp_key(${columnOf(field)})`;
 
 export interface SqlCondition {
   sql: string;
   params: unknown[];
 }
 
-/** A scalar as a statement parameter: booleans as SQLite holds them. */
-const param = (value: Scalar) => (value === true ? 1 : value === false ? 0 : value);
 
 /**
  * `filter` as a WHERE clause. `partitionFields`: the first fields of the collection's indexes; an equality on one
  * also gets the term on its key, which is what lets SQLite use the index.
  */
-export function whereSql(filter: Filter, partitionFields: ReadonlySet<string>): SqlCondition {
+export function whereSql(filter: Filter, columns: FieldColumns, partitionFields: ReadonlySet<string>): SqlCondition {
   const terms: string[] = [];
   const params: unknown[] = [];
   const add = (sql: string, ...values: unknown[]) => {
@@ -56,7 +89,7 @@ export function whereSql(filter: Filter, partitionFields: ReadonlySet<string>): 
   for (const [key, condition] of Object.entries(filter)) {
     if (condition === undefined) continue;
     if (key === '$or' || key === '$and') {
-      const parts = (condition as Filter[]).map((branch) => whereSql(branch, partitionFields));
+      const parts = (condition as Filter[]).map((branch) => whereSql(branch, columns, partitionFields));
       if (parts.length === 0) {
         // MongoDB refuses an empty $or/$and; so does filter.ts's compile (some/every of nothing) in its own way.
         add(key === '$or' ? '0' : '1');
@@ -65,25 +98,25 @@ export function whereSql(filter: Filter, partitionFields: ReadonlySet<string>): 
       add(`(${parts.map((p) => `(${p.sql})`).join(key === '$or' ? ' OR ' : ' AND ')})`, ...parts.flatMap((p) => p.params));
       continue;
     }
-    const field = fieldSql(key);
+    const field = fieldSql(key, columns);
     const equality = condition === null || typeof condition !== 'object' ? condition : (condition as { $eq?: Scalar }).$eq;
     if (partitionFields.has(key) && equality !== undefined && equality !== null) add(`${partitionKeySql(key)} = ?`, partitionKey(equality));
-    for (const term of conditionSql(key, field, condition as FieldCondition)) add(term.sql, ...term.params);
+    for (const term of conditionSql(key, field, columns, condition as FieldCondition)) add(term.sql, ...term.params);
   }
   return terms.length === 0 ? { sql: '1', params: [] } : { sql: terms.join(' AND '), params };
 }
 
-function conditionSql(key: string, field: string, condition: FieldCondition): SqlCondition[] {
-  if (condition === null || typeof condition !== 'object') return [equalsSql(key, field, condition)];
-  return Object.entries(condition).map(([op, operand]) => operatorSql(key, field, op, operand));
+function conditionSql(key: string, field: string, columns: FieldColumns, condition: FieldCondition): SqlCondition[] {
+  if (condition === null || typeof condition !== 'object') return [equalsSql(key, field, columns, condition)];
+  return Object.entries(condition).map(([op, operand]) => operatorSql(key, field, columns, op, operand));
 }
 
-function operatorSql(key: string, field: string, op: string, operand: unknown): SqlCondition {
+function operatorSql(key: string, field: string, columns: FieldColumns, op: string, operand: unknown): SqlCondition {
   switch (op) {
     case '$eq':
-      return equalsSql(key, field, operand as Scalar);
+      return equalsSql(key, field, columns, operand as Scalar);
     case '$ne': {
-      const equal = equalsSql(key, field, operand as Scalar);
+      const equal = equalsSql(key, field, columns, operand as Scalar);
       // Total, never NULL: a missing field is unequal to any value but null.
       return { sql: `NOT IFNULL(${equal.sql}, 0)`, params: equal.params };
     }
@@ -92,13 +125,13 @@ function operatorSql(key: string, field: string, op: string, operand: unknown): 
       if (values.length === 0) return { sql: '0', params: [] };
       const strings = values.filter((v) => typeof v === 'string');
       const numbers = values.filter((v) => typeof v === 'number');
-      const others = values.filter((v) => typeof v !== 'string' && typeof v !== 'number').map((v) => equalsSql(key, field, v));
+      const others = values.filter((v) => typeof v !== 'string' && typeof v !== 'number').map((v) => equalsSql(key, field, columns, v));
       const parts: SqlCondition[] = [...others];
       // One parameter for the whole list, however long (a history clear names every item).
       if (strings.length) parts.push({ sql: `${field} IN (SELECT value FROM json_each(?))`, params: [JSON.stringify(strings)] });
       if (numbers.length)
         parts.push({
-          sql: `(${field} IN (SELECT value FROM json_each(?)) AND ${typeSql(key)} IN ${NUMBER_TYPES})`,
+          sql: `(${field} IN (SELECT value FROM json_each(?)) AND ${typeSql(key, columns, 'number')})`,
           params: [JSON.stringify(numbers)],
         });
       return { sql: `(${parts.map((p) => p.sql).join(' OR ')})`, params: parts.flatMap((p) => p.params) };
@@ -107,31 +140,33 @@ function operatorSql(key: string, field: string, op: string, operand: unknown): 
     case '$gte':
     case '$lt':
     case '$lte':
-      return rangeSql(key, field, { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op], operand);
+      return rangeSql(key, field, columns, { $gt: '>', $gte: '>=', $lt: '<', $lte: '<=' }[op], operand);
     default:
       throw new Error(`unsupported filter operator ${op}`);
   }
 }
 
-function equalsSql(key: string, field: string, operand: Scalar): SqlCondition {
+function equalsSql(key: string, field: string, columns: FieldColumns, operand: Scalar): SqlCondition {
   if (operand === null) return { sql: `${field} IS NULL`, params: [] };
-  if (typeof operand === 'boolean') return { sql: `${typeSql(key)} = '${operand ? 'true' : 'false'}'`, params: [] };
-  if (typeof operand === 'number') return { sql: `(${field} = ? AND ${typeSql(key)} IN ${NUMBER_TYPES})`, params: [operand] };
+  if (columns.has(key)) return { sql: `${field} = ?`, params: [columnValue(operand)] };
+  if (typeof operand === 'boolean') return { sql: `json_type(doc, '$.${key}') = '${operand ? 'true' : 'false'}'`, params: [] };
+  // JSON true is the integer 1 to json_extract.
+  if (typeof operand === 'number') return { sql: `(${field} = ? AND ${typeSql(key, columns, 'number')})`, params: [operand] };
   return { sql: `${field} = ?`, params: [operand] };
 }
 
 /** Only values of the operand's type compare (MongoDB's type bracketing); null and other operands match nothing. */
-function rangeSql(key: string, field: string, op: string, operand: unknown): SqlCondition {
-  const types =
-    typeof operand === 'string' ? "('text')" : typeof operand === 'number' ? NUMBER_TYPES : typeof operand === 'boolean' ? "('true','false')" : null;
-  if (types === null) return { sql: '0', params: [] };
-  return { sql: `(${field} ${op} ? AND ${typeSql(key)} IN ${types})`, params: [param(operand as Scalar)] };
+function rangeSql(key: string, field: string, columns: FieldColumns, op: string, operand: unknown): SqlCondition {
+  const kind = typeof operand;
+  if (kind !== 'string' && kind !== 'number' && kind !== 'boolean') return { sql: '0', params: [] };
+  const value = columns.has(key) ? columnValue(operand) : operand === true ? 1 : operand === false ? 0 : operand;
+  return { sql: `(${field} ${op} ? AND ${typeSql(key, columns, kind)})`, params: [value] };
 }
 
 /** ORDER BY for a sort; the same expressions as the indexes', so an index in that order serves it. */
-export function orderSql(sort: Sort | undefined): string {
+export function orderSql(sort: Sort | undefined, columns: FieldColumns): string {
   if (!sort || Object.keys(sort).length === 0) return '';
   return ` ORDER BY ${Object.entries(sort)
-    .map(([field, direction]) => `${fieldSql(field)} ${direction === -1 ? 'DESC' : 'ASC'}`)
+    .map(([field, direction]) => `${fieldSql(field, columns)} ${direction === -1 ? 'DESC' : 'ASC'}`)
     .join(', ')}`;
 }

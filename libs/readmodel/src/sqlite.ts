@@ -4,7 +4,7 @@ import { dirname } from 'node:path';
 import { LRUCache } from 'lru-cache';
 import { StoreUnavailableError } from '@udp/eventstore';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
-import { fieldSql, orderSql, partitionKey, partitionKeySql, whereSql, type SqlCondition } from './sqlite-filter';
+import { checkFieldName, columnOf, columnValue, columnValueSql, fieldSql, orderSql, partitionKey, partitionKeySql, whereSql, type SqlCondition } from './sqlite-filter';
 
 export interface SqliteReadModelsLogger {
   info(details: object, message: string): void;
@@ -92,14 +92,15 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   async ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
-    const fields = Object.keys(keys);
+    const fields = Object.keys(keys).map(checkFieldName);
     if (fields.length === 0) return;
-    const table = (this.collection(collection) as unknown as SqliteCollection<Document>).table;
-    const columns = fields.map((field, i) => `${i === 0 ? partitionKeySql(field) : fieldSql(field)}${keys[field] === -1 ? ' DESC' : ''}`);
-    const name = `"${table.slice(1, -1)}__${fields.map((f) => `${f}_${keys[f] === -1 ? 'd' : 'a'}`).join('__')}"`;
+    const target = this.collection(collection) as unknown as SqliteCollection<Document>;
     this.commit();
-    this.db.exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${table} (${columns.join(', ')})`);
-    this.collections.get(collection)!.partitionFields.add(fields[0]);
+    for (const field of fields) target.addColumn(field);
+    const columns = fields.map((field, i) => `${i === 0 ? partitionKeySql(field) : columnOf(field)}${keys[field] === -1 ? ' DESC' : ''}`);
+    const name = `"${target.table.slice(1, -1)}__${fields.map((f) => `${f}_${keys[f] === -1 ? 'd' : 'a'}`).join('__')}"`;
+    this.db.exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${target.table} (${columns.join(', ')})`);
+    target.partitionFields.add(fields[0]);
   }
 
   checkpoints(): CheckpointStore {
@@ -120,6 +121,11 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (!this.db.open) return;
     this.commit();
     this.db.close();
+  }
+
+  /** The database, for a collection's own statements (its table and columns). */
+  get database(): Database.Database {
+    return this.db;
   }
 
   /** A prepared statement for `sql`, kept for the next query of the same shape. */
@@ -177,7 +183,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   deleteNow(sql: string, params: unknown[]): number {
     if (this.failure) throw unavailable(this.failure);
     this.commit();
-    const changes = this.db.transaction(() => this.statement(sql).run(...params).changes)();
+    const changes = this.db.transaction(() => this.db.prepare(sql).run(...params).changes)();
     if (changes > 0) this.db.pragma('wal_checkpoint(TRUNCATE)');
     return changes;
   }
@@ -189,10 +195,14 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   readonly table: string;
   /** The first fields of the collection's indexes: an equality on one is also asked of its key. */
   readonly partitionFields = new Set<string>();
-  private readonly byId;
-  private readonly stored;
-  private readonly insert;
-  private readonly replace;
+  /** The fields with a column of their own (`f_<field>`): those the collection's indexes name. */
+  private readonly columns = new Set<string>();
+  private statements!: ReturnType<SqliteCollection<T>['prepare']>;
+  /**
+   * Documents handed out read-only, by their JSON text: a document read again unchanged is the same object, so
+   * what a caller derived from it (history-queries.ts: an entry's answer text) is found again without parsing.
+   */
+  private readonly readOnlyDocuments = new LRUCache<string, T>({ max: 20_000 });
 
   constructor(
     private readonly store: SqliteReadModelStore,
@@ -201,28 +211,61 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     if (!TABLE_NAME.test(name)) throw new Error(`unsupported read-model collection name: ${JSON.stringify(name)}`);
     this.table = `"rm_${name}"`;
     store.commit();
+    const db = store.database;
     // `key`: the id's hash (the index on it keeps no id; see the class comment of SqliteReadModelStore).
-    store.statement(
-      `CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT NOT NULL, key INTEGER NOT NULL, revision REAL, doc TEXT NOT NULL)`,
-    ).run();
-    store.statement(`CREATE INDEX IF NOT EXISTS "rm_${name}__key" ON ${this.table} (key)`).run();
-    this.byId = store.statement(`SELECT doc FROM ${this.table} WHERE key = ? AND id = ?`).pluck();
-    this.stored = store.statement(`SELECT rowid, revision FROM ${this.table} WHERE key = ? AND id = ?`);
-    this.insert = store.statement(`INSERT INTO ${this.table} (id, key, revision, doc) VALUES (?, ?, ?, ?)`);
-    this.replace = store.statement(`UPDATE ${this.table} SET revision = ?, doc = ? WHERE rowid = ?`);
+    db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT NOT NULL, key INTEGER NOT NULL, revision REAL, doc TEXT NOT NULL)`);
+    db.exec(`CREATE INDEX IF NOT EXISTS "rm_${name}__key" ON ${this.table} (key)`);
+    for (const { name: column } of db.pragma(`table_info(${this.table})`) as Array<{ name: string }>) {
+      if (column.startsWith('f_')) this.columns.add(column.slice(2));
+    }
+    this.statements = this.prepare();
+  }
+
+  /** Gives `field` a column of its own, filled from the documents already stored. */
+  addColumn(field: string): void {
+    if (this.columns.has(field)) return;
+    const db = this.store.database;
+    db.transaction(() => {
+      db.exec(`ALTER TABLE ${this.table} ADD COLUMN ${columnOf(field)}`);
+      db.exec(`UPDATE ${this.table} SET ${columnOf(field)} = ${columnValueSql(field)}`);
+    })();
+    this.columns.add(field);
+    this.statements = this.prepare();
+  }
+
+  private prepare() {
+    const db = this.store.database;
+    const columns = [...this.columns].map(columnOf);
+    return {
+      columns: [...this.columns],
+      byId: db.prepare(`SELECT doc FROM ${this.table} WHERE key = ? AND id = ?`).pluck(),
+      stored: db.prepare(`SELECT rowid, revision FROM ${this.table} WHERE key = ? AND id = ?`),
+      insert: db.prepare(
+        `INSERT INTO ${this.table} (id, key, revision, doc${columns.map((c) => `, ${c}`).join('')}) VALUES (?, ?, ?, ?${', ?'.repeat(columns.length)})`,
+      ),
+      replace: db.prepare(`UPDATE ${this.table} SET revision = ?, doc = ?${columns.map((c) => `, ${c} = ?`).join('')} WHERE rowid = ?`),
+    };
   }
 
   async get(id: string): Promise<T | null> {
-    const doc = this.store.read(() => this.byId.get(partitionKey(id), id) as string | undefined);
+    const doc = this.store.read(() => this.statements.byId.get(partitionKey(id), id) as string | undefined);
     return doc === undefined ? null : (JSON.parse(doc) as T);
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const where = this.where(filter);
     const limit = options.limit !== undefined ? ' LIMIT ?' : '';
-    const statement = this.store.statement(`SELECT doc FROM ${this.table} WHERE ${where.sql}${orderSql(options.sort)}${limit}`).pluck();
+    const statement = this.store
+      .statement(`SELECT doc FROM ${this.table} WHERE ${where.sql}${orderSql(options.sort, this.columns)}${limit}`)
+      .pluck();
     const params = options.limit !== undefined ? [...where.params, options.limit] : where.params;
-    return this.store.read(() => statement.all(...params) as string[]).map((doc) => JSON.parse(doc) as T);
+    const texts = this.store.read(() => statement.all(...params) as string[]);
+    if (!options.readOnly) return texts.map((text) => JSON.parse(text) as T);
+    return texts.map((text) => {
+      let doc = this.readOnlyDocuments.get(text);
+      if (doc === undefined) this.readOnlyDocuments.set(text, (doc = JSON.parse(text) as T));
+      return doc;
+    });
   }
 
   async count(filter: Filter): Promise<number> {
@@ -233,18 +276,20 @@ class SqliteCollection<T extends Document> implements Collection<T> {
 
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
     const key = partitionKey(doc._id);
+    const { stored, insert, replace, columns } = this.statements;
     return this.store.write(() => {
-      const row = this.stored.get(key, doc._id) as { rowid: number; revision: number | null } | undefined;
+      const row = stored.get(key, doc._id) as { rowid: number; revision: number | null } | undefined;
       if (row && row.revision !== null && row.revision >= doc.revision) return false;
-      if (row) this.replace.run(doc.revision, JSON.stringify(doc), row.rowid);
-      else this.insert.run(doc._id, key, doc.revision, JSON.stringify(doc));
+      const values = columns.map((field) => columnValue((doc as unknown as Record<string, unknown>)[field]));
+      if (row) replace.run(doc.revision, JSON.stringify(doc), ...values, row.rowid);
+      else insert.run(doc._id, key, doc.revision, JSON.stringify(doc), ...values);
       return true;
     });
   }
 
   async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
     const entries = Object.entries(set).filter(([field]) => field !== '_id');
-    for (const [field] of entries) fieldSql(field);
+    for (const [field] of entries) checkFieldName(field);
     if (entries.length === 0) return this.count(filter);
     const where = this.where(filter);
     const given = entries.filter(([, value]) => value !== undefined);
@@ -252,11 +297,17 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     let doc = 'doc';
     if (given.length) doc = `json_set(${doc}, ${given.map(([field]) => `'$.${field}', json(?)`).join(', ')})`;
     if (removed.length) doc = `json_remove(${doc}, ${removed.map(([field]) => `'$.${field}'`).join(', ')})`;
-    const revision = 'revision' in set ? ', revision = ?' : '';
-    const statement = this.store.statement(`UPDATE ${this.table} SET doc = ${doc}${revision} WHERE ${where.sql}`);
+    const inColumns = entries.filter(([field]) => this.columns.has(field));
+    const assignments = [
+      `doc = ${doc}`,
+      ...('revision' in set ? ['revision = ?'] : []),
+      ...inColumns.map(([field]) => `${columnOf(field)} = ?`),
+    ];
+    const statement = this.store.statement(`UPDATE ${this.table} SET ${assignments.join(', ')} WHERE ${where.sql}`);
     const params = [
       ...given.map(([, value]) => JSON.stringify(value)),
       ...('revision' in set ? [typeof set.revision === 'number' ? set.revision : null] : []),
+      ...inColumns.map(([, value]) => columnValue(value)),
       ...where.params,
     ];
     return this.store.write(() => statement.run(...params).changes);
@@ -268,7 +319,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   private where(filter: Filter): SqlCondition {
-    return whereSql(filter, this.partitionFields);
+    return whereSql(filter, this.columns, this.partitionFields);
   }
 }
 
@@ -281,7 +332,7 @@ function connect(file: string): Database.Database {
   db.pragma('busy_timeout = 5000');
   // 32 MiB of pages: the figure RSS is held to (docs/performance.md); the operating system caches the rest.
   db.pragma('cache_size = -32768');
-  db.function('udp_key', { deterministic: true }, (value: unknown) => partitionKey(value as string | number | null));
+  db.function('udp_key', { deterministic: true }, (value: unknown) => partitionKey(value));
   db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
   return db;
 }
