@@ -132,7 +132,9 @@ async function mustStart(dataDir) {
 /** Closed loop by autocannon: `connections` requests in flight for `SECONDS`, cycling through `requests`. */
 function cannon(url, requests) {
   return new Promise((resolve, reject) => {
-    autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests }, (error, result) => (error ? reject(error) : resolve(result)));
+    autocannon({ url, connections: CONNECTIONS, duration: SECONDS, requests }, (error, result) =>
+      error ? reject(error) : resolve(result),
+    );
   });
 }
 
@@ -225,14 +227,17 @@ const statusCount = (statuses, test) =>
 
 async function main() {
   const rows = [];
-  const row = (figure, measured, target, ok) => rows.push(`| ${figure} | ${measured} | ${target} | ${ok === undefined ? '' : verdict(ok)} |`);
+  const row = (figure, measured, target, ok) =>
+    rows.push(`| ${figure} | ${measured} | ${target} | ${ok === undefined ? '' : verdict(ok)} |`);
   const notes = [];
   const loadAtStart = loadavg()[0];
 
   // ---------- 1,000,000 entries ----------
   const dataDir = mkdtempSync(join(tmpdir(), 'udp-bench-'));
   dataDirs.push(dataDir);
-  phase(`seeding ${USERS} users x ${PER_USER} entries, ${READERS} readers x ${PER_READER} and one history of ${LONG} events into the store`);
+  phase(
+    `seeding ${USERS} users x ${PER_USER} entries, ${READERS} readers x ${PER_READER} and one history of ${LONG} events into the store`,
+  );
   const seeded = seed(dataDir, USERS, PER_USER, LONG);
   const storedEvents = seeded.events;
 
@@ -259,7 +264,12 @@ async function main() {
   phase(`writes: the open-loop generator against the bare server, then POST through the gateway, ${RATE}/s`);
   const writers = await Promise.all(Array.from({ length: 200 }, (_, u) => tokenFor(`bench-writer-${u}`)));
   const postTo = (send, prefix) => (i) =>
-    send('POST', '/api/history/v2', auth(writers[i % writers.length]), JSON.stringify({ item_id: `${prefix}${i}`, last_playback_position: i % 600 }));
+    send(
+      'POST',
+      '/api/history/v2',
+      auth(writers[i % writers.length]),
+      JSON.stringify({ item_id: `${prefix}${i}`, last_playback_position: i % 600 }),
+    );
   const generatorRun = await openLoop(postTo(client(`http://127.0.0.1:${reads.barePort}`, 256), 'urn:media:'), POSTS, RATE);
   await stopChild(reads.bareChild);
   const postRun = await openLoop(postTo(client(base, 256), 'urn:media:'), POSTS, RATE);
@@ -376,9 +386,16 @@ async function main() {
     '< 300 MiB',
     maxRss < 300,
   );
-  notes.push(`${(USERS * PER_USER).toLocaleString('en-US')}-entry store seeded in ${fmt(seeded.seconds)} s (${storedEvents.toLocaleString('en-US')} events).`);
-  for (const [name, s] of Object.entries({ 'first start': firstStart, 'after a clean stop': cleanStart, 'after kill -9': killStart, 'no saved state': bareStart })) {
-    notes.push(`history-svc's files at the start ${name}: ${s.files}.`);
+  notes.push(
+    `${(USERS * PER_USER).toLocaleString('en-US')}-entry store seeded in ${fmt(seeded.seconds)} s (${storedEvents.toLocaleString('en-US')} events).`,
+  );
+  for (const [name, s] of Object.entries({
+    'first start': firstStart,
+    'after a clean stop': cleanStart,
+    'after kill -9': killStart,
+    'no saved state': bareStart,
+  })) {
+    notes.push(`history-svc's files at the ${name === 'first start' ? 'first start' : `start ${name}`}: ${s.files}.`);
   }
   rmSync(dataDir, { recursive: true, force: true });
 
@@ -389,9 +406,13 @@ async function main() {
     const bigEntries = BIG_USERS * BIG_ENTRIES;
     phase(`seeding ${BIG_USERS} users x ${BIG_ENTRIES} entries and ${READERS} readers x ${PER_READER} into the store`);
     const bigSeed = seed(bigDir, BIG_USERS, BIG_ENTRIES, 0);
-    notes.push(`${bigEntries.toLocaleString('en-US')}-entry store seeded in **${fmt(bigSeed.seconds)} s** (${bigSeed.events.toLocaleString('en-US')} events, bench/seed.ts batch inserts).`);
+    notes.push(
+      `${bigEntries.toLocaleString('en-US')}-entry store seeded in **${fmt(bigSeed.seconds)} s** (${bigSeed.events.toLocaleString('en-US')} events, bench/seed.ts batch inserts).`,
+    );
     const label = `${(bigEntries / 1e6).toLocaleString('en-US')}M`;
-    phase(`${label}: first start (nothing saved yet: every event replayed; at most ${BIG_START_TIMEOUT_S} s, RSS guard ${RSS_GUARD_MIB} MiB)`);
+    phase(
+      `${label}: first start (nothing saved yet: every event replayed; at most ${BIG_START_TIMEOUT_S} s, RSS guard ${RSS_GUARD_MIB} MiB)`,
+    );
     const bigFirst = await startEmbedded(bigDir, BIG_START_TIMEOUT_S);
     let bigClean;
     let bigReads;

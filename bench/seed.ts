@@ -55,7 +55,9 @@ async function seed(): Promise<void> {
   };
   inTransactions(Number(users), Number(perUser), (u) => history(`seed-user-${u}`, 'urn:seed:', 0, Number(perUser), (i) => i));
   // Readers: items of their own, so no two readers' pages are the same bytes.
-  inTransactions(Number(readers), Number(perReader), (r) => history(`bench-reader-${r}`, `urn:reader-${r}:`, 0, Number(perReader), (i) => i));
+  inTransactions(Number(readers), Number(perReader), (r) =>
+    history(`bench-reader-${r}`, `urn:reader-${r}:`, 0, Number(perReader), (i) => i),
+  );
   // One long history: replays of 10,000 items, so each item's entry is recorded again and again.
   const distinct = 10_000;
   for (let from = 0; from < Number(longEvents); from += BATCH) {
