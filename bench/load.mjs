@@ -3,8 +3,8 @@
 import http from 'node:http';
 
 /**
- * The gateway's rate limits out of reach (docs/architecture.md, "The public edge"): the read figure is one user at
- * thousands of requests per second from loopback, far above the defaults (1,000 per user and 10,000 per address in
+ * The gateway's rate limits out of reach (docs/architecture.md, "The public edge"): the read figure is 200 users at
+ * thousands of requests per second from one loopback address, far above the defaults (1,000 per user and 10,000 per address in
  * 10 s). The limiters still run, so their cost is in the figures.
  */
 export const BENCH_RATE_LIMITS = { RATE_LIMIT_PER_USER: '1000000000', RATE_LIMIT_PER_ADDRESS: '1000000000' };
@@ -33,8 +33,11 @@ export function client(base, connections) {
     });
 }
 
-/** `total` requests with `concurrency` in flight; returns requests per second and latencies. */
-/** `total` requests started at `rate` per second whatever the answers do (no coordinated omission). */
+/**
+ * `total` requests started at `rate` per second whatever the answers do (no coordinated omission). Returns the rate
+ * achieved, every latency and the count of each status; a request that failed without an answer (connection
+ * refused or reset) counts as status `error`.
+ */
 export async function openLoop(send, total, rate) {
   const latencies = [];
   const statuses = {};
@@ -46,11 +49,16 @@ export async function openLoop(send, total, rate) {
     const wait = due - performance.now();
     if (wait > 1) await new Promise((r) => setTimeout(r, wait));
     inFlight.push(
-      send(i).then((res) => {
-        // Latency from the scheduled start, so a stalled server cannot hide its queueing.
-        latencies.push(performance.now() - due);
-        statuses[res.status] = (statuses[res.status] ?? 0) + 1;
-      }),
+      send(i).then(
+        (res) => {
+          // Latency from the scheduled start, so a stalled server cannot hide its queueing.
+          latencies.push(performance.now() - due);
+          statuses[res.status] = (statuses[res.status] ?? 0) + 1;
+        },
+        () => {
+          statuses.error = (statuses.error ?? 0) + 1;
+        },
+      ),
     );
   }
   await Promise.all(inFlight);
