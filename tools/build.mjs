@@ -38,9 +38,13 @@ export const ENTRIES = {
 
 /**
  * Worker threads a bundle starts by file, each built beside every bundle (a bundle finds it in its own directory):
- * the SQLite event store's writer (libs/eventstore/src/sqlite.ts, `writerEntry`).
+ * the SQLite event store's writer (libs/eventstore/src/sqlite.ts, `writerEntry`) and the SQLite read models'
+ * checkpointer (libs/readmodel/src/sqlite.ts, `checkpointerEntry`).
  */
-const WORKERS = [['sqlite-writer.js', { source: 'libs/eventstore/src/sqlite-writer.ts' }]];
+const WORKERS = [
+  ['sqlite-writer.js', { source: 'libs/eventstore/src/sqlite-writer.ts' }],
+  ['sqlite-checkpointer.js', { source: 'libs/readmodel/src/sqlite-checkpointer.ts' }],
+];
 
 export async function buildEntries(names = Object.keys(ENTRIES), outdir = join(root, 'dist')) {
   const outputs = []; // [name, outfile, entry]

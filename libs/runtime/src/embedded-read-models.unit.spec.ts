@@ -60,11 +60,15 @@ async function session(dir: string) {
       await projector.stop();
       await closeAdapters(adapters, shared);
     },
-    /** A crash: the event log is as written (every append was durable), the read models as last committed. */
+    /**
+     * A crash as one process can play it: the event log as written (every append was durable), the read models as
+     * committed (their connection closed; a real crash loses the last uncommitted writes, main.crash.int.spec.ts).
+     */
     async crash() {
       await projector.stop();
       await adapters.store.close();
       await adapters.snapshots.close();
+      await adapters.readModels.close();
     },
   };
 }

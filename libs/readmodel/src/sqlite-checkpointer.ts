@@ -1,0 +1,41 @@
+/**
+ * The embedded read models' checkpointer: the entry of a worker thread (started by sqlite.ts) that copies the
+ * write-ahead log into the database file every `intervalMs`, so that the copying and its fsyncs never block the event
+ * loop that serves requests and applies events. The store's own connection checkpoints only past 64 MiB of log.
+ *
+ * Loaded by file, never imported for its code (sqlite.ts imports only its types). In dist/ it is its own bundle
+ * (tools/build.mjs); from the sources (jest) Node runs this file as it is, stripping its types: CommonJS `require`,
+ * erasable TypeScript only (as libs/eventstore/src/sqlite-writer.ts).
+ */
+
+export interface CheckpointerData {
+  file: string;
+  intervalMs: number;
+}
+
+const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
+const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+
+const { file, intervalMs } = workerData as CheckpointerData;
+const db = new Database(file);
+// A commit under way makes a checkpoint wait or stop early: it is tried again at the next interval, not waited for.
+db.pragma('busy_timeout = 0');
+db.pragma('synchronous = NORMAL');
+
+function checkpoint(): void {
+  try {
+    // PASSIVE: copies what no reader still needs, beside the writer; the log starts over once all of it was copied.
+    db.pragma('wal_checkpoint(PASSIVE)');
+  } catch {
+    // Busy or failing now: the next interval tries again; the log only grows meanwhile.
+  }
+}
+
+const timer = setInterval(checkpoint, intervalMs);
+parentPort!.on('message', (message: 'stop') => {
+  if (message !== 'stop') return;
+  clearInterval(timer);
+  checkpoint();
+  db.close();
+  parentPort!.close();
+});
