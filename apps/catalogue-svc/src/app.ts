@@ -44,6 +44,7 @@ export async function createCatalogueService(deps: CatalogueServiceDeps): Promis
     { logger, service: 'catalogue-svc' },
   );
   await projector.start();
+  await readModels.caughtUp?.();
 
   // Publishing is the import command: only versions not yet published become events.
   const now = deps.now ?? Date.now;

@@ -49,6 +49,11 @@ export interface ReadModelStore {
   /** Declares an index; queries stay correct without it, only slower. */
   ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void>;
   checkpoints(): CheckpointStore;
+  /**
+   * The service's projectors caught up with the event store at start. An adapter that put work off while they
+   * rebuilt it from nothing (SQLite: its indexes, built at once afterwards) does it now, before the service answers.
+   */
+  caughtUp?(): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }

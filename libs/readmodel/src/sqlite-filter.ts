@@ -54,20 +54,21 @@ const typeSql = (field: string, columns: FieldColumns, kind: 'number' | 'string'
 };
 
 /**
- * The key an index keeps for its first field: a hash of the value, not the value (see sqlite.ts, "Erasure"). Equal
- * values have equal keys; the SQL function `udp_key` computes the same over a column's value.
+ * The key an index keeps for its first field: a hash of the value, not the value (see sqlite.ts, "Erasure"), in a
+ * column of its own (`k_<field>`). Equal values have equal keys; a string and a number never share a seed. The
+ * SQL function `udp_key` computes the same over a column's value (filling a column added to a collection).
  */
 export function partitionKey(value: unknown): number | null {
   if (value === null || value === undefined) return null;
   const held = Buffer.isBuffer(value) ? value[0] === 1 : value;
-  const text = `${typeof held}:${String(held)}`;
+  const text = typeof held === 'string' ? held : String(held);
   // FNV-1a, 32 bits: a collision costs only selectivity, the exact condition is always tested too.
-  let hash = 0x811c9dc5;
+  let hash = typeof held === 'string' ? 0x811c9dc5 : typeof held === 'number' ? 0x050c5d1f : 0x1b873593;
   for (let i = 0; i < text.length; i++) hash = Math.imul(hash ^ text.charCodeAt(i), 0x01000193);
   return hash >>> 0;
 }
 
-export const partitionKeySql = (field: string) => `udp_key(${columnOf(field)})`;
+export const keyColumnOf = (field: string) => `"k_${checkFieldName(field)}"`;
 
 export interface SqlCondition {
   sql: string;
@@ -77,7 +78,7 @@ export interface SqlCondition {
 
 /**
  * `filter` as a WHERE clause. `partitionFields`: the first fields of the collection's indexes; an equality on one
- * also gets the term on its key, which is what lets SQLite use the index.
+ * also gets the term on its key column, which is what lets SQLite use the index.
  */
 export function whereSql(filter: Filter, columns: FieldColumns, partitionFields: ReadonlySet<string>): SqlCondition {
   const terms: string[] = [];
@@ -100,7 +101,7 @@ export function whereSql(filter: Filter, columns: FieldColumns, partitionFields:
     }
     const field = fieldSql(key, columns);
     const equality = condition === null || typeof condition !== 'object' ? condition : (condition as { $eq?: Scalar }).$eq;
-    if (partitionFields.has(key) && equality !== undefined && equality !== null) add(`${partitionKeySql(key)} = ?`, partitionKey(equality));
+    if (partitionFields.has(key) && equality !== undefined && equality !== null) add(`${keyColumnOf(key)} = ?`, partitionKey(equality));
     for (const term of conditionSql(key, field, columns, condition as FieldCondition)) add(term.sql, ...term.params);
   }
   return terms.length === 0 ? { sql: '1', params: [] } : { sql: terms.join(' AND '), params };

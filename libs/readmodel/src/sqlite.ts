@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { StoreUnavailableError } from '@udp/eventstore';
 import type { CheckpointerData } from './sqlite-checkpointer';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
-import { checkFieldName, columnOf, columnValue, columnValueSql, orderSql, partitionKey, partitionKeySql, whereSql, type SqlCondition } from './sqlite-filter';
+import { checkFieldName, columnOf, columnValue, columnValueSql, keyColumnOf, orderSql, partitionKey, whereSql, type SqlCondition } from './sqlite-filter';
 
 export interface SqliteReadModelsLogger {
   info(details: object, message: string): void;
@@ -28,6 +28,11 @@ export interface SqliteReadModelsOptions {
   commitEveryMs?: number;
   /** How often the checkpointer thread copies the write-ahead log into the file (default 200 ms). */
   checkpointEveryMs?: number;
+  /**
+   * Read models with no checkpoint yet (a new file) get their indexes only when `caughtUp` is called: for a service
+   * whose projectors rebuild them at start, before it answers (libs/runtime, startServiceProjections).
+   */
+  deferIndexes?: boolean;
   logger?: SqliteReadModelsLogger;
 }
 
@@ -50,6 +55,8 @@ export interface SqliteReadModelsOptions {
  *   truncated, so the deleted bytes are in neither file. An index keeps its first field as a hash (`udp_key`), not
  *   the value: interior index pages keep copies of keys that deletion does not reach, and the first field is the
  *   user's id in every per-user read model. Other fields of an index (dates, item ids) may stay in interior pages.
+ *   (The key is a column, `k_<field>`, filled by this code: computed inside SQLite it cost a call into JavaScript
+ *   per index per write.)
  */
 export class SqliteReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, SqliteCollection<Document>>();
@@ -62,6 +69,9 @@ export class SqliteReadModelStore implements ReadModelStore {
   private failure: Error | null = null;
   private readonly checkpointStore: CheckpointStore;
   private readonly checkpointer: Worker;
+  /** Set while the read models are rebuilt from nothing (no checkpoint yet): the indexes `caughtUp` builds. */
+  private deferredIndexes: string[] | null;
+  private readonly logger?: SqliteReadModelsLogger;
   private readonly saveCheckpoint: Database.Statement<[string, string]>;
   /** Checkpoints saved in the open transaction, written into it as it commits. */
   private readonly pendingCheckpoints = new Map<string, bigint>();
@@ -72,6 +82,8 @@ export class SqliteReadModelStore implements ReadModelStore {
   ) {
     this.maxBatch = options.maxBatch ?? 10_000;
     this.commitEveryMs = options.commitEveryMs ?? 50;
+    this.logger = options.logger;
+    this.deferredIndexes = options.deferIndexes && db.prepare('SELECT count(*) FROM checkpoints').pluck().get() === 0 ? [] : null;
     // The checkpointer thread copies the log as it grows; this connection checkpoints only once the log passes
     // 64 MiB (under sustained writes a background copy never catches up, and only a writer's checkpoint lets the
     // log start over), and then copies only what the thread has not.
@@ -127,11 +139,27 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (fields.length === 0) return;
     const target = this.collection(collection) as unknown as SqliteCollection<Document>;
     this.commit();
-    for (const field of fields) target.addColumn(field);
-    const columns = fields.map((field, i) => `${i === 0 ? partitionKeySql(field) : columnOf(field)}${keys[field] === -1 ? ' DESC' : ''}`);
+    target.addKeyColumn(fields[0]);
+    for (const field of fields.slice(1)) target.addColumn(field);
+    const columns = fields.map((field, i) => `${i === 0 ? keyColumnOf(field) : columnOf(field)}${keys[field] === -1 ? ' DESC' : ''}`);
     const name = `"${target.table.slice(1, -1)}__${fields.map((f) => `${f}_${keys[f] === -1 ? 'd' : 'a'}`).join('__')}"`;
-    this.db.exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${target.table} (${columns.join(', ')})`);
-    target.partitionFields.add(fields[0]);
+    const create = `CREATE INDEX IF NOT EXISTS ${name} ON ${target.table} (${columns.join(', ')})`;
+    if (this.deferredIndexes) this.deferredIndexes.push(create);
+    else this.db.exec(create);
+  }
+
+  /**
+   * Builds the indexes put off while the read models were rebuilt from nothing: built at once over a million
+   * documents they cost a third of what keeping them up to date document by document did (docs/performance.md).
+   */
+  async caughtUp(): Promise<void> {
+    const deferred = this.deferredIndexes;
+    if (!deferred) return;
+    this.deferredIndexes = null;
+    this.commit();
+    const started = performance.now();
+    for (const create of deferred) this.db.exec(create);
+    if (deferred.length) this.logger?.info({ indexes: deferred.length, ms: Math.round(performance.now() - started) }, 'read-model indexes built');
   }
 
   checkpoints(): CheckpointStore {
@@ -241,7 +269,7 @@ function checkpointerEntry(): string {
 
 class SqliteCollection<T extends Document> implements Collection<T> {
   readonly table: string;
-  /** The first fields of the collection's indexes: an equality on one is also asked of its key. */
+  /** The first fields of the collection's indexes, each with a column of its key (`k_<field>`): an equality on one is also asked of its key. */
   readonly partitionFields = new Set<string>();
   /** The fields with a column of their own (`f_<field>`): those the collection's indexes name. */
   private readonly columns = new Set<string>();
@@ -265,6 +293,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     db.exec(`CREATE INDEX IF NOT EXISTS "rm_${name}__key" ON ${this.table} (key)`);
     for (const { name: column } of db.pragma(`table_info(${this.table})`) as Array<{ name: string }>) {
       if (column.startsWith('f_')) this.columns.add(column.slice(2));
+      if (column.startsWith('k_')) this.partitionFields.add(column.slice(2));
     }
     this.statements = this.prepare();
   }
@@ -281,11 +310,25 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     this.statements = this.prepare();
   }
 
+  /** Gives `field` a column of its own and one of its key (an index's first field), filled from the documents stored. */
+  addKeyColumn(field: string): void {
+    this.addColumn(field);
+    if (this.partitionFields.has(field)) return;
+    const db = this.store.database;
+    db.transaction(() => {
+      db.exec(`ALTER TABLE ${this.table} ADD COLUMN ${keyColumnOf(field)}`);
+      db.exec(`UPDATE ${this.table} SET ${keyColumnOf(field)} = udp_key(${columnOf(field)})`);
+    })();
+    this.partitionFields.add(field);
+    this.statements = this.prepare();
+  }
+
   private prepare() {
     const db = this.store.database;
-    const columns = [...this.columns].map(columnOf);
+    const columns = [...[...this.columns].map(columnOf), ...[...this.partitionFields].map(keyColumnOf)];
     return {
       columns: [...this.columns],
+      keys: [...this.partitionFields],
       byId: db.prepare(`SELECT doc FROM ${this.table} WHERE key = ? AND id = ?`).pluck(),
       stored: db.prepare(`SELECT rowid, revision FROM ${this.table} WHERE key = ? AND id = ?`),
       insert: db.prepare(
@@ -324,11 +367,15 @@ class SqliteCollection<T extends Document> implements Collection<T> {
 
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
     const key = partitionKey(doc._id);
-    const { stored, insert, replace, columns } = this.statements;
+    const { stored, insert, replace, columns, keys } = this.statements;
     return this.store.write(() => {
       const row = stored.get(key, doc._id) as { rowid: number; revision: number | null } | undefined;
       if (row && row.revision !== null && row.revision >= doc.revision) return false;
-      const values = columns.map((field) => columnValue((doc as unknown as Record<string, unknown>)[field]));
+      const fields = doc as unknown as Record<string, unknown>;
+      const values = [
+        ...columns.map((field) => columnValue(fields[field])),
+        ...keys.map((field) => partitionKey(columnValue(fields[field]))),
+      ];
       if (row) replace.run(doc.revision, JSON.stringify(doc), ...values, row.rowid);
       else insert.run(doc._id, key, doc.revision, JSON.stringify(doc), ...values);
       return true;
@@ -346,16 +393,19 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     if (given.length) doc = `json_set(${doc}, ${given.map(([field]) => `'$.${field}', json(?)`).join(', ')})`;
     if (removed.length) doc = `json_remove(${doc}, ${removed.map(([field]) => `'$.${field}'`).join(', ')})`;
     const inColumns = entries.filter(([field]) => this.columns.has(field));
+    const inKeys = entries.filter(([field]) => this.partitionFields.has(field));
     const assignments = [
       `doc = ${doc}`,
       ...('revision' in set ? ['revision = ?'] : []),
       ...inColumns.map(([field]) => `${columnOf(field)} = ?`),
+      ...inKeys.map(([field]) => `${keyColumnOf(field)} = ?`),
     ];
     const statement = this.store.statement(`UPDATE ${this.table} SET ${assignments.join(', ')} WHERE ${where.sql}`);
     const params = [
       ...given.map(([, value]) => JSON.stringify(value)),
       ...('revision' in set ? [typeof set.revision === 'number' ? set.revision : null] : []),
       ...inColumns.map(([, value]) => columnValue(value)),
+      ...inKeys.map(([, value]) => partitionKey(columnValue(value))),
       ...where.params,
     ];
     return this.store.write(() => statement.run(...params).changes);

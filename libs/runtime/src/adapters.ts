@@ -40,6 +40,8 @@ export async function openAdapters(config: CommonConfig, service: string, shared
     return SqliteReadModelStore.open({
       file: join(dir, 'read-models.sqlite'),
       head: () => sqlite.highestPosition(),
+      // The services start through startServiceProjections, which says when their projectors caught up.
+      deferIndexes: true,
       logger: logger?.child({ component: 'read-models' }),
     });
   };

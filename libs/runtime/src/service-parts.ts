@@ -129,6 +129,7 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
     new Projector(store, options.publisherCheckpoints ?? checkpoints, options.publisher, { logger, service, publishes: true, segments });
   const projectors = [projector, ...wholeProjectors, ...(publisher ? [publisher] : [])];
   for (const each of projectors) await each.start();
+  await readModels.caughtUp?.();
   const erasure = await erasureParticipant({
     service,
     bus,

@@ -71,6 +71,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
     collection: <T extends Document>(name: string) => wrap(name, readModels.collection<T>(name)),
     ensureIndex: (collection, keys) => readModels.ensureIndex(collection, keys),
     checkpoints: () => readModels.checkpoints(),
+    caughtUp: async () => readModels.caughtUp?.(),
     ping: () => readModels.ping(),
     close: () => readModels.close(),
   };

@@ -158,6 +158,7 @@ export function erasingTrendingToo(readModels: ReadModelStore, options: HistoryP
       (name === HISTORY_COLLECTION ? erasingEntries : readModels.collection<T>(name)) as unknown as Collection<T>,
     ensureIndex: (collection, keys) => readModels.ensureIndex(collection, keys),
     checkpoints: () => readModels.checkpoints(),
+    caughtUp: async () => readModels.caughtUp?.(),
     ping: () => readModels.ping(),
     close: () => readModels.close(),
   };
