@@ -38,7 +38,8 @@ interface Log {
  * Retention, as Kafka has one: a message every group of its topic has consumed is kept only while it is among
  * the newest `retained`, for a group that subscribes later. A message a group has not consumed is always kept.
  * (Without a bound, a topic nobody consumes here, such as the change events, held every message ever published:
- * 1,100,000 of them after a start that replayed the history store.)
+ * 1,100,000 of them after a start that replayed the history store. At 100,000 they still held 100-200 MB of the
+ * embedded process's memory; every consumer of the embedded mode subscribes at start.)
  */
 export class InProcessBus implements Bus {
   private readonly logs = new Map<string, Log>();
@@ -49,7 +50,7 @@ export class InProcessBus implements Bus {
   constructor(
     /** The first pause before a failed message is handed again; doubles while it keeps failing (libs/retry). */
     private readonly retryDelayMs = 50,
-    private readonly retained = 100_000,
+    private readonly retained = 10_000,
   ) {}
 
   async publish(topic: string, messages: BusMessage[]): Promise<void> {

@@ -278,7 +278,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
    * Documents handed out read-only, by their JSON text: a document read again unchanged is the same object, so
    * what a caller derived from it (history-queries.ts: an entry's answer text) is found again without parsing.
    */
-  private readonly readOnlyDocuments = new LRUCache<string, T>({ max: 20_000 });
+  private readonly readOnlyDocuments = new LRUCache<string, T>({ max: 50_000 });
 
   constructor(
     private readonly store: SqliteReadModelStore,
