@@ -49,7 +49,8 @@ export const columnValueSql = (field: string) =>
 
 /** The SQL type test of a column value against a JSON-text field's type names. */
 const typeSql = (field: string, columns: FieldColumns, kind: 'number' | 'string' | 'boolean') => {
-  if (columns.has(field)) return `typeof(${columnOf(field)}) IN ${{ number: "('integer','real')", string: "('text')", boolean: "('blob')" }[kind]}`;
+  if (columns.has(field))
+    return `typeof(${columnOf(field)}) IN ${{ number: "('integer','real')", string: "('text')", boolean: "('blob')" }[kind]}`;
   return `json_type(doc, '$.${field}') IN ${{ number: "('integer','real')", string: "('text')", boolean: "('true','false')" }[kind]}`;
 };
 
@@ -74,7 +75,6 @@ export interface SqlCondition {
   sql: string;
   params: unknown[];
 }
-
 
 /**
  * `filter` as a WHERE clause. `partitionFields`: the first fields of the collection's indexes; an equality on one

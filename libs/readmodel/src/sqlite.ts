@@ -6,7 +6,17 @@ import { LRUCache } from 'lru-cache';
 import { StoreUnavailableError } from '@udp/eventstore';
 import type { CheckpointerData } from './sqlite-checkpointer';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
-import { checkFieldName, columnOf, columnValue, columnValueSql, keyColumnOf, orderSql, partitionKey, whereSql, type SqlCondition } from './sqlite-filter';
+import {
+  checkFieldName,
+  columnOf,
+  columnValue,
+  columnValueSql,
+  keyColumnOf,
+  orderSql,
+  partitionKey,
+  whereSql,
+  type SqlCondition,
+} from './sqlite-filter';
 
 export interface SqliteReadModelsLogger {
   info(details: object, message: string): void;
@@ -159,7 +169,8 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.commit();
     const started = performance.now();
     for (const create of deferred) this.db.exec(create);
-    if (deferred.length) this.logger?.info({ indexes: deferred.length, ms: Math.round(performance.now() - started) }, 'read-model indexes built');
+    if (deferred.length)
+      this.logger?.info({ indexes: deferred.length, ms: Math.round(performance.now() - started) }, 'read-model indexes built');
   }
 
   checkpoints(): CheckpointStore {
