@@ -1,5 +1,6 @@
-import { type Command, type Decider, copyOnWrite, notFound, quotaExceeded } from '@udp/eventsourcing';
+import { type Command, type Decider, notFound, quotaExceeded } from '@udp/eventsourcing';
 import type { HistoryEvent } from './aggregate';
+import { HistoryEntries } from './history-entries';
 
 /** An item as the client sent it, with the date already resolved (server time when it sent none). */
 export interface ItemToRecord {
@@ -25,7 +26,8 @@ export interface Entry {
 }
 
 export interface HistoryState {
-  entries: ReadonlyMap<string, Entry>;
+  /** Read-only; a new state shares what did not change (history-entries.ts). */
+  entries: HistoryEntries;
   lastId: number;
 }
 
@@ -111,42 +113,39 @@ export const decide =
   };
 
 export function initialState(): HistoryState {
-  return { entries: new Map(), lastId: 0 };
+  return { entries: HistoryEntries.empty(), lastId: 0 };
 }
 
-interface MutableHistoryState {
-  entries: Map<string, Entry>;
-  lastId: number;
-}
-
-/** A copy the caller may change: a new map, entries shared (they are replaced, never changed in place). */
-function copy(state: HistoryState): MutableHistoryState {
-  return { entries: new Map(state.entries), lastId: state.lastId };
-}
-
-function apply(state: MutableHistoryState, event: HistoryEvent): void {
-  switch (event.type) {
-    case 'HistoryItemRecorded': {
-      const { itemId, ...entry } = event.data;
-      state.entries.set(itemId, entry);
-      state.lastId = Math.max(state.lastId, entry.id);
-      return;
-    }
-    case 'HistoryItemDeleted': {
-      const entry = state.entries.get(event.data.itemId);
-      if (entry) state.entries.set(event.data.itemId, { ...entry, deleted: true, date: event.data.date });
-      return;
-    }
-    case 'HistoryCleared':
-      for (const itemId of event.data.itemIds) {
-        const entry = state.entries.get(itemId);
-        if (entry) state.entries.set(itemId, { ...entry, deleted: true, date: event.data.date });
+/** The state after `events`: the entries they change over those of `from`, which is left as it was. */
+export function fold(events: readonly HistoryEvent[], from: HistoryState): HistoryState {
+  if (events.length === 0) return from;
+  const changed = new Map<string, Entry>();
+  const current = (itemId: string) => changed.get(itemId) ?? from.entries.get(itemId);
+  let lastId = from.lastId;
+  const tombstone = (itemId: string, date: number) => {
+    const entry = current(itemId);
+    if (entry) changed.set(itemId, { ...entry, deleted: true, date });
+  };
+  for (const event of events) {
+    switch (event.type) {
+      case 'HistoryItemRecorded': {
+        const { itemId, ...entry } = event.data;
+        changed.set(itemId, entry);
+        lastId = Math.max(lastId, entry.id);
+        break;
       }
-      return;
+      case 'HistoryItemDeleted':
+        tombstone(event.data.itemId, event.data.date);
+        break;
+      case 'HistoryCleared':
+        for (const itemId of event.data.itemIds) tombstone(itemId, event.data.date);
+        break;
+    }
   }
+  return { entries: from.entries.with(changed), lastId };
 }
 
-export const { evolve, fold } = copyOnWrite(copy, apply);
+export const evolve = (state: HistoryState, event: HistoryEvent): HistoryState => fold([event], state);
 
 /** The history decider, given the per-user quota. */
 export const historyDecider = (quotas: HistoryQuotas): Decider<HistoryCommand, HistoryEvent, HistoryState> => ({

@@ -1,0 +1,139 @@
+import type { Entry } from './decider';
+
+/** A history's entries as columns, entry i at index i of each, sorted by item id (a snapshot's shape). */
+export interface EntryColumns {
+  itemIds: string[];
+  ids: number[];
+  dates: number[];
+  /** 1 for a deleted entry, else 0. */
+  deleted: (0 | 1)[];
+  deviceIds: (string | null)[];
+  positions: (number | null)[];
+}
+
+const EMPTY: EntryColumns = { itemIds: [], ids: [], dates: [], deleted: [], deviceIds: [], positions: [] };
+
+/** Changes kept over the columns before they are merged into new columns (at most 1 in 8 of the entries, at least 1024). */
+const mergeAt = (stored: number) => Math.max(1024, stored >> 3);
+
+/**
+ * A history's entries, read-only: the columns of its last snapshot (or of the last merge), found by binary search,
+ * under a small map of the entries changed since. A write's new state shares the columns and copies only that map,
+ * so a write on a history of 10,000 entries copies tens of them, not 10,000; and a state decoded from its snapshot
+ * builds no map at all (the cold write's budget, docs/performance.md).
+ *
+ * Iteration gives the columns' entries in item-id order (changed ones as changed), then the entries added since, in
+ * the order they were added.
+ */
+export class HistoryEntries implements ReadonlyMap<string, Entry> {
+  /** The entries changed or added since the columns, and how many of them the columns do not hold. */
+  private readonly changes: Map<string, Entry>;
+  private readonly added: number;
+
+  private constructor(
+    private readonly columns: EntryColumns,
+    changes: Map<string, Entry>,
+    added: number,
+  ) {
+    this.changes = changes;
+    this.added = added;
+  }
+
+  static empty(): HistoryEntries {
+    return new HistoryEntries(EMPTY, new Map(), 0);
+  }
+
+  /** Over columns sorted by item id (the caller checked them: snapshot.ts). */
+  static ofColumns(columns: EntryColumns): HistoryEntries {
+    return new HistoryEntries(columns, new Map(), 0);
+  }
+
+  /** A copy with `changed` set over these entries; merged into new columns once the changes grow large. */
+  with(changed: Iterable<[string, Entry]>): HistoryEntries {
+    const changes = new Map(this.changes);
+    let added = this.added;
+    for (const [itemId, entry] of changed) {
+      if (!changes.has(itemId) && this.indexOf(itemId) < 0) added++;
+      changes.set(itemId, entry);
+    }
+    const next = new HistoryEntries(this.columns, changes, added);
+    return changes.size >= mergeAt(this.columns.itemIds.length) ? HistoryEntries.ofColumns(next.toColumns()) : next;
+  }
+
+  get size(): number {
+    return this.columns.itemIds.length + this.added;
+  }
+
+  get(itemId: string): Entry | undefined {
+    const changed = this.changes.get(itemId);
+    if (changed !== undefined) return changed;
+    const i = this.indexOf(itemId);
+    return i < 0 ? undefined : this.entryAt(i);
+  }
+
+  has(itemId: string): boolean {
+    return this.get(itemId) !== undefined;
+  }
+
+  *entries(): MapIterator<[string, Entry]> {
+    const { itemIds } = this.columns;
+    for (let i = 0; i < itemIds.length; i++) yield [itemIds[i], this.changes.get(itemIds[i]) ?? this.entryAt(i)];
+    if (this.added === 0) return;
+    for (const [itemId, entry] of this.changes) if (this.indexOf(itemId) < 0) yield [itemId, entry];
+  }
+
+  [Symbol.iterator](): MapIterator<[string, Entry]> {
+    return this.entries();
+  }
+
+  *keys(): MapIterator<string> {
+    for (const [itemId] of this.entries()) yield itemId;
+  }
+
+  *values(): MapIterator<Entry> {
+    for (const [, entry] of this.entries()) yield entry;
+  }
+
+  forEach(callback: (entry: Entry, itemId: string, map: ReadonlyMap<string, Entry>) => void): void {
+    for (const [itemId, entry] of this.entries()) callback(entry, itemId, this);
+  }
+
+  /** Every entry as columns sorted by item id: the snapshot's shape. Without changes, the columns as they are. */
+  toColumns(): EntryColumns {
+    if (this.changes.size === 0) return this.columns;
+    const all = [...this.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const columns: EntryColumns = { itemIds: [], ids: [], dates: [], deleted: [], deviceIds: [], positions: [] };
+    for (const [itemId, entry] of all) {
+      columns.itemIds.push(itemId);
+      columns.ids.push(entry.id);
+      columns.dates.push(entry.date);
+      columns.deleted.push(entry.deleted ? 1 : 0);
+      columns.deviceIds.push(entry.deviceId ?? null);
+      columns.positions.push(entry.lastPlaybackPosition ?? null);
+    }
+    return columns;
+  }
+
+  /** Position of `itemId` in the columns, or -1. */
+  private indexOf(itemId: string): number {
+    const { itemIds } = this.columns;
+    let low = 0;
+    let high = itemIds.length - 1;
+    while (low <= high) {
+      const mid = (low + high) >> 1;
+      const at = itemIds[mid];
+      if (at === itemId) return mid;
+      if (at < itemId) low = mid + 1;
+      else high = mid - 1;
+    }
+    return -1;
+  }
+
+  private entryAt(i: number): Entry {
+    const { ids, dates, deleted, deviceIds, positions } = this.columns;
+    const entry: Entry = { id: ids[i], date: dates[i], deleted: deleted[i] === 1 };
+    if (deviceIds[i] !== null) entry.deviceId = deviceIds[i];
+    if (positions[i] !== null) entry.lastPlaybackPosition = positions[i];
+    return entry;
+  }
+}
