@@ -3,12 +3,13 @@ import type { Entry } from './decider';
 /** A history's entries as columns, entry i at index i of each, sorted by item id (a snapshot's shape). */
 export interface EntryColumns {
   itemIds: string[];
-  ids: number[];
-  dates: number[];
+  ids: ArrayLike<number>;
+  dates: ArrayLike<number>;
   /** 1 for a deleted entry, else 0. */
-  deleted: (0 | 1)[];
+  deleted: ArrayLike<number>;
   deviceIds: (string | null)[];
-  positions: (number | null)[];
+  /** The last playback position; NaN for an entry without one. */
+  positions: ArrayLike<number>;
 }
 
 const EMPTY: EntryColumns = { itemIds: [], ids: [], dates: [], deleted: [], deviceIds: [], positions: [] };
@@ -102,16 +103,18 @@ export class HistoryEntries implements ReadonlyMap<string, Entry> {
   toColumns(): EntryColumns {
     if (this.changes.size === 0) return this.columns;
     const all = [...this.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const columns: EntryColumns = { itemIds: [], ids: [], dates: [], deleted: [], deviceIds: [], positions: [] };
+    const columns = { itemIds: [] as string[], ids: [] as number[], dates: [] as number[], deleted: [] as number[] };
+    const deviceIds: (string | null)[] = [];
+    const positions: number[] = [];
     for (const [itemId, entry] of all) {
       columns.itemIds.push(itemId);
       columns.ids.push(entry.id);
       columns.dates.push(entry.date);
       columns.deleted.push(entry.deleted ? 1 : 0);
-      columns.deviceIds.push(entry.deviceId ?? null);
-      columns.positions.push(entry.lastPlaybackPosition ?? null);
+      deviceIds.push(entry.deviceId ?? null);
+      positions.push(entry.lastPlaybackPosition ?? Number.NaN);
     }
-    return columns;
+    return { ...columns, deviceIds, positions };
   }
 
   /** Position of `itemId` in the columns, or -1. */
@@ -133,7 +136,7 @@ export class HistoryEntries implements ReadonlyMap<string, Entry> {
     const { ids, dates, deleted, deviceIds, positions } = this.columns;
     const entry: Entry = { id: ids[i], date: dates[i], deleted: deleted[i] === 1 };
     if (deviceIds[i] !== null) entry.deviceId = deviceIds[i];
-    if (positions[i] !== null) entry.lastPlaybackPosition = positions[i];
+    if (!Number.isNaN(positions[i])) entry.lastPlaybackPosition = positions[i];
     return entry;
   }
 }
