@@ -3,13 +3,12 @@ import type { Entry } from './decider';
 /** A history's entries as columns, entry i at index i of each, sorted by item id (a snapshot's shape). */
 export interface EntryColumns {
   itemIds: string[];
-  ids: ArrayLike<number>;
-  dates: ArrayLike<number>;
+  ids: number[];
+  dates: number[];
   /** 1 for a deleted entry, else 0. */
-  deleted: ArrayLike<number>;
+  deleted: (0 | 1)[];
   deviceIds: (string | null)[];
-  /** The last playback position; NaN for an entry without one. */
-  positions: ArrayLike<number>;
+  positions: (number | null)[];
 }
 
 const EMPTY: EntryColumns = { itemIds: [], ids: [], dates: [], deleted: [], deviceIds: [], positions: [] };
@@ -103,18 +102,16 @@ export class HistoryEntries implements ReadonlyMap<string, Entry> {
   toColumns(): EntryColumns {
     if (this.changes.size === 0) return this.columns;
     const all = [...this.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    const columns = { itemIds: [] as string[], ids: [] as number[], dates: [] as number[], deleted: [] as number[] };
-    const deviceIds: (string | null)[] = [];
-    const positions: number[] = [];
+    const columns: EntryColumns = { itemIds: [], ids: [], dates: [], deleted: [], deviceIds: [], positions: [] };
     for (const [itemId, entry] of all) {
       columns.itemIds.push(itemId);
       columns.ids.push(entry.id);
       columns.dates.push(entry.date);
       columns.deleted.push(entry.deleted ? 1 : 0);
-      deviceIds.push(entry.deviceId ?? null);
-      positions.push(entry.lastPlaybackPosition ?? Number.NaN);
+      columns.deviceIds.push(entry.deviceId ?? null);
+      columns.positions.push(entry.lastPlaybackPosition ?? null);
     }
-    return { ...columns, deviceIds, positions };
+    return columns;
   }
 
   /** Position of `itemId` in the columns, or -1. */
@@ -136,7 +133,7 @@ export class HistoryEntries implements ReadonlyMap<string, Entry> {
     const { ids, dates, deleted, deviceIds, positions } = this.columns;
     const entry: Entry = { id: ids[i], date: dates[i], deleted: deleted[i] === 1 };
     if (deviceIds[i] !== null) entry.deviceId = deviceIds[i];
-    if (!Number.isNaN(positions[i])) entry.lastPlaybackPosition = positions[i];
+    if (positions[i] !== null) entry.lastPlaybackPosition = positions[i];
     return entry;
   }
 }
