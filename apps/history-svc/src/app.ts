@@ -31,9 +31,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
   const { readModels, bus } = deps;
   const now = deps.now ?? Date.now;
   const trending = { now, windowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000 };
-  await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
-  // The list without deleted entries, in its order: a read finds its page without passing over tombstones.
-  await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, deleted: 1, date: -1, item_id: 1 });
+  // The list order; `deleted` last, so a list without tombstones tests it in the index, not in each document.
+  await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1, deleted: 1 });
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, revision: 1, item_id: 1 });
   // The newest watch of an item in an hour, found again when the newest leaves (trending).
   await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });

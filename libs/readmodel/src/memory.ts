@@ -109,7 +109,7 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     for (const index of this.indexes) {
       const condition = (filter as Record<string, unknown>)[index.partitionField];
       if (condition === undefined || (condition !== null && typeof condition === 'object')) continue;
-      if (sort && sameSort(index.sort, Object.keys(sort), sort)) {
+      if (sort && sortsAs(index.sort, sort)) {
         chosen = { index, value: condition };
         break;
       }
@@ -122,7 +122,7 @@ class MemoryCollection<T extends Document> implements Collection<T> {
   private select(filter: Filter, options: FindOptions = {}): T[] {
     const indexed = this.indexFor(filter, options.sort);
     const matches = compileFilter(filter);
-    if (indexed && options.sort && sameSort(indexed.index.sort, Object.keys(options.sort), options.sort)) {
+    if (indexed && options.sort && sortsAs(indexed.index.sort, options.sort)) {
       const found: T[] = [];
       // A paging cursor (`date < x`, or `$or` of such) skips the documents before it with one comparison each.
       const sortField = Object.keys(indexed.index.sort)[0];
@@ -253,6 +253,13 @@ function firstPosition(list: Document[], test: (doc: Document) => boolean): numb
     else low = mid + 1;
   }
   return low;
+}
+
+/** An index in `indexSort` order lists documents in `wanted` order too: `wanted` is its beginning. */
+function sortsAs(indexSort: Sort, wanted: Sort): boolean {
+  const keys = Object.keys(indexSort);
+  const fields = Object.keys(wanted);
+  return fields.length <= keys.length && fields.every((k, i) => k === keys[i] && indexSort[k] === wanted[k]);
 }
 
 function sameSort(indexSort: Sort, fields: string[], wanted: Record<string, 1 | -1>): boolean {
