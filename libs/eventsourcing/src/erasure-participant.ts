@@ -94,6 +94,7 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
     for (const projector of options.projectors) await projector.caughtUp();
     let documentsDeleted = 0;
     for (const { collection, filter } of documents) documentsDeleted += await readModels.collection(collection).deleteMany(filter);
+    await readModels.scrub?.();
     for (const streamId of streams) {
       for (const projector of options.projectors) projector.forget(streamId);
       for (const states of options.states ?? []) await states.forget(streamId);

@@ -54,6 +54,12 @@ export interface ReadModelStore {
    * rebuilt it from nothing (SQLite: its indexes, built at once afterwards) does it now, before the service answers.
    */
   caughtUp?(): Promise<void>;
+  /**
+   * Leaves no byte of the documents deleted so far in the adapter's files (SQLite: stale copies of changed rows stay
+   * in free page space until the file is rewritten). The erasure participant asks it after deleting a user's
+   * documents, before confirming. An adapter whose deletions leave nothing behind has none.
+   */
+  scrub?(): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -72,6 +72,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
     ensureIndex: (collection, keys) => readModels.ensureIndex(collection, keys),
     checkpoints: () => readModels.checkpoints(),
     caughtUp: async () => readModels.caughtUp?.(),
+    scrub: async () => readModels.scrub?.(),
     ping: () => readModels.ping(),
     close: () => readModels.close(),
   };

@@ -159,6 +159,7 @@ export function erasingTrendingToo(readModels: ReadModelStore, options: HistoryP
     ensureIndex: (collection, keys) => readModels.ensureIndex(collection, keys),
     checkpoints: () => readModels.checkpoints(),
     caughtUp: async () => readModels.caughtUp?.(),
+    scrub: async () => readModels.scrub?.(),
     ping: () => readModels.ping(),
     close: () => readModels.close(),
   };
