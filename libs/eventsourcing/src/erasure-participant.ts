@@ -117,7 +117,13 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
     if (participants && !participants.includes(service)) return;
     // A request delivered again after it was done must not erase what the user wrote since: it confirms again.
     const done = await handled.get(erasureId);
-    const result = done ? { streamsDeleted: done.streamsDeleted, documentsDeleted: done.documentsDeleted } : await erase(userId);
+    const result = done
+      ? { streamsDeleted: done.streamsDeleted, documentsDeleted: done.documentsDeleted }
+      : await erase(userId).catch((error: unknown) => {
+          // Delivered again (and tried again) by the bus; said here, or a stuck erasure would show nowhere.
+          logger?.warn({ erasureId, err: error }, 'erasing user data failed; the request will be handled again');
+          throw error;
+        });
     if (!done) await handled.upsertIfNewer({ _id: erasureId, revision: 0, ...result });
     const confirmation: erasureEvents.ErasureConfirmedMessage = { erasureId, userId, service, ...result, confirmedAt: now() };
     await bus.publish(erasureEvents.ERASURE_TOPICS.confirmed, [{ key: userId, value: confirmation }]);

@@ -66,9 +66,9 @@ export interface SqliteReadModelsOptions {
  *   a replay's time on the event loop (1M documents: 22.6 s, now 15.9 s).
  * - One connection reads and writes, so a read sees every write made before it, committed or not, as the
  *   memory store does.
- * - Erasure: `deleteMany` commits at once, with secure_delete (deleted rows zeroed) and the write-ahead log
- *   truncated; `scrub` then rewrites the file (VACUUM), which alone removes stale copies of changed rows from free
- *   page space, so the deleted bytes are in neither file. An index keeps its first field as a hash (`udp_key`), not
+ * - Erasure: `deleteMany` commits at once, with secure_delete (deleted rows zeroed); `scrub` then rewrites the file
+ *   (VACUUM), which alone removes stale copies of changed rows from free page space, and truncates the write-ahead
+ *   log, so the deleted bytes are in neither file. An index keeps its first field as a hash (`udp_key`), not
  *   the value: interior index pages keep copies of keys that deletion does not reach, and the first field is the
  *   user's id in every per-user read model. Other fields of an index (dates, item ids) may stay in interior pages.
  *   (The key is a column, `k_<field>`, filled by this code: computed inside SQLite it cost a call into JavaScript
@@ -279,26 +279,21 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
   }
 
-  /**
-   * Deletes now, in a transaction of its own, and leaves no byte of the deleted rows in the files: secure_delete
-   * zeroes them in the database's pages, and the write-ahead log (which holds earlier images of those pages) is
-   * copied back and truncated.
-   */
+  /** Deletes now, in a transaction of its own; `scrub` then leaves no byte of the deleted rows in the files. */
   deleteNow(sql: string, params: unknown[]): number {
     if (this.failure) throw unavailable(this.failure);
     this.commit();
     const changes = this.db.transaction(() => this.db.prepare(sql).run(...params).changes)();
-    if (changes > 0) this.logHoldsDeletions = this.unscrubbed = true;
-    // Also when this call deleted nothing: an erasure retried after a truncation that failed must still truncate.
-    if (this.logHoldsDeletions) this.truncateLog();
+    if (changes > 0) this.unscrubbed = true;
     return changes;
   }
 
   /**
-   * Rewrites the file (VACUUM) once the rows deleted before this call can be in no page: secure_delete zeroes a
-   * deleted row, but not the stale copies an earlier change of the row left in free page space when SQLite rebuilt
-   * the page (found by review: 3 copies of an erased id among 20,000 documents updated in place). Erasures within
-   * `scrubEveryMs` of the last rewrite wait for the next one.
+   * Leaves no byte of the rows deleted before this call in the files: rewrites the file (VACUUM), then copies the
+   * write-ahead log (which holds earlier images of the pages) back and truncates it. secure_delete zeroes a deleted
+   * row, but not the stale copies an earlier change of the row left in free page space when SQLite rebuilt the page
+   * (found by review: 3 copies of an erased id among 20,000 documents changed in place), nor keys in interior index
+   * pages. Erasures within `scrubEveryMs` of the last rewrite wait for the next one.
    */
   async scrub(): Promise<void> {
     while (this.unscrubbed) {
@@ -315,7 +310,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.unscrubbed = false;
     try {
       this.db.exec('VACUUM');
-      this.truncateLog();
+      await this.truncateLog();
     } catch (error) {
       this.unscrubbed = true;
       throw error;
@@ -324,16 +319,25 @@ export class SqliteReadModelStore implements ReadModelStore {
     }
   }
 
-  /** Deleted rows are in the write-ahead log's earlier page images until it is copied back and truncated. */
-  private logHoldsDeletions = false;
-
-  private truncateLog(): void {
-    const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
-    // Another connection reading (a backup, the sqlite3 shell) keeps the log: the erasure fails and is tried again.
-    if (result && (result.busy !== 0 || result.log !== result.checkpointed)) {
-      throw new StoreUnavailableError('read models', 'the write-ahead log could not be truncated after a deletion (a reader kept it busy)');
+  /**
+   * Copies the log back and truncates it. A checkpoint under way (the checkpointer thread's) makes SQLite answer busy
+   * at once, and a reader of another process keeps the log: tried again for up to 5 s, without holding the event
+   * loop, then the erasure fails and is tried again.
+   */
+  private async truncateLog(): Promise<void> {
+    const until = Date.now() + 5_000;
+    for (;;) {
+      this.commit();
+      const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+      if (!result || (result.busy === 0 && result.log === result.checkpointed)) return;
+      if (Date.now() > until) {
+        throw new StoreUnavailableError(
+          'read models',
+          `the write-ahead log could not be truncated after a deletion (busy ${result.busy}, ${result.checkpointed} of ${result.log} pages copied)`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 20));
     }
-    this.logHoldsDeletions = false;
   }
 }
 
