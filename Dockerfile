@@ -20,7 +20,7 @@ COPY package.json package-lock.json ./
 RUN --mount=type=cache,target=/root/.npm npm ci --no-audit --no-fund
 COPY . .
 # esbuild bundles: dist/apps/<app>/main.js (+ source maps) for every app, with the worker threads it starts by file
-# beside it (sqlite-writer.js); node_modules stay external.
+# beside it (sqlite-writer.js, sqlite-checkpointer.js); node_modules stay external.
 RUN node tools/build.mjs \
  && npm prune --omit=dev --no-audit --no-fund \
  && rm -rf node_modules/.cache

@@ -182,6 +182,8 @@ describe('history snapshot decoding', () => {
     ['a column missing', { itemIds: ['a'], ids: [1], dates: [1], deleted: [0], deviceIds: [null], lastId: 1 }],
     ['columns of different lengths', { ...columns, ids: [1, 2] }],
     ['an entry without its id', { ...columns, ids: [null] }],
+    ['an id that is no integer', { ...columns, ids: [1.5] }],
+    ['an id above the last one given (it would be given again)', { ...columns, ids: [2] }],
     ['a position that is not a number', { ...columns, positions: ['3'] }],
     ['a deleted flag that is not 0 or 1', { ...columns, deleted: [true] }],
     ['the version 2 shape', { entries: [['a', 1, 1, 0, null, null]], lastId: 1 }],

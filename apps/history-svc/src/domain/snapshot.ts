@@ -42,7 +42,9 @@ function decode(value: unknown): HistoryState {
       typeof itemId !== 'string' ||
       // Strictly ascending: the binary search finds every entry, and no item twice.
       (i > 0 && !(itemIds[i - 1] < itemId)) ||
-      typeof ids[i] !== 'number' ||
+      !Number.isSafeInteger(ids[i]) ||
+      // New entries get the ids after `lastId`: an id above it would be given again.
+      ids[i] > encoded.lastId ||
       typeof dates[i] !== 'number' ||
       (deleted[i] !== 0 && deleted[i] !== 1) ||
       (deviceId !== null && typeof deviceId !== 'string') ||
