@@ -244,7 +244,6 @@ async function main() {
   phase(`first start after seeding (${storedEvents} events, nothing saved yet)`);
   let system = await mustStart(dataDir);
   const firstStart = system;
-  const starts = [firstStart];
   const tokenFor = tokens(dataDir);
   let base = `http://127.0.0.1:${system.port}`;
   let http = client(base, CONNECTIONS);
@@ -304,7 +303,6 @@ async function main() {
   await stopChild(system.child);
   system = await mustStart(dataDir);
   const cleanStart = system;
-  starts.push(cleanStart);
   base = `http://127.0.0.1:${system.port}`;
   http = client(base, CONNECTIONS);
   // "Cold" is about the long history's state (in no cache), not the process: one write of another user first, so
@@ -319,7 +317,6 @@ async function main() {
   await stopChild(system.child, 'SIGKILL');
   system = await mustStart(dataDir);
   const killStart = system;
-  starts.push(killStart);
   http = client(`http://127.0.0.1:${system.port}`, CONNECTIONS);
   // Every acknowledged write is there after the crash: the writers' histories hold every `urn:crash:` entry.
   let crashFound = 0;
@@ -333,7 +330,6 @@ async function main() {
   const removed = removeSavedState(dataDir);
   system = await mustStart(dataDir);
   const bareStart = system;
-  starts.push(bareStart);
   await stopChild(system.child);
 
   const startedEvents = storedEvents + 1 + POSTS + 3000 + 3 + CRASH_WRITES;

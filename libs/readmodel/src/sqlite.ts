@@ -194,7 +194,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   async ping(): Promise<boolean> {
     if (this.failure || !this.db.open) return false;
     try {
-      this.db.prepare('SELECT count(*) FROM checkpoints').get();
+      this.statement('SELECT count(*) FROM checkpoints').get();
       return true;
     } catch {
       return false;
@@ -283,7 +283,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   deleteNow(sql: string, params: unknown[]): number {
     if (this.failure) throw unavailable(this.failure);
     this.commit();
-    const changes = this.db.transaction(() => this.db.prepare(sql).run(...params).changes)();
+    const changes = this.db.transaction(() => this.statement(sql).run(...params).changes)();
     if (changes > 0) this.unscrubbed = true;
     return changes;
   }
@@ -386,11 +386,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   /** Gives `field` a column of its own, filled from the documents already stored. */
   addColumn(field: string): void {
     if (this.columns.has(field)) return;
-    const db = this.store.database;
-    db.transaction(() => {
-      db.exec(`ALTER TABLE ${this.table} ADD COLUMN ${columnOf(field)}`);
-      db.exec(`UPDATE ${this.table} SET ${columnOf(field)} = ${columnValueSql(field)}`);
-    })();
+    this.addFilledColumn(columnOf(field), columnValueSql(field));
     this.columns.add(field);
     this.statements = this.prepare();
   }
@@ -399,13 +395,17 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   addKeyColumn(field: string): void {
     this.addColumn(field);
     if (this.partitionFields.has(field)) return;
-    const db = this.store.database;
-    db.transaction(() => {
-      db.exec(`ALTER TABLE ${this.table} ADD COLUMN ${keyColumnOf(field)}`);
-      db.exec(`UPDATE ${this.table} SET ${keyColumnOf(field)} = udp_key(${columnOf(field)})`);
-    })();
+    this.addFilledColumn(keyColumnOf(field), `udp_key(${columnOf(field)})`);
     this.partitionFields.add(field);
     this.statements = this.prepare();
+  }
+
+  private addFilledColumn(column: string, valueSql: string): void {
+    const db = this.store.database;
+    db.transaction(() => {
+      db.exec(`ALTER TABLE ${this.table} ADD COLUMN ${column}`);
+      db.exec(`UPDATE ${this.table} SET ${column} = ${valueSql}`);
+    })();
   }
 
   private prepare() {

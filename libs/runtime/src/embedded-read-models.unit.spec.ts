@@ -119,7 +119,7 @@ describe('embedded read models saved with their checkpoint', () => {
 
     const third = await session(dir);
     await third.projector.start();
-    // The writes of a turn commit at its end: a crash loses at most those, and their checkpoint with them.
+    // A real crash loses at most the uncommitted writes, and their checkpoint with them: those are replayed.
     expect(['c', 'd'].slice(2 - third.applied.length)).toEqual(third.applied.map((e) => e.data.text));
     expect(await third.notes()).toEqual(['alice/a', 'alice/b', 'alice/c', 'alice/d']);
     await third.stop();
