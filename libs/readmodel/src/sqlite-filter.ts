@@ -50,7 +50,7 @@ export const columnValueSql = (field: string) =>
 /** The SQL type test of a column value against a JSON-text field's type names. */
 const typeSql = (field: string, columns: FieldColumns, kind: 'number' | 'string' | 'boolean') => {
   if (columns.has(field))
-    return `typeof(${columnOf(field)}) IN ${{ number: "('integer','real')", string: "('text')", boolean: "('blob')" }[kind]}`;
+    return `typeof(${field === '_id' ? 'id' : columnOf(field)}) IN ${{ number: "('integer','real')", string: "('text')", boolean: "('blob')" }[kind]}`;
   return `json_type(doc, '$.${field}') IN ${{ number: "('integer','real')", string: "('text')", boolean: "('true','false')" }[kind]}`;
 };
 
@@ -70,6 +70,9 @@ export function partitionKey(value: unknown): number | null {
 }
 
 export const keyColumnOf = (field: string) => `"k_${checkFieldName(field)}"`;
+
+/** `_id` as a column (`id`, always a string): its conditions compare the column, as for an indexed field. */
+const ID_COLUMN: FieldColumns = { has: (field) => field === '_id' };
 
 export interface SqlCondition {
   sql: string;
@@ -99,10 +102,20 @@ export function whereSql(filter: Filter, columns: FieldColumns, partitionFields:
       add(`(${parts.map((p) => `(${p.sql})`).join(key === '$or' ? ' OR ' : ' AND ')})`, ...parts.flatMap((p) => p.params));
       continue;
     }
-    const field = fieldSql(key, columns);
+    // The id is a column of its own, keyed like an index's first field (`key`): found by its index, never by a scan.
+    const keyed = key === '_id' ? { key: 'key', columns: ID_COLUMN } : partitionFields.has(key) ? { key: keyColumnOf(key), columns } : null;
+    const field = key === '_id' ? 'id' : fieldSql(key, columns);
     const equality = condition === null || typeof condition !== 'object' ? condition : (condition as { $eq?: Scalar }).$eq;
-    if (partitionFields.has(key) && equality !== undefined && equality !== null) add(`${keyColumnOf(key)} = ?`, partitionKey(equality));
-    for (const term of conditionSql(key, field, columns, condition as FieldCondition)) add(term.sql, ...term.params);
+    if (keyed && equality !== undefined && equality !== null) add(`${keyed.key} = ?`, partitionKey(columnValue(equality)));
+    // A list of values: the list of their keys too, so that SQLite reads the index once per value.
+    const listed =
+      condition !== null && typeof condition === 'object' && Object.keys(condition).length === 1
+        ? (condition as { $in?: Scalar[] }).$in
+        : undefined;
+    if (keyed && listed && listed.length > 0 && listed.every((v) => v !== null))
+      add(`${keyed.key} IN (SELECT value FROM json_each(?))`, JSON.stringify(listed.map((v) => partitionKey(columnValue(v)))));
+    for (const term of conditionSql(key, field, key === '_id' ? ID_COLUMN : columns, condition as FieldCondition))
+      add(term.sql, ...term.params);
   }
   return terms.length === 0 ? { sql: '1', params: [] } : { sql: terms.join(' AND '), params };
 }
