@@ -279,11 +279,14 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (this.db.inTransaction) this.db.exec('ROLLBACK');
   }
 
-  /** Deletes now, in a transaction of its own; `scrub` then leaves no byte of the deleted rows in the files. */
-  deleteNow(sql: string, params: unknown[]): number {
-    if (this.failure) throw unavailable(this.failure);
-    this.commit();
-    const changes = this.db.transaction(() => this.statement(sql).run(...params).changes)();
+  /**
+   * Deletes in the current write transaction, as every write (secure_delete zeroes the rows as they go); `scrub`
+   * then commits and leaves no byte of the deleted rows in the files. A transaction of its own per deletion cost an
+   * erasure of 50,000 history entries (and their trending counts) 25 s of commits on the event loop.
+   */
+  deleteRows(sql: string, params: unknown[]): number {
+    const statement = this.statement(sql);
+    const changes = this.write(() => statement.run(...params).changes);
     if (changes > 0) this.unscrubbed = true;
     return changes;
   }
@@ -498,7 +501,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
 
   async deleteMany(filter: Filter): Promise<number> {
     const where = this.where(filter);
-    return this.store.deleteNow(`DELETE FROM ${this.table} WHERE ${where.sql}`, where.params);
+    return this.store.deleteRows(`DELETE FROM ${this.table} WHERE ${where.sql}`, where.params);
   }
 
   private where(filter: Filter): SqlCondition {

@@ -1,1 +1,2 @@
 export { backoffDelayMs, type BackoffOptions } from './backoff';
+export * from './time-slices';

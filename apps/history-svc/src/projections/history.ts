@@ -54,6 +54,8 @@ export function historyHeads(readModels: ReadModelStore): Collection<HistoryHead
 }
 
 export const HISTORY_PROJECTION = 'history-entries';
+/** Entries erased per step (taken out of the trending counts, then deleted in one transaction). */
+const ERASURE_PAGE = 100;
 
 /** The projection's view of time and the trending window (the trending counts keep only the window's hours). */
 export type HistoryProjectionOptions = TrendingOptions;
@@ -148,9 +150,20 @@ export function erasingTrendingToo(readModels: ReadModelStore, options: HistoryP
     upsertIfNewer: (doc) => entries.upsertIfNewer(doc),
     updateMany: (filter, set) => entries.updateMany(filter, set),
     async deleteMany(filter) {
-      // Deleted entries too: an hour an earlier delete left at zero still names the item.
-      await trending.entriesErased(await entries.find(filter, { readOnly: true }));
-      return entries.deleteMany(filter);
+      // Page by page, each taken out of the counts and then deleted, with other requests let in between: an erasure
+      // of 100,000 entries neither holds the event loop nor parses every entry at once. Deleted entries too: an
+      // hour an earlier delete left at zero still names the item.
+      let deleted = 0;
+      for (;;) {
+        const page = await entries.find(filter, { limit: ERASURE_PAGE, readOnly: true });
+        if (page.length === 0) return deleted;
+        await trending.entriesErased(page);
+        const gone = await entries.deleteMany({ _id: { $in: page.map((entry) => entry._id) } });
+        // Nothing deleted would find the same page again for ever; the filter then names what cannot be deleted.
+        if (gone === 0) throw new Error('history entries found for erasure could not be deleted');
+        deleted += gone;
+        await letOthersRun();
+      }
     },
   };
   return {

@@ -1,3 +1,4 @@
+import { timeSlices } from '@udp/retry';
 import type { Collection, ReadModelStore, VersionedDocument } from '@udp/readmodel';
 import type { HistoryEntryDocument } from './history';
 
@@ -206,17 +207,24 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
      */
     async entriesErased(erased: EntryState[]): Promise<void> {
       const horizon = trendingHorizon(options.now(), options.windowMs);
-      for (const [i, entry] of erased.entries()) {
-        if (i % 1000 === 999) await letOthersRun();
+      const { slice } = timeSlices();
+      const items = new Set<string>();
+      for (const entry of erased) {
         const bucket = bucketOf(entry, horizon);
         if (bucket !== null) await change(entry.item_id, bucket, { leaving: entry }, null);
-        // The hours, then the item, that nobody counts any more are deleted (also those an earlier delete of the
-        // entry left at zero): an item id can be personal data (an erased user's own upload), and no document may
-        // keep it after the erasure.
-        await counts.deleteMany({ item_id: entry.item_id, users: 0 });
-        await resumItem(readModels, entry.item_id, horizon);
-        await trendingItemTotals(readModels).deleteMany({ _id: entry.item_id, users: 0 });
+        items.add(entry.item_id);
+        await slice();
       }
+      // The hours, then the items, that nobody counts any more are deleted (also those an earlier delete of an entry
+      // left at zero): an item id can be personal data (an erased user's own upload), and no document may keep it
+      // after the erasure. One deletion per collection for the whole page of entries, not one per entry.
+      const itemIds = [...items];
+      await counts.deleteMany({ item_id: { $in: itemIds }, users: 0 });
+      for (const itemId of itemIds) {
+        await resumItem(readModels, itemId, horizon);
+        await slice();
+      }
+      await trendingItemTotals(readModels).deleteMany({ _id: { $in: itemIds }, users: 0 });
     },
   };
 }
