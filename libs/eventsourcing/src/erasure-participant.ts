@@ -60,8 +60,11 @@ export interface ErasureResult {
 }
 
 export interface ErasureParticipant {
-  /** Erases the user's data in this service (what a request on the bus triggers). Safe to repeat. */
-  erase(userId: string): Promise<ErasureResult>;
+  /**
+   * Erases the user's data in this service (what a request on the bus triggers). Safe to repeat; a call while the
+   * user's erasure runs joins it (same `erasureId`) or runs once after it.
+   */
+  erase(userId: string, erasureId?: string): Promise<ErasureResult>;
   stop(): Promise<void>;
 }
 
@@ -80,26 +83,70 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
   // Erasures done, by erasure id (no user id: nothing here says who was erased).
   const handled = readModels.collection<{ _id: string; revision: number } & ErasureResult>(ERASURES_DONE);
 
-  const erase = async (userId: string): Promise<ErasureResult> => {
+  /** Erases the user's data once; `ms` says how long each step took (for the log: where an erasure's time goes). */
+  const eraseOnce = async (userId: string): Promise<ErasureResult & { ms: Record<string, number> }> => {
+    let mark = performance.now();
+    const ms: Record<string, number> = {};
+    const step = (name: string) => {
+      const at = performance.now();
+      ms[name] = Math.round(at - mark);
+      mark = at;
+    };
     const streams = await options.streamsOfUser(userId);
     const documents = await options.documentsOfUser(userId);
     await options.beforeStreamsDeleted?.(userId);
+    step('found');
     let streamsDeleted = 0;
     for (const streamId of streams) {
       // Whether it exists, without reading its events (a history can hold 100,000 of them).
       if ((await store.readStream(streamId, { fromRevision: Number.MAX_SAFE_INTEGER })).revision >= 0) streamsDeleted++;
       await store.deleteStream(streamId);
     }
+    step('streams');
     // An event read before the deletion may still be on its way into a read model: let it land first.
     for (const projector of options.projectors) await projector.caughtUp();
+    step('caughtUp');
     let documentsDeleted = 0;
     for (const { collection, filter } of documents) documentsDeleted += await readModels.collection(collection).deleteMany(filter);
+    step('documents');
     await readModels.scrub?.();
+    step('scrub');
     for (const streamId of streams) {
       for (const projector of options.projectors) projector.forget(streamId);
       for (const states of options.states ?? []) await states.forget(streamId);
     }
-    return { streamsDeleted, documentsDeleted };
+    step('states');
+    return { streamsDeleted, documentsDeleted, ms };
+  };
+  // One run per user at a time. A request for an erasure that is under way (delivered again, or published again by
+  // the coordinator while it ran) joins it; a new erasure of the same user waits for it and then runs once more
+  // (what the user wrote in between goes too), shared by every request that arrives meanwhile.
+  const runs = new Map<string, Array<{ erasureIds: Set<string>; result: ReturnType<typeof eraseOnce> }>>();
+  const erase = (userId: string, erasureId?: string): ReturnType<typeof eraseOnce> => {
+    const queue = runs.get(userId) ?? [];
+    const joined = queue.find((run, i) => (erasureId !== undefined && run.erasureIds.has(erasureId)) || i === 1);
+    if (joined) {
+      if (erasureId !== undefined) joined.erasureIds.add(erasureId);
+      return joined.result;
+    }
+    const before = queue.length ? queue[0].result.catch(() => undefined) : Promise.resolve();
+    const erasureIds = new Set(erasureId === undefined ? [] : [erasureId]);
+    const result = before.then(() => eraseOnce(userId));
+    const run = { erasureIds, result };
+    // One line per run (the erasure ids and counts only: it does not say whose data it was), however many joined it.
+    result.then(
+      ({ streamsDeleted, documentsDeleted, ms }) =>
+        logger?.info({ erasureIds: [...erasureIds], streamsDeleted, documentsDeleted, ms }, 'user data erased'),
+      () => undefined,
+    );
+    const leave = () => {
+      queue.splice(queue.indexOf(run), 1);
+      if (queue.length === 0) runs.delete(userId);
+    };
+    run.result.then(leave, leave);
+    queue.push(run);
+    runs.set(userId, queue);
+    return run.result;
   };
 
   const consumer = await bus.subscribe(erasureEvents.ERASURE_TOPICS.requested, `${service}-erasure`, async (message) => {
@@ -117,18 +164,18 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
     if (participants && !participants.includes(service)) return;
     // A request delivered again after it was done must not erase what the user wrote since: it confirms again.
     const done = await handled.get(erasureId);
-    const result = done
-      ? { streamsDeleted: done.streamsDeleted, documentsDeleted: done.documentsDeleted }
-      : await erase(userId).catch((error: unknown) => {
+    const { streamsDeleted, documentsDeleted } = done
+      ? done
+      : await erase(userId, erasureId).catch((error: unknown) => {
           // Delivered again (and tried again) by the bus; said here, or a stuck erasure would show nowhere.
           logger?.warn({ erasureId, err: error }, 'erasing user data failed; the request will be handled again');
           throw error;
         });
+    const result = { streamsDeleted, documentsDeleted };
     if (!done) await handled.upsertIfNewer({ _id: erasureId, revision: 0, ...result });
     const confirmation: erasureEvents.ErasureConfirmedMessage = { erasureId, userId, service, ...result, confirmedAt: now() };
     await bus.publish(erasureEvents.ERASURE_TOPICS.confirmed, [{ key: userId, value: confirmation }]);
-    // The erasure id and counts only: the log line does not say whose data it was.
-    logger?.info({ erasureId, streamsDeleted: result.streamsDeleted, documentsDeleted: result.documentsDeleted }, 'user data erased');
+    logger?.info({ erasureId, again: Boolean(done) }, 'user data erasure confirmed');
   });
 
   return { erase, stop: () => consumer.stop() };
