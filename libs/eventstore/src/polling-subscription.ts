@@ -1,4 +1,4 @@
-import { backoffDelayMs } from '@udp/retry';
+import { backoffDelayMs, timeSlices } from '@udp/retry';
 import type { Backlog, EventHandler, RecordedEvent, Subscription, SubscriptionOptions } from './port';
 
 /**
@@ -86,14 +86,21 @@ export class PollingSubscription implements Subscription {
     });
   }
 
+  /**
+   * In slices of a few milliseconds with other work let in between: a commit of 5,000 events (one user's batch) or
+   * a replay is applied without holding the event loop that answers every other user.
+   */
   private async deliver(page: RecordedEvent[]): Promise<void> {
     for (const event of page) {
       if (!this.running) return;
       if (this.options.streamPrefixes.some((p) => event.streamId.startsWith(p))) await this.handler(event);
       // After the handler: an event still being handled (or retried) counts in the backlog.
       this.position = event.position;
+      await this.slices.slice();
     }
   }
+
+  private readonly slices = timeSlices(5);
 
   /** A handler that fails stops the subscription; `caughtUp` reports it. */
   private async guarded(work: () => Promise<void>): Promise<void> {

@@ -55,6 +55,9 @@ const setRevision = db.prepare(
 );
 const lastPosition = db.prepare<[], { position: bigint | null }>('SELECT max(position) AS position FROM events').safeIntegers(true);
 const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
+const deleteEventsSlice = db.prepare(
+  'DELETE FROM events WHERE position IN (SELECT position FROM events WHERE stream_id = ? ORDER BY revision LIMIT ?)',
+);
 const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
 
 /** The storage failed (full, I/O, read-only...), not the append: the whole batch fails, and nothing is stored. */
@@ -94,6 +97,49 @@ const appendOne = ({ streamId, events, expectedRevision }: AppendRequest): Appen
   return { ok: true, nextRevision: revision, position: positions[positions.length - 1] ?? 0n, stored: { createdAt: now, positions } };
 };
 
+/** Events deleted per transaction: a few milliseconds of the write lock each, appends let in between. */
+const DELETE_SLICE = 2000;
+const nextTurn = (ms = 0) => new Promise<void>((resolve) => (ms ? setTimeout(resolve, ms) : setImmediate(resolve)));
+
+/**
+ * Deletes a stream (erasure). Its events go in slices, each a transaction of its own, so that a history of 100,000
+ * events never holds the write lock (and every other user's append) for long; appends that arrive meanwhile are
+ * handled between slices. A stop half-way leaves the oldest events deleted and the rest: the erasure is done again.
+ */
+async function deleteStreamInSlices(id: number, streamId: string): Promise<void> {
+  try {
+    while (db.transaction(() => deleteEventsSlice.run(streamId, DELETE_SLICE).changes).immediate() === DELETE_SLICE) await nextTurn();
+    db.transaction(() => {
+      deleteEvents.run(streamId);
+      deleteStream.run(streamId);
+      // secure_delete zeroes the deleted rows, but the interior pages of the indexes on stream_id keep copies
+      // of some keys as dividers (seen in 11 of 60 trials): rebuilding the indexes leaves none. Its cost grows
+      // with the store (measured in docs/erasure.md).
+      db.exec('REINDEX');
+    }).immediate();
+    // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and truncate
+    // the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of a read makes the
+    // checkpoint report busy; it is tried again, appends let in between. Bounded in time: still busy after that, the
+    // deletion is reported as failed, so an erasure is never confirmed with bytes left behind.
+    const until = Date.now() + 15_000;
+    for (;;) {
+      const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
+      if (result === undefined || result.busy === 0) break;
+      if (Date.now() > until) {
+        parentPort!.postMessage({
+          id,
+          failure: 'the WAL could not be truncated after the deletion (readers kept it busy)',
+        } satisfies WriterReply);
+        return;
+      }
+      await nextTurn(20);
+    }
+    parentPort!.postMessage({ id, outcomes: [] } satisfies WriterReply);
+  } catch (error) {
+    parentPort!.postMessage({ id, failure: (error as Error).message } satisfies WriterReply);
+  }
+}
+
 parentPort!.on('message', (request: WriterRequest) => {
   try {
     if (request.type === 'probe') {
@@ -109,34 +155,7 @@ parentPort!.on('message', (request: WriterRequest) => {
       return;
     }
     if (request.type === 'delete') {
-      db.transaction(() => {
-        deleteEvents.run(request.streamId);
-        deleteStream.run(request.streamId);
-        // secure_delete zeroes the deleted rows, but the interior pages of the indexes on stream_id keep copies
-        // of some keys as dividers (seen in 11 of 60 trials): rebuilding the indexes leaves none. Its cost grows
-        // with the store (measured in docs/erasure.md); erasures are rare.
-        db.exec('REINDEX');
-      }).immediate();
-      // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and
-      // truncate the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of
-      // a read makes the checkpoint report busy; it is tried again (busy_timeout waits too).
-      // Bounded in time, not in tries: on a loaded machine one second of tries was not always enough. Still busy
-      // after that, the deletion is reported as failed, so an erasure is never confirmed with bytes left behind.
-      const until = Date.now() + 15_000;
-      let busy = true;
-      while (busy && Date.now() < until) {
-        const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number }>;
-        busy = result !== undefined && result.busy !== 0;
-        if (busy) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 20);
-      }
-      if (busy) {
-        parentPort!.postMessage({
-          id: request.id,
-          failure: 'the WAL could not be truncated after the deletion (readers kept it busy)',
-        } satisfies WriterReply);
-        return;
-      }
-      parentPort!.postMessage({ id: request.id, outcomes: [] } satisfies WriterReply);
+      void deleteStreamInSlices(request.id, request.streamId);
       return;
     }
     // Group commit: one transaction and one fsync for the batch; a savepoint (nested transaction) per
