@@ -88,6 +88,11 @@ it('completes an erasure cut off by kill -9 after a restart, and leaves no byte 
   const second = await startEmbedded();
   try {
     const status = async () => (await (await call(second, user, 'GET', `/api/data/erasure/${erasureId}`)).json()) as { status: string };
+    // A start does not wait for the erasure it resumed: the system answers, and says it is UP, while it runs.
+    const health = await fetch(`${baseOf(second)}/health/`, { signal: AbortSignal.timeout(2000) });
+    const upAfterMs = Date.now() - restartedAt;
+    expect(health.status).toBe(200);
+    process.stderr.write(`UP ${upAfterMs} ms after the restart began\n`);
     await waitUntil(async () => (await status()).status === 'completed', 60_000, 'the erasure completed after the restart');
     process.stderr.write(`erasure of ${ENTRIES} history entries completed ${Date.now() - restartedAt} ms after the restart began\n`);
 
