@@ -99,6 +99,25 @@ describe('input that would be read as something else', () => {
       .then((res) => expectRefused(res, 'body'));
   });
 
+  it('a body in a charset other than UTF-8 is refused with 415, not decoded with U+FFFD in it', async () => {
+    // UTF-32 with a code point beyond U+10FFFF: body-parser would decode it as U+FFFD.
+    const utf32 = Buffer.alloc(4 * 9);
+    [...'{"a":"x"}'].forEach((c, i) => utf32.writeUInt32LE(c === 'x' ? 0x110000 : c.charCodeAt(0), i * 4));
+    await given(newUser)
+      .when((auth) =>
+        system.http
+          .put('/api/preference/raw')
+          .set('authorization', auth)
+          .set('content-type', 'application/json; charset=utf-32le')
+          .serialize(() => utf32 as unknown as string)
+          .send(utf32 as never),
+      )
+      .then(async (res, auth) => {
+        expect([res.status, res.body.title]).toEqual([415, 'Unsupported Media Type']);
+        expect((await system.http.get('/api/preference/raw').set('authorization', auth)).status).toBe(404);
+      });
+  });
+
   it.each([
     ['%FF', 'before_item_id=%FF'],
     ['an encoded overlong /', 'before_item_id=%C0%AF'],

@@ -60,9 +60,15 @@ function decodeQueryPart(raw: string): string | undefined {
   }
 }
 
-/** body-parser's `verify`: a JSON body in UTF-8 (the default charset) must be UTF-8, not read with U+FFFD in it. */
+/**
+ * body-parser's `verify`: a JSON body is UTF-8 (RFC 8259) and must be, not read with U+FFFD in it. Another charset
+ * is 415: body-parser would decode UTF-16 and UTF-32 too, the latter's invalid code points as U+FFFD.
+ */
 export function refuseNonUtf8Body(_req: IncomingMessage, _res: unknown, raw: Buffer, charset: string): void {
-  if (/^utf-?8$/i.test(charset) && !isUtf8(raw)) throw refused('body', 'must be UTF-8 text');
+  if (charset.toLowerCase() !== 'utf-8') {
+    throw new HttpError(415, 'Unsupported Media Type', `a JSON body is UTF-8; charset ${charset} is not supported`);
+  }
+  if (!isUtf8(raw)) throw refused('body', 'must be UTF-8 text');
 }
 
 /**
