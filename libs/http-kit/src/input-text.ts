@@ -80,7 +80,7 @@ export function refuseNonUtf8Body(_req: IncomingMessage, _res: unknown, raw: Buf
 export function illFormedJsonValue(body: unknown): FieldProblem | undefined {
   if (body === null || typeof body !== 'object') {
     const message = scalarProblem(body);
-    return message && { field: 'body', message };
+    return message === undefined ? undefined : { field: 'body', message };
   }
   // Breadth first, so that of two problems the shallower, then the earlier, is named. Each container remembers its
   // parent and its key there: its name is built only for a problem (built for each, they would cost the square of
