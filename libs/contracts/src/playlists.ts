@@ -50,7 +50,11 @@ const BusinessId = (field: string) =>
       new RegExp(`^(?!(?:${RESERVED_BUSINESS_IDS.join('|')})$)[^\\u0000-\\u001f\\u007f]*$`),
       `${field} must not contain control characters, and "${RESERVED_BUSINESS_IDS.join('", "')}" is reserved by POST /api/playlist/v3/new/bookmarks`,
     );
-const PlaylistName = requiredText('name', PLAYLIST_LIMITS.maxNameLength).refine((s) => s.trim().length > 0, 'name must not be blank');
+/** No control characters (U+0000 to U+001F, U+007F), as in ids: a pattern, so the OpenAPI document states it. */
+const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
+const PlaylistName = requiredText('name', PLAYLIST_LIMITS.maxNameLength)
+  .regex(NO_CONTROL_CHARACTERS, { error: 'name must not contain control characters', abort: true })
+  .refine((s) => s.trim().length > 0, 'name must not be blank');
 const ClientDate = EpochMillis.optional().openapi({
   description: 'when the item was added (ms since the epoch); used only when earlier than the server time, which is the default',
 });
@@ -180,6 +184,7 @@ export const PlaylistsV2Query = z
       .string({ error: 'withSystemDefaultPlaylistName must be given once' })
       .min(1, 'withSystemDefaultPlaylistName must not be empty')
       .max(PLAYLIST_LIMITS.maxNameLength, `withSystemDefaultPlaylistName is at most ${PLAYLIST_LIMITS.maxNameLength} characters`)
+      .regex(NO_CONTROL_CHARACTERS, 'withSystemDefaultPlaylistName must not contain control characters')
       .optional()
       .openapi({ description: 'the name under which the system (watch-later) playlist is listed in this answer' }),
   })

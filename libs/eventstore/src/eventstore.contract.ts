@@ -136,6 +136,55 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       expect(await store.listStreams(`${prefix}zz`)).toEqual([]);
     });
 
+    it('lists exactly the streams that start with a prefix, at the edges of the code space', async () => {
+      // Erasure finds a user's streams by prefix: a name the range misses survives it (issue 27 #2).
+      const base = `edge${randomUUID().replace(/-/g, '')}-`;
+      const tails = [
+        '',
+        'a',
+        '\u{10FFFF}',
+        '\u{10FFFF}tail',
+        '\u{10FFFF}\u{10FFFF}',
+        '\uFFFF',
+        '\uFFFFz',
+        '\uE000',
+        '\u{1F3A7}',
+        '\u{10000}',
+        '\u007F',
+        '\u0080',
+        '\u07FF',
+        '\u0800',
+        '\uD7FF',
+      ];
+      const names = tails.map((tail) => base + tail);
+      // Just past the prefix, on either side, in code-unit and in code-point order: never listed.
+      const outside = [base.slice(0, -1), `${base.slice(0, -1)}.`, `${base.slice(0, -1)}.\u{10FFFF}`];
+      for (const name of [...names, ...outside]) await store.appendToStream(name, [event('A')], { expectedRevision: 'no_stream' });
+      const listed = async (prefix: string) => (await store.listStreams(prefix)).sort();
+      expect(await listed(base)).toEqual([...names].sort());
+      for (const tail of tails) {
+        const prefix = base + tail;
+        expect([prefix, await listed(prefix)]).toEqual([prefix, names.filter((name) => name.startsWith(prefix)).sort()]);
+      }
+      // A prefix that ends in the highest code point, and one equal to a whole name.
+      expect(await listed(`${base}\u{10FFFF}`)).toEqual(
+        [`${base}\u{10FFFF}`, `${base}\u{10FFFF}\u{10FFFF}`, `${base}\u{10FFFF}tail`].sort(),
+      );
+      expect(await listed(`${base}\u{10FFFF}tail`)).toEqual([`${base}\u{10FFFF}tail`]);
+      expect(await listed(`${base}\u{10FFFF}x`)).toEqual([]);
+    });
+
+    it('lists the streams of a prefix made of the highest code point only', async () => {
+      // No string is above every name starting with U+10FFFF: the range has no upper end.
+      const top = `\u{10FFFF}\u{10FFFF}${randomUUID()}`;
+      await store.appendToStream(`${top}-a`, [event('A')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(`${top}\u{10FFFF}`, [event('A')], { expectedRevision: 'no_stream' });
+      expect((await store.listStreams(top)).sort()).toEqual([`${top}-a`, `${top}\u{10FFFF}`].sort());
+      expect((await store.listStreams('\u{10FFFF}\u{10FFFF}')).filter((s) => s.startsWith(top)).sort()).toEqual(
+        [`${top}-a`, `${top}\u{10FFFF}`].sort(),
+      );
+    });
+
     it("never delivers a deleted stream's events again, not even to a subscription from the start", async () => {
       const prefix = `gone${randomUUID().replace(/-/g, '')}`;
       const erased = `${prefix}-erased`;
@@ -215,6 +264,27 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       await store.appendToStream(`${prefix}-a`, [event('A3')], { expectedRevision: 1 });
       await waitUntil(() => handled.length === 4);
       expect((await sub.backlog(100)).events).toBe(0);
+      await sub.stop();
+    });
+
+    it('counts the backlog of a prefix that holds characters beyond U+FFFF (two code units each)', async () => {
+      const prefix = `lag${randomUUID().replace(/-/g, '')}\u{1F3A7}\u{10FFFF}`;
+      await store.appendToStream(`${prefix}-a`, [event('A1'), event('A2')], { expectedRevision: 'no_stream' });
+      await store.appendToStream(`${prefix.slice(0, -2)}-b`, [event('B1')], { expectedRevision: 'no_stream' });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const handled: string[] = [];
+      const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => {
+        if (handled.length === 0) await held;
+        handled.push(e.type);
+      });
+      try {
+        await waitUntil(async () => (await sub.backlog(100)).events === 2);
+      } finally {
+        release();
+      }
+      await sub.caughtUp();
+      expect(handled).toEqual(['A1', 'A2']);
       await sub.stop();
     });
   });

@@ -3,6 +3,7 @@ import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from '
 import { dirname, join } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PollingSubscription } from './polling-subscription';
+import { prefixSuccessor } from './prefix-range';
 import { CONNECTION_PRAGMAS } from './sqlite-pragmas';
 import type { AppendOutcome, AppendRequest, WriterCommand, WriterData, WriterReply, WriterRequest } from './sqlite-writer';
 import { LastWriteFailure } from './write-failure';
@@ -129,10 +130,11 @@ export class SqliteEventStore implements EventStore {
       // AUTOINCREMENT's counter: never lowered, not even when an erasure deletes the newest events.
       highestPosition: this.db.prepare<[], { seq: number }>("SELECT seq FROM sqlite_sequence WHERE name = 'events'"),
       anyStream: this.db.prepare<[], { stream_id: string }>('SELECT stream_id FROM streams LIMIT 1'),
-      // A range on the primary key: `prefix` <= id < `prefix` followed by the highest code point.
+      // A range on the primary key: `prefix` <= id < the prefix's successor (prefix-range.ts), or no upper end.
       listStreams: this.db.prepare<[string, string], { stream_id: string }>(
         'SELECT stream_id FROM streams WHERE stream_id >= ? AND stream_id < ?',
       ),
+      listStreamsFrom: this.db.prepare<[string], { stream_id: string }>('SELECT stream_id FROM streams WHERE stream_id >= ?'),
     };
     this.stmt.readAfter.safeIntegers(true);
     const workerData: WriterData = { file, maxPageCount: options.maxPageCount };
@@ -243,10 +245,10 @@ export class SqliteEventStore implements EventStore {
   }
 
   async listStreams(prefix: string): Promise<string[]> {
-    return this.stmt.listStreams
-      .all(prefix, `${prefix}\u{10FFFF}`)
-      .map((r) => r.stream_id)
-      .filter((id) => id.startsWith(prefix));
+    const successor = prefixSuccessor(prefix);
+    const rows = successor === undefined ? this.stmt.listStreamsFrom.all(prefix) : this.stmt.listStreams.all(prefix, successor);
+    // The range is exact for well-formed names; the check keeps it exact for any other.
+    return rows.map((r) => r.stream_id).filter((id) => id.startsWith(prefix));
   }
 
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
@@ -266,11 +268,12 @@ export class SqliteEventStore implements EventStore {
    * range, so the work is bounded by `limit` whatever the store's size), and when the first of them was stored.
    */
   private backlogQuery(prefixes: string[]) {
+    // substr() counts characters (code points), not the UTF-16 code units of `length`.
     const matches = prefixes.map(() => 'substr(stream_id, 1, ?) = ?').join(' OR ') || '0';
     const query = this.db.prepare<unknown[], { events: number; oldest: number | null }>(
       `SELECT count(*) AS events, min(created_at) AS oldest FROM (SELECT stream_id, created_at FROM events WHERE position > ? ORDER BY position LIMIT ?) WHERE ${matches}`,
     );
-    const prefixParams = prefixes.flatMap((p) => [p.length, p]);
+    const prefixParams = prefixes.flatMap((p) => [[...p].length, p]);
     return (after: bigint | undefined, _prefixes: string[], limit: number) => {
       const row = query.get(after ?? 0n, limit, ...prefixParams)!;
       return { events: row.events, oldestCreatedAt: row.oldest ?? undefined };

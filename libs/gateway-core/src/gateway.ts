@@ -7,6 +7,7 @@ import {
   mountRoute,
   observeServerRequests,
   notFoundHandler,
+  refuseIllFormedQuery,
   rejectUndecodablePath,
   requestContext,
   requestId,
@@ -85,6 +86,8 @@ export function createGateway(options: GatewayOptions): Express {
   if (limits?.perAddress) app.use(perAddressLimit(limits, logger));
   app.use(answerPreflight);
   app.use(rejectUndecodablePath);
+  // The services check it too (and the body); the gateway's own routes read the query as well.
+  app.use(refuseIllFormedQuery);
   const document = buildOpenApiDocument();
   app.use(refuseClientIdentity);
   app.use(methodNotAllowed(document));

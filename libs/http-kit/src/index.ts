@@ -1,5 +1,6 @@
 export * from './problem';
 export * from './service-edge';
+export * from './input-text';
 export * from './error-handler';
 export * from './service-app';
 export * from './conditional';

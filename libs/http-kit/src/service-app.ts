@@ -4,6 +4,7 @@ import type { Logger } from '@udp/telemetry';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { type ServiceParts, healthRoute, serviceHealthChecks } from './health';
 import { type ReadinessParts, mountProbes } from './probes';
+import { refuseIllFormedQuery } from './input-text';
 import { observeServerRequests } from './request-observation';
 import { acceptFromGateway, jsonBodies, rejectUndecodablePath, requestContext, requireCaller } from './service-edge';
 
@@ -47,6 +48,7 @@ export function serviceHttpApp(options: ServiceHttpAppOptions): Express {
   // Before anything that can answer: every request is counted.
   app.use(observeServerRequests(options.service ?? serviceOf(options.logger), { handBackDebugSpans: true }));
   app.use(rejectUndecodablePath);
+  app.use(refuseIllFormedQuery);
   app.use(jsonBodies(options.maxBodyBytes));
   app.get('/health/', healthRoute(serviceHealthChecks(options.health)));
   mountProbes(app, readinessOf(options.health, options.maxProjectionLagSeconds));

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
 import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
 import type { Logger } from '@udp/telemetry';
+import { illFormedJsonBody, refuseNonUtf8Body } from './input-text';
 import { HttpError, badRequest, unauthorized } from './problem';
 
 /*
@@ -113,10 +114,13 @@ export function rejectUndecodablePath(req: Request, _res: Response, next: NextFu
 
 /**
  * JSON bodies only, bounded in size. A body in another content type is 415, a larger one 413, malformed
- * JSON 400: all as problem+json from the error handler.
+ * JSON 400, and so is one that is not UTF-8 or holds what cannot be kept as sent (a lone surrogate, a number
+ * past the doubles: input-text.ts): all as problem+json from the error handler.
  */
 export function jsonBodies(maxBytes: number) {
-  const parse = express.json({ limit: maxBytes, type: () => true, strict: false });
+  const json = express.json({ limit: maxBytes, type: () => true, strict: false, verify: refuseNonUtf8Body });
+  const parse = (req: Request, res: Response, next: NextFunction) =>
+    json(req, res, (error?: unknown) => next(error ?? illFormedJsonBody(req.body)));
   return (req: Request, res: Response, next: NextFunction) => {
     if (!hasBody(req)) return next();
     if (!req.is(['application/json', 'application/*+json'])) {

@@ -252,6 +252,17 @@ it('refuses a bad u or size with 400 naming the field, and an unknown codops or 
   }
 });
 
+it("refuses, at the gateway's edge, a query value that is not UTF-8 and an array parameter, naming them (issue 27)", async () => {
+  for (const [query, field] of [
+    [`u=${u}&component=%FF`, 'component'],
+    [`u=${u}&size[]=5`, 'size[]'],
+  ] as const) {
+    await given(nothing)
+      .when(() => http.get(`/api/v1/zzebu/trending?${query}`))
+      .then((res) => expect([res.status, res.body.errors?.[0]?.field]).toEqual([400, field]));
+  }
+});
+
 describe('given a component override that is a name every object has', () => {
   // `in` finds Object.prototype's names: `constructor` passed the check and the call failed with a 500.
   it.each(['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf', 'isPrototypeOf', '__defineGetter__'])(

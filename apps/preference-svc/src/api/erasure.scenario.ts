@@ -80,6 +80,38 @@ export function preferenceErasureSuite(kind: string, openBackends: () => Promise
       expect(await answers(kin, keysOf(kin))).toEqual(kinBefore);
     });
 
+    it('erases keys at the edges of the code space, and a later write does not bring their content back', async () => {
+      // Issue 27 #2: a key starting with U+10FFFF lay above the range erasure listed the user's streams by.
+      const edgeKeys = [
+        '\u{10FFFF}tail',
+        '\u{10FFFF}',
+        '\u{10FFFF}\u{10FFFF}',
+        '\uFFFF',
+        '\uFFFFz',
+        '\u{1F3A7}',
+        '\u{10000}',
+        '\uE000',
+        '\u0080',
+      ];
+      const secretOf = (i: number) => `edgesecret${i}x${erasee}`;
+      const client = await f.as(erasee);
+      for (const [i, key] of edgeKeys.entries()) {
+        expect((await client.put(`${P}/${encodeURIComponent(key)}`, { secret: secretOf(i) })).status).toBeLessThan(300);
+      }
+      expect(((await client.get(P)).body as string[]).sort()).toEqual([...edgeKeys].sort());
+
+      expect(await eraseUserOnBus(f.system, erasee)).toEqual([expect.objectContaining({ streamsDeleted: edgeKeys.length })]);
+
+      expect((await client.get(P)).body).toEqual([]);
+      const secrets = edgeKeys.map((_, i) => secretOf(i));
+      expect(bytesFoundUnder(f.dataDir, [erasee, ...secrets, ...edgeKeys.filter((k) => k.length > 1)])).toEqual([]);
+      for (const [i, key] of edgeKeys.entries()) {
+        const k = encodeURIComponent(key);
+        expect([key, (await client.put(`${P}/${k}/newfield`, i)).status]).toEqual([key, 201]);
+        expect([key, (await client.get(`${P}/${k}`)).body]).toEqual([key, { newfield: i }]);
+      }
+    });
+
     it('starts a new write of the erased user from empty', async () => {
       await fillPreferences(erasee);
       await eraseUserOnBus(f.system, erasee);
