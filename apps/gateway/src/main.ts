@@ -17,7 +17,11 @@ const SERVICE = 'gateway';
 export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inProcess?: Record<string, RequestHandler> } = {}) {
   const config = loadConfig(gatewayConfigSchema, env);
   const trustedCallers = parseTrustedCallers(config.TRACE_TRUSTED_CALLERS);
-  const limits = serverLimitsOf(config);
+  const limits = {
+    ...serverLimitsOf(config),
+    maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+    maxConnectionsPerProxy: config.HTTP_MAX_CONNECTIONS_PER_PROXY,
+  };
   startTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const logger = createLogger(SERVICE, config.LOG_LEVEL);
   const dataDir = resolve(config.DATA_DIR);
