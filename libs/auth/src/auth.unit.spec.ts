@@ -34,6 +34,29 @@ describe('Authenticator', () => {
     expect(await auth.authenticate(`Bearer ${await signDevToken(secret, 'alice')}`)).toEqual({ userId: 'alice' });
   });
 
+  it('signs a dev token whose lifetime is exactly the one asked, even when the clock passes a second while it signs', async () => {
+    const RealDate = Date;
+    // A clock that moves on by 1 ms at each reading, from 1 ms before a second ends.
+    let nowMs = 1_800_000_000_999;
+    class TickingDate extends RealDate {
+      constructor(...args: [] | [number]) {
+        super(args.length ? args[0] : nowMs++);
+      }
+      static override now() {
+        return nowMs++;
+      }
+    }
+    globalThis.Date = TickingDate as DateConstructor;
+    let token: string;
+    try {
+      token = await signDevToken(secret, 'alice', 86_400);
+    } finally {
+      globalThis.Date = RealDate;
+    }
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { iat: number; exp: number };
+    expect(claims.exp - claims.iat).toBe(86_400);
+  });
+
   it('takes the scheme from Token-Type when Authorization carries none', async () => {
     const token = await signDevToken(secret, 'bob');
     expect(await auth.authenticate(token, 'Bearer')).toEqual({ userId: 'bob' });

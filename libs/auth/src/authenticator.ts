@@ -184,11 +184,14 @@ function splitCredentials(value: string, tokenType?: string): { scheme: 'bearer'
 /** Signs a development token the embedded gateway accepts (`npm run token -- <userId>`). */
 export async function signDevToken(secret: string, userId: string, ttlSeconds = DEFAULT_MAX_TOKEN_LIFETIME_S): Promise<string> {
   if (!USER_ID.test(userId)) throw new Error(`user id must match ${USER_ID}`);
+  // The clock read once: jose reads it anew for each claim, and a second boundary between the two reads made
+  // `exp - iat` one more than the lifetime, which the gateway refuses at the maximum.
+  const now = Math.floor(Date.now() / 1000);
   return new SignJWT({})
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(userId)
     .setIssuer(DEV_ISSUER)
-    .setIssuedAt()
-    .setExpirationTime(`${ttlSeconds}s`)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ttlSeconds)
     .sign(new TextEncoder().encode(secret));
 }
