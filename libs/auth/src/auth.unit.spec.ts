@@ -57,6 +57,10 @@ describe('Authenticator', () => {
     expect(claims.exp - claims.iat).toBe(86_400);
   });
 
+  it("will not sign a dev token for a principal of the system's namespace", async () => {
+    await expect(signDevToken(secret, 'udp:gateway')).rejects.toThrow(/udp:/);
+  });
+
   it('takes the scheme from Token-Type when Authorization carries none', async () => {
     const token = await signDevToken(secret, 'bob');
     expect(await auth.authenticate(token, 'Bearer')).toEqual({ userId: 'bob' });
@@ -168,6 +172,8 @@ describe('userinfo answers (sessionToken) are validated', () => {
     ['no id', { name: 'Gina' }, null],
     ['an array instead of an object', [{ sub: 'gina' }], null],
     ['a negative or fractional number', { sub: -1.5 }, null],
+    ["the gateway's own principal", { sub: 'udp:gateway' }, null],
+    ["an id in the system's namespace, in capitals", { sub: 'UDP:other' }, null],
   ])('%s', async (_case, answer, expected) => {
     const server = await serve((_req, res) => res.setHeader('content-type', 'application/json').end(JSON.stringify(answer)));
     try {
