@@ -97,6 +97,8 @@ export const gatewayConfigSchema = commonConfigSchema.extend({
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(3600).default(10),
   RATE_LIMIT_PER_USER: requestsPerWindow.default(1000),
   RATE_LIMIT_PER_ADDRESS: requestsPerWindow.default(10_000),
+  /** Erasure requests (DELETE /api/data) per user per window, a budget of their own: no other traffic counts against it. */
+  RATE_LIMIT_ERASURE_PER_USER: requestsPerWindow.default(10),
   /**
    * Open connections one client address may hold at the gateway (IPv6: per /56); more are dropped, so that one
    * address cannot take every one of HTTP_MAX_CONNECTIONS. 0: no cap but that one. Room for an office behind one NAT

@@ -221,6 +221,35 @@ describe('rate limits', () => {
       .then((res) => expectRateLimited(res, 'RATE_LIMIT_PER_ADDRESS', 60));
   });
 
+  it("given the user's devices used up both limits, an erasure request (DELETE /api/data) still passes, and meets its own budget only", async () => {
+    const erasureRoute = { prefixes: ['/api/data'], url: upstreamUrl };
+    const { http } = await gateway({
+      routes: [{ prefixes: ['/api/me'], url: upstreamUrl }, erasureRoute],
+      rateLimits: { windowS: 60, perUser: 3, perAddress: 5, erasurePerUser: 2 },
+    });
+    const alice = await bearer('alice');
+    await given(async () => {
+      // The devices' traffic: 3 pass, then the user's limit, then the address's.
+      const statuses = [];
+      for (let i = 0; i < 6; i++) statuses.push((await http.get('/api/me').set('authorization', alice)).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+      expectRateLimited(await http.get('/api/data/export').set('authorization', alice), 'RATE_LIMIT_PER_ADDRESS', 60);
+    })
+      .when(() => http.delete('/api/data').set('authorization', alice))
+      .then((res) => {
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ userId: 'alice' });
+      });
+    // Without valid credentials it is any request: the address's limit holds.
+    await given(nothing)
+      .when(() => http.delete('/api/data').set('authorization', 'Bearer nonsense'))
+      .then((res) => expectRateLimited(res, 'RATE_LIMIT_PER_ADDRESS', 60));
+    // Its own budget: 2 per window per user, whatever the spelling of the path.
+    await given(async () => expect((await http.delete('/API/data/').set('authorization', alice)).status).toBe(200))
+      .when(() => http.delete('/api/data').set('authorization', alice))
+      .then((res) => expectRateLimited(res, 'RATE_LIMIT_ERASURE_PER_USER', 60));
+  });
+
   it('given CORS, a 429 is readable by the browser app (CORS headers, Retry-After exposed)', async () => {
     const { http } = await gateway({ corsOrigins: [APP], rateLimits: { windowS: 60, perUser: 0, perAddress: 1 } });
     await given(() => http.get('/openapi.json'))
