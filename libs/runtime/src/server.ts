@@ -196,12 +196,20 @@ export function closeServer(server: Server): Promise<void> {
 }
 
 /**
- * Runs an app's `start` as a process: a bad setting prints its message and exits 1. SIGTERM/SIGINT stop it
- * gracefully within `shutdownTimeoutMs` (SHUTDOWN_TIMEOUT_MS, below Kubernetes' terminationGracePeriodSeconds): no new
+ * Runs an app's `start` as a process: a bad setting prints its message and exits 1. SIGTERM/SIGINT (or, for a process
+ * started with an IPC channel, the end of its parent) stop it gracefully within `shutdownTimeoutMs` (SHUTDOWN_TIMEOUT_MS, below Kubernetes' terminationGracePeriodSeconds): no new
  * connections, the requests in flight answered, the app's own stop (projections finish their event and give their
  * segments back), then the spans and metrics still queued sent; past the deadline it exits 1 whatever is left.
  */
 export function runAsProcess(name: string, start: () => Promise<{ stop: () => Promise<void>; shutdownTimeoutMs?: number }>): void {
+  // Started with an IPC channel (by tools/start.mjs): it closes when the parent ends, however it ends, and the process
+  // stops then rather than run on unwatched. The channel alone keeps no process alive.
+  let goneWhileStarting = false;
+  let parentGone = () => void (goneWhileStarting = true);
+  if (process.channel) {
+    process.channel.unref();
+    process.once('disconnect', () => parentGone());
+  }
   start()
     .then((running) => {
       let stopping = false;
@@ -227,6 +235,8 @@ export function runAsProcess(name: string, start: () => Promise<{ stop: () => Pr
       };
       process.on('SIGTERM', () => stop('SIGTERM'));
       process.on('SIGINT', () => stop('SIGINT'));
+      parentGone = () => stop('parent process gone');
+      if (goneWhileStarting) parentGone();
     })
     .catch((error: unknown) => {
       process.stderr.write(`${name}: ${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`);
