@@ -205,7 +205,9 @@ export function runAsProcess(name: string, start: () => Promise<{ stop: () => Pr
   // Started with an IPC channel (by tools/start.mjs): it closes when the parent ends, however it ends, and the process
   // stops then rather than run on unwatched. The channel alone keeps no process alive.
   let goneWhileStarting = false;
-  let parentGone = () => void (goneWhileStarting = true);
+  let parentGone = (): void => {
+    goneWhileStarting = true;
+  };
   if (process.channel) {
     process.channel.unref();
     process.once('disconnect', () => parentGone());
