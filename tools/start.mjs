@@ -2,7 +2,7 @@
 // `npm start`: installs dependencies if they are missing, builds, and runs the embedded system, saying at each
 // step what it is doing; the embedded host ends with a block that says where the system is and what to do next.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { noticeUnsupportedNode } from './node-support.mjs';
@@ -26,10 +26,20 @@ function stop(signal) {
 }
 for (const signal of ['SIGINT', 'SIGTERM']) process.on(signal, () => stop(signal));
 // `kill <pid of npm start>`: npm passes the signal to its script's shell only, which dies and leaves us running. No
-// event says that the process that started us is gone, but our parent then changes: we stop as if sent SIGTERM.
+// event says that the process that started us is gone, but our parent then changes: we stop as if sent SIGTERM. Run by
+// npm, the shell between us may outlive npm (kill -9 npm): then the shell's parent changes, which Linux shows in /proc.
+const parentOf = (pid) => {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]);
+  } catch {
+    return undefined;
+  }
+};
 const parent = process.ppid;
+const npm = process.env.npm_lifecycle_event ? parentOf(parent) : undefined;
 setInterval(() => {
-  if (process.ppid === parent || stopping) return;
+  if (stopping || (process.ppid === parent && (npm === undefined || parentOf(parent) === npm))) return;
   say('the process that started this one is gone (npm killed?): stopping');
   stop('SIGTERM');
 }, 500).unref();

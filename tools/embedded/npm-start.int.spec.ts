@@ -98,11 +98,11 @@ const linux = existsSync('/proc/self/stat');
 const onLinux = linux ? it : it.skip;
 if (!linux) it.todo('runs on Linux only: it follows the processes through /proc');
 
-onLinux(
-  'when the npm process of `npm start` is killed, the start script and the system stop too, the system gracefully',
-  async () => {
+onLinux.each(['SIGTERM', 'SIGKILL'] as const)(
+  'when the npm process of `npm start` is killed (%s), the start script and the system stop too, the system gracefully',
+  async (signal) => {
     const { child, system, script, stderr } = await startSystem('npm');
-    process.kill(child.pid!, 'SIGTERM');
+    process.kill(child.pid!, signal);
     await allGone([child.pid!, script, system], 15_000);
     expect(stderr()).toContain('the process that started this one is gone');
     expect(stderr()).toMatch(/embedded: SIGTERM, stopping/);
