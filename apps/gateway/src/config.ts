@@ -51,6 +51,7 @@ const corsOrigin = z.string().refine(
   { error: (issue) => `${String(issue.input)} is not an origin such as https://app.example.com (no path, no trailing slash) or *` },
 );
 
+const connections = z.coerce.number().int().min(0).max(1_000_000);
 const requestsPerWindow = z.coerce.number().int().min(0).max(1_000_000_000);
 
 /** The gateway's settings: where each service is, and how callers are authenticated. */
@@ -96,5 +97,15 @@ export const gatewayConfigSchema = commonConfigSchema.extend({
   RATE_LIMIT_WINDOW_S: z.coerce.number().int().min(1).max(3600).default(10),
   RATE_LIMIT_PER_USER: requestsPerWindow.default(1000),
   RATE_LIMIT_PER_ADDRESS: requestsPerWindow.default(10_000),
+  /** Erasure requests (DELETE /api/data) per user per window, a budget of their own: no other traffic counts against it. */
+  RATE_LIMIT_ERASURE_PER_USER: requestsPerWindow.default(10),
+  /**
+   * Open connections one client address may hold at the gateway (IPv6: per /56); more are dropped, so that one
+   * address cannot take every one of HTTP_MAX_CONNECTIONS. 0: no cap but that one. Room for an office behind one NAT
+   * whose users each keep live streams open (docs/architecture.md, "The public edge").
+   */
+  HTTP_MAX_CONNECTIONS_PER_ADDRESS: connections.default(1000),
+  /** The same for a peer in TRUSTED_PROXIES, a load balancer carrying many clients: by default as many as the server takes. */
+  HTTP_MAX_CONNECTIONS_PER_PROXY: connections.default(10_000),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

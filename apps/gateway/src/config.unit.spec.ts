@@ -36,6 +36,13 @@ describe('gateway config', () => {
     expect(config.TRUSTED_PROXIES).toBeUndefined();
     expect(config.CORS_ORIGINS).toBeUndefined();
     expect([config.RATE_LIMIT_WINDOW_S, config.RATE_LIMIT_PER_USER, config.RATE_LIMIT_PER_ADDRESS]).toEqual([10, 1000, 10_000]);
+    expect(config.RATE_LIMIT_ERASURE_PER_USER).toBe(10);
+  });
+
+  it('caps connections per address below the server cap, and per trusted proxy at it; a wrong value named', () => {
+    const config = loadConfig(gatewayConfigSchema, {});
+    expect([config.HTTP_MAX_CONNECTIONS_PER_ADDRESS, config.HTTP_MAX_CONNECTIONS_PER_PROXY]).toEqual([1000, config.HTTP_MAX_CONNECTIONS]);
+    expect(() => loadConfig(gatewayConfigSchema, { HTTP_MAX_CONNECTIONS_PER_ADDRESS: '-1' })).toThrow(/HTTP_MAX_CONNECTIONS_PER_ADDRESS/);
   });
 
   it('reads TRUSTED_PROXIES as addresses, CIDR ranges and named ranges, and names a wrong entry', () => {

@@ -17,7 +17,11 @@ const SERVICE = 'gateway';
 export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inProcess?: Record<string, RequestHandler> } = {}) {
   const config = loadConfig(gatewayConfigSchema, env);
   const trustedCallers = parseTrustedCallers(config.TRACE_TRUSTED_CALLERS);
-  const limits = serverLimitsOf(config);
+  const limits = {
+    ...serverLimitsOf(config),
+    maxConnectionsPerAddress: config.HTTP_MAX_CONNECTIONS_PER_ADDRESS,
+    maxConnectionsPerProxy: config.HTTP_MAX_CONNECTIONS_PER_PROXY,
+  };
   startTelemetry({ serviceName: SERVICE, otlpEndpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT });
   const logger = createLogger(SERVICE, config.LOG_LEVEL);
   const dataDir = resolve(config.DATA_DIR);
@@ -66,7 +70,12 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     trustedProxies: config.TRUSTED_PROXIES,
     corsOrigins: config.CORS_ORIGINS,
-    rateLimits: { windowS: config.RATE_LIMIT_WINDOW_S, perUser: config.RATE_LIMIT_PER_USER, perAddress: config.RATE_LIMIT_PER_ADDRESS },
+    rateLimits: {
+      windowS: config.RATE_LIMIT_WINDOW_S,
+      perUser: config.RATE_LIMIT_PER_USER,
+      perAddress: config.RATE_LIMIT_PER_ADDRESS,
+      erasurePerUser: config.RATE_LIMIT_ERASURE_PER_USER,
+    },
     routes: routes.map((route) => ({ ...route, handler: shared.inProcess?.[route.url] })),
   });
   const { server, port } = await listen(app, config.PORT ?? 8080, config.HOST, limits, logger);

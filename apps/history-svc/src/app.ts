@@ -1,5 +1,5 @@
 import { HISTORY_LIMITS } from '@udp/contracts';
-import { serviceHttpApp } from '@udp/http-kit';
+import { serviceHttpApp, versionTagger } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
 import { internalRoutes } from './api/internal-routes';
 import { historyRoutes } from './api/routes';
@@ -62,6 +62,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
         handle: projections.commandHandler(aggregate, foldedStates),
         model: { entries: historyEntries(readModels), heads: historyHeads(readModels) },
         now,
+        // Keyed by the secret every replica shares (INTERNAL_AUTH_SECRET; embedded: its file in DATA_DIR).
+        tagVersion: versionTagger(deps.identity.derivedKey('history-etag')),
       }),
       internalRoutes({
         readModels,

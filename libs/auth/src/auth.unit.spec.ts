@@ -34,6 +34,33 @@ describe('Authenticator', () => {
     expect(await auth.authenticate(`Bearer ${await signDevToken(secret, 'alice')}`)).toEqual({ userId: 'alice' });
   });
 
+  it('signs a dev token whose lifetime is exactly the one asked, even when the clock passes a second while it signs', async () => {
+    const RealDate = Date;
+    // A clock that moves on by 1 ms at each reading, from 1 ms before a second ends.
+    let nowMs = 1_800_000_000_999;
+    class TickingDate extends RealDate {
+      constructor(...args: [] | [number]) {
+        super(args.length ? args[0] : nowMs++);
+      }
+      static override now() {
+        return nowMs++;
+      }
+    }
+    globalThis.Date = TickingDate as DateConstructor;
+    let token: string;
+    try {
+      token = await signDevToken(secret, 'alice', 86_400);
+    } finally {
+      globalThis.Date = RealDate;
+    }
+    const claims = JSON.parse(Buffer.from(token.split('.')[1], 'base64url').toString()) as { iat: number; exp: number };
+    expect(claims.exp - claims.iat).toBe(86_400);
+  });
+
+  it("will not sign a dev token for a principal of the system's namespace", async () => {
+    await expect(signDevToken(secret, 'udp:gateway')).rejects.toThrow(/udp:/);
+  });
+
   it('takes the scheme from Token-Type when Authorization carries none', async () => {
     const token = await signDevToken(secret, 'bob');
     expect(await auth.authenticate(token, 'Bearer')).toEqual({ userId: 'bob' });
@@ -145,6 +172,8 @@ describe('userinfo answers (sessionToken) are validated', () => {
     ['no id', { name: 'Gina' }, null],
     ['an array instead of an object', [{ sub: 'gina' }], null],
     ['a negative or fractional number', { sub: -1.5 }, null],
+    ["the gateway's own principal", { sub: 'udp:gateway' }, null],
+    ["an id in the system's namespace, in capitals", { sub: 'UDP:other' }, null],
   ])('%s', async (_case, answer, expected) => {
     const server = await serve((_req, res) => res.setHeader('content-type', 'application/json').end(JSON.stringify(answer)));
     try {

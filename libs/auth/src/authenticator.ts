@@ -37,6 +37,14 @@ export const DEV_ISSUER = 'udp-embedded';
 export const DEFAULT_MAX_TOKEN_LIFETIME_S = 24 * 3600;
 /** User ids as the gateway accepts them: no `/`, `%`, spaces or control characters, at most 128 characters. */
 export const USER_ID = /^[A-Za-z0-9._:@|-]{1,128}$/;
+/**
+ * The namespace of the system's own principals (`udp:gateway`, the identity the gateway signs for calls that read no
+ * one's data): no credential may name a user in it, in any letter case.
+ */
+export const RESERVED_PRINCIPAL_PREFIX = 'udp:';
+export const GATEWAY_PRINCIPAL = `${RESERVED_PRINCIPAL_PREFIX}gateway`;
+const isReserved = (userId: string) => userId.toLowerCase().startsWith(RESERVED_PRINCIPAL_PREFIX);
+const RESERVED_MESSAGE = `sub names a principal of the system (${RESERVED_PRINCIPAL_PREFIX}...), not a user`;
 /** Tolerated clock difference between the token issuer and us, in seconds. */
 const CLOCK_SKEW_S = 60;
 
@@ -48,7 +56,10 @@ const StringOrStrings = z.union([z.string(), z.array(z.string())]);
  * user id (a number, an array, an object...) is refused, never coerced into one. `exp` is required.
  */
 export const JwtClaims = z.looseObject({
-  sub: z.string({ error: 'sub must be a string' }).regex(USER_ID, 'sub is not a valid user id'),
+  sub: z
+    .string({ error: 'sub must be a string' })
+    .regex(USER_ID, 'sub is not a valid user id')
+    .refine((sub) => !isReserved(sub), RESERVED_MESSAGE),
   exp: NumericDate,
   iat: NumericDate.optional(),
   nbf: NumericDate.optional(),
@@ -61,7 +72,13 @@ export type JwtClaims = z.infer<typeof JwtClaims>;
 /** The userinfo answer of the identity provider: an object whose id field is a user id (a number is taken as text). */
 export const userinfoSchema = (idField: string) =>
   z.looseObject({
-    [idField]: z.union([z.string().regex(USER_ID), z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String)]),
+    [idField]: z.union([
+      z
+        .string()
+        .regex(USER_ID)
+        .refine((id) => !isReserved(id), RESERVED_MESSAGE),
+      z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER).transform(String),
+    ]),
   });
 
 const describeIssues = (error: z.ZodError) => error.issues.map((i) => `${i.path.join('.') || 'claims'}: ${i.message}`).join('; ');
@@ -184,11 +201,16 @@ function splitCredentials(value: string, tokenType?: string): { scheme: 'bearer'
 /** Signs a development token the embedded gateway accepts (`npm run token -- <userId>`). */
 export async function signDevToken(secret: string, userId: string, ttlSeconds = DEFAULT_MAX_TOKEN_LIFETIME_S): Promise<string> {
   if (!USER_ID.test(userId)) throw new Error(`user id must match ${USER_ID}`);
+  if (isReserved(userId))
+    throw new Error(`user id must not begin with ${RESERVED_PRINCIPAL_PREFIX}: the system's own principals are named so`);
+  // The clock read once: jose reads it anew for each claim, and a second boundary between the two reads made
+  // `exp - iat` one more than the lifetime, which the gateway refuses at the maximum.
+  const now = Math.floor(Date.now() / 1000);
   return new SignJWT({})
     .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
     .setSubject(userId)
     .setIssuer(DEV_ISSUER)
-    .setIssuedAt()
-    .setExpirationTime(`${ttlSeconds}s`)
+    .setIssuedAt(now)
+    .setExpirationTime(now + ttlSeconds)
     .sign(new TextEncoder().encode(secret));
 }

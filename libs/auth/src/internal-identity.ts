@@ -42,6 +42,15 @@ export class InternalIdentity {
     return userId ? { userId } : null;
   }
 
+  /**
+   * A key for another purpose (e.g. `history-etag`), derived from the secret: every process that holds the secret
+   * derives the same key, and nothing made with it tells the secret or the identity values' MACs (their input
+   * begins `v1.`, a derivation's `derive:`).
+   */
+  derivedKey(purpose: string): Buffer {
+    return createHmac('sha256', this.key).update(`derive:${purpose}`).digest();
+  }
+
   private mac(user: string, expiry: string): string {
     return createHmac('sha256', this.key).update(`${VERSION}.${user}.${expiry}`).digest('base64url');
   }

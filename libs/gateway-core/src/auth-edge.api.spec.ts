@@ -73,6 +73,19 @@ describe('JWT claims at the gateway', () => {
       });
   });
 
+  it.each(['udp:gateway', 'udp:anything', 'UDP:Gateway'])(
+    "refuses a token whose sub is in the system's own namespace (%s): 401, the service never called",
+    async (sub) => {
+      await given(() => signed({ ...valid(), sub }))
+        .when(me)
+        .then((res) => {
+          expect(res.status).toBe(401);
+          expect(res.body.detail).toMatch(/principal of the system/);
+          expect(res.body).not.toHaveProperty('userId');
+        });
+    },
+  );
+
   it('accepts the tokens `npm run token` prints (signDevToken), at the configured maximum lifetime', async () => {
     await given(() => signDevToken(secret, 'bob', MAX_LIFETIME_S))
       .when(me)

@@ -1,5 +1,5 @@
 import { EventEmitter, once } from 'node:events';
-import type { Server } from 'node:http';
+import http, { type Server } from 'node:http';
 import net from 'node:net';
 import express from 'express';
 import request from 'supertest';
@@ -221,6 +221,35 @@ describe('rate limits', () => {
       .then((res) => expectRateLimited(res, 'RATE_LIMIT_PER_ADDRESS', 60));
   });
 
+  it("given the user's devices used up both limits, an erasure request (DELETE /api/data) still passes, and meets its own budget only", async () => {
+    const erasureRoute = { prefixes: ['/api/data'], url: upstreamUrl };
+    const { http } = await gateway({
+      routes: [{ prefixes: ['/api/me'], url: upstreamUrl }, erasureRoute],
+      rateLimits: { windowS: 60, perUser: 3, perAddress: 5, erasurePerUser: 2 },
+    });
+    const alice = await bearer('alice');
+    await given(async () => {
+      // The devices' traffic: 3 pass, then the user's limit, then the address's.
+      const statuses = [];
+      for (let i = 0; i < 6; i++) statuses.push((await http.get('/api/me').set('authorization', alice)).status);
+      expect(statuses).toEqual([200, 200, 200, 429, 429, 429]);
+      expectRateLimited(await http.get('/api/data/export').set('authorization', alice), 'RATE_LIMIT_PER_ADDRESS', 60);
+    })
+      .when(() => http.delete('/api/data').set('authorization', alice))
+      .then((res) => {
+        expect(res.status).toBe(200);
+        expect(res.body).toMatchObject({ userId: 'alice' });
+      });
+    // Without valid credentials it is any request: the address's limit holds.
+    await given(nothing)
+      .when(() => http.delete('/api/data').set('authorization', 'Bearer nonsense'))
+      .then((res) => expectRateLimited(res, 'RATE_LIMIT_PER_ADDRESS', 60));
+    // Its own budget: 2 per window per user, whatever the spelling of the path.
+    await given(async () => expect((await http.delete('/API/data/').set('authorization', alice)).status).toBe(200))
+      .when(() => http.delete('/api/data').set('authorization', alice))
+      .then((res) => expectRateLimited(res, 'RATE_LIMIT_ERASURE_PER_USER', 60));
+  });
+
   it('given CORS, a 429 is readable by the browser app (CORS headers, Retry-After exposed)', async () => {
     const { http } = await gateway({ corsOrigins: [APP], rateLimits: { windowS: 60, perUser: 0, perAddress: 1 } });
     await given(() => http.get('/openapi.json'))
@@ -339,6 +368,50 @@ function rawExchange(port: number, text: string): Promise<{ answer: string; ms: 
   });
 }
 
+/**
+ * Opens `count` idle connections from `localAddress` (a loopback address: Linux answers all of 127/8) one after
+ * another, and says which of them the server dropped (it closed them as it accepted them, or never accepted them)
+ * and which it holds, by the client port the server saw.
+ */
+async function idleFlood(server: Server, port: number, localAddress: string, count: number) {
+  const seen = new Map<number, boolean>();
+  const waiting = new Map<number, () => void>();
+  const decided = (remotePort: number, dropped: boolean) => {
+    seen.set(remotePort, dropped);
+    waiting.get(remotePort)?.();
+  };
+  // Listening after listen()'s own checks, so `destroyed` says whether they closed the connection.
+  const onConnection = (socket: net.Socket) => decided(socket.remotePort!, socket.destroyed);
+  const onDrop = (peer: { remotePort?: number }) => decided(peer.remotePort!, true);
+  server.on('connection', onConnection).on('drop', onDrop);
+  const sockets: { socket: net.Socket; localPort: number }[] = [];
+  for (let i = 0; i < count; i++) {
+    const socket = net.connect({ port, host: '127.0.0.1', localAddress });
+    socket.on('error', () => undefined);
+    await once(socket, 'connect');
+    const localPort = socket.localPort!;
+    // One at a time: the server has decided on this one before the next is opened.
+    if (!seen.has(localPort)) await new Promise<void>((resolve) => waiting.set(localPort, resolve));
+    sockets.push({ socket, localPort });
+  }
+  server.off('connection', onConnection).off('drop', onDrop);
+  const where = (dropped: boolean) => sockets.filter(({ localPort }) => seen.get(localPort) === dropped).map(({ socket }) => socket);
+  return { held: where(false), dropped: where(true) };
+}
+
+/** A GET from `localAddress`, on a connection of its own. */
+function getFrom(port: number, localAddress: string, path: string, authorization: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = http.get({ port, host: '127.0.0.1', localAddress, path, agent: false, headers: { authorization } }, (res) => {
+      let body = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (body += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+    });
+    req.on('error', reject);
+  });
+}
+
 describe('slow clients and the connection cap (HTTP_* server limits)', () => {
   const short: ServerLimits = { headersTimeoutMs: 300, requestTimeoutMs: 600, keepAliveTimeoutMs: 5000, maxConnections: 0 };
 
@@ -408,10 +481,83 @@ describe('slow clients and the connection cap (HTTP_* server limits)', () => {
         await dropped;
         return third;
       })
-      .then((third, { open }) => {
+      .then(async (third, { server, open }) => {
         expect(third.answer).toBe('');
-        expect(warnings).toEqual([[{ dropped: 1, max_connections: 2 }, 'connections dropped: HTTP_MAX_CONNECTIONS reached']]);
         for (const socket of open) socket.destroy();
+        // The drops of an interval are reported at its end, or when the server closes.
+        await closeServer(server);
+        expect(warnings).toEqual([
+          [
+            {
+              dropped: 1,
+              peers: 1,
+              over_max_connections: 1,
+              over_max_per_peer: 0,
+              max_connections: 2,
+              max_connections_per_address: 0,
+              max_connections_per_proxy: 0,
+            },
+            'connections dropped: HTTP_MAX_CONNECTIONS reached',
+          ],
+        ]);
+      });
+  });
+
+  it('given a cap of 3 connections per address, when 127.0.0.1 opens 20 idle ones, then 17 are closed, another address is still served, and the warning counts all 17', async () => {
+    const warnings: unknown[][] = [];
+    await given(async () => {
+      // The server's own cap (6) would be full after 6 of the flood without the cap per address.
+      const limits = { ...short, headersTimeoutMs: 5000, requestTimeoutMs: 5000, maxConnections: 6, maxConnectionsPerAddress: 3 };
+      return gateway({}, limits, { warn: (...args) => warnings.push(args) });
+    })
+      .when(async ({ server, port }) => {
+        const flood = await idleFlood(server, port, '127.0.0.1', 20);
+        const other = await getFrom(port, '127.0.0.2', '/api/me', await bearer('alice'));
+        return { flood, other };
+      })
+      .then(async ({ flood, other }, { server }) => {
+        expect(other.status).toBe(200);
+        expect(JSON.parse(other.body)).toMatchObject({ userId: 'alice' });
+        expect(flood.held).toHaveLength(3);
+        expect(flood.dropped).toHaveLength(17);
+        // Every dropped one is closed at the flooding client's end; the held ones are still open.
+        await Promise.all(flood.dropped.map((socket) => (socket.closed ? undefined : once(socket, 'close'))));
+        expect(flood.held.every((socket) => !socket.destroyed)).toBe(true);
+        for (const socket of flood.held) socket.destroy();
+        await closeServer(server);
+        expect(warnings).toEqual([
+          [
+            {
+              dropped: 17,
+              peers: 1,
+              over_max_connections: 0,
+              over_max_per_peer: 17,
+              max_connections: 6,
+              max_connections_per_address: 3,
+              max_connections_per_proxy: 0,
+            },
+            'connections dropped: HTTP_MAX_CONNECTIONS_PER_ADDRESS or _PER_PROXY reached',
+          ],
+        ]);
+      });
+  });
+
+  it('given a trusted proxy, when it and a client each open more than their caps, then the proxy keeps its own larger cap', async () => {
+    const warnings: unknown[][] = [];
+    await given(async () => {
+      const limits = { ...short, maxConnectionsPerAddress: 2, maxConnectionsPerProxy: 4 };
+      return gateway({ trustedProxies: ['127.0.0.3'] }, limits, { warn: (...args) => warnings.push(args) });
+    })
+      .when(async ({ server, port }) => ({
+        proxy: await idleFlood(server, port, '127.0.0.3', 6),
+        client: await idleFlood(server, port, '127.0.0.1', 3),
+      }))
+      .then(async ({ proxy, client }, { server }) => {
+        expect([proxy.held.length, proxy.dropped.length]).toEqual([4, 2]);
+        expect([client.held.length, client.dropped.length]).toEqual([2, 1]);
+        for (const socket of [...proxy.held, ...client.held]) socket.destroy();
+        await closeServer(server);
+        expect(warnings).toEqual([[expect.objectContaining({ dropped: 3, peers: 2, over_max_per_peer: 3 }), expect.any(String)]]);
       });
   });
 

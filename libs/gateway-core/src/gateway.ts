@@ -1,6 +1,6 @@
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { IDENTITY_HEADER, type Authenticator, type Identity, type InternalIdentity } from '@udp/auth';
-import { buildAsyncApiDocument, buildOpenApiDocument, healthApi } from '@udp/contracts';
+import { buildAsyncApiDocument, buildOpenApiDocument, exportApi, healthApi } from '@udp/contracts';
 import {
   errorHandler,
   mountProbes,
@@ -20,7 +20,7 @@ import { answerPreflight, corsHeaders } from './cors';
 import { docsPage } from './docs-page';
 import { checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
 import { dispatchInProcess, forward, serviceHealth, upstreamMs } from './proxy';
-import { perAddressLimit, perUserLimit, type RateLimits } from './rate-limits';
+import { erasureLimit, perAddressLimit, perUserLimit, type RateLimits, verifyErasureFirst } from './rate-limits';
 
 export interface ServiceRoute {
   /** The service's name in /health/ (default: its first prefix). */
@@ -83,6 +83,9 @@ export function createGateway(options: GatewayOptions): Express {
   // client address, for every request (preflights, /health/, /docs and floods without credentials included).
   if (options.corsOrigins?.length) app.use(corsHeaders(options.corsOrigins));
   const limits = options.rateLimits;
+  // An erasure is never refused for other traffic (issue 27): its credentials are verified first, and a verified
+  // one is counted in its own budget only.
+  if (limits) app.delete(exportApi.erase.path, verifyErasureFirst(authenticator));
   if (limits?.perAddress) app.use(perAddressLimit(limits, logger));
   app.use(answerPreflight);
   app.use(rejectUndecodablePath);
@@ -115,7 +118,10 @@ export function createGateway(options: GatewayOptions): Express {
   for (const router of options.routers ?? []) app.use(router);
 
   // One limiter for every authenticated route: a user's quota is one, whatever the service.
-  const perUser = limits?.perUser ? [perUserLimit(limits, logger)] : [];
+  const perUser = [
+    ...(limits?.perUser ? [perUserLimit(limits, logger)] : []),
+    ...(limits?.erasurePerUser ? [erasureLimit(limits, logger)] : []),
+  ];
   for (const route of routes) {
     // Signed only for a hop over HTTP; an in-process service is handed the caller itself.
     const vouch = (_req: Request, res: Response): Record<string, string> =>

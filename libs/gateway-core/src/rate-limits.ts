@@ -1,6 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import type { Authenticator } from '@udp/auth';
 import { sendProblem } from '@udp/http-kit';
+import { authenticateCaller } from './authenticate';
 import type { Logger } from '@udp/telemetry';
 
 /** Requests allowed per window, per authenticated user and per client address; 0 turns a limit off. */
@@ -8,7 +10,20 @@ export interface RateLimits {
   windowS: number;
   perUser: number;
   perAddress: number;
+  /**
+   * Erasure requests (`DELETE /api/data`) per user, counted apart: a verified erasure request is counted here only,
+   * so that no other traffic (the user's own devices included) can have it refused. Absent or 0: no limit.
+   */
+  erasurePerUser?: number;
 }
+
+type Scope = 'user' | 'address' | 'erasure';
+const VARIABLES: Record<Scope, string> = {
+  user: 'RATE_LIMIT_PER_USER',
+  address: 'RATE_LIMIT_PER_ADDRESS',
+  erasure: 'RATE_LIMIT_ERASURE_PER_USER',
+};
+const WHO: Record<Scope, string> = { user: 'this user', address: 'this client address', erasure: 'this user (erasure requests)' };
 
 /** The 429 of a rate limit: its own problem type (`.../rate-limited`), apart from history's concurrency 429. */
 export const RATE_LIMITED_TITLE = 'Rate Limited';
@@ -19,17 +34,19 @@ export const RATE_LIMITED_TITLE = 'Rate Limited';
  * client's window ends.
  */
 function limiter(
-  scope: 'user' | 'address',
+  scope: Scope,
   limit: number,
   windowS: number,
   key: (req: Request, res: Response) => string,
   logger: Logger,
+  skip?: (req: Request, res: Response) => boolean,
 ): RequestHandler {
-  const variable = scope === 'user' ? 'RATE_LIMIT_PER_USER' : 'RATE_LIMIT_PER_ADDRESS';
-  const who = scope === 'user' ? 'this user' : 'this client address';
+  const variable = VARIABLES[scope];
+  const who = WHO[scope];
   return rateLimit({
     windowMs: windowS * 1000,
     limit,
+    ...(skip && { skip }),
     // RateLimit headers on every answer would cost bytes and time on every call; the 429 says what a client needs.
     standardHeaders: false,
     legacyHeaders: false,
@@ -57,10 +74,38 @@ function limiter(
  * without credentials are limited too. IPv6 clients count per /56 (one customer's allocation), as the library does.
  */
 export function perAddressLimit(limits: RateLimits, logger: Logger): RequestHandler {
-  return limiter('address', limits.perAddress, limits.windowS, (req) => ipKeyGenerator(req.ip ?? ''), logger);
+  return limiter('address', limits.perAddress, limits.windowS, (req) => ipKeyGenerator(req.ip ?? ''), logger, isVerifiedErasure);
 }
 
-/** Per authenticated user (after authentication: the identity the gateway vouches for). */
+const userOf = (_req: Request, res: Response) => (res.locals.caller as { userId: string }).userId;
+
+/** Per authenticated user (after authentication: the identity the gateway vouches for); erasure requests apart. */
 export function perUserLimit(limits: RateLimits, logger: Logger): RequestHandler {
-  return limiter('user', limits.perUser, limits.windowS, (_req, res) => (res.locals.caller as { userId: string }).userId, logger);
+  return limiter('user', limits.perUser, limits.windowS, userOf, logger, (_req, res) => res.locals.erasure === true);
+}
+
+/**
+ * Marks an erasure request (mounted as `DELETE /api/data`, so Express matches it as it routes it) and verifies its
+ * credentials before the limit per address: a verified one skips the shared limits and meets its own budget
+ * (`erasureLimit`); one whose credentials fail goes on to the limit per address like any request, and to its 401.
+ */
+export function verifyErasureFirst(authenticator: Authenticator): RequestHandler {
+  return (req, res, next) => {
+    res.locals.erasure = true;
+    authenticateCaller(authenticator, req).then(
+      (caller) => {
+        res.locals.caller = caller;
+        next();
+      },
+      () => next(),
+    );
+  };
+}
+
+const isVerifiedErasure = (_req: Request, res: Response) => res.locals.erasure === true && res.locals.caller !== undefined;
+
+/** The erasure requests' own budget per user, which no other request counts against. */
+export function erasureLimit(limits: RateLimits, logger: Logger): RequestHandler {
+  const budget = limiter('erasure', limits.erasurePerUser ?? 0, limits.windowS, userOf, logger);
+  return (req, res, next) => (res.locals.erasure === true ? budget(req, res, next) : next());
 }

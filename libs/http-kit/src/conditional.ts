@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { LRUCache } from 'lru-cache';
 
@@ -13,13 +13,13 @@ export function sendJsonConditionally(req: Request, res: Response, body: unknown
 }
 
 /**
- * The same, for an answer serialised by the caller (`text`, called at most once). Given `version` (a value the
- * caller vouches for: the same version always answers the same bytes), the ETag is made from it instead of
- * the bytes, and a 304 serialises nothing.
+ * The same, for an answer serialised by the caller (`text`, called at most once). Given `versionTag` (a tag of a
+ * version the caller vouches for, from `versionTagger`: the same version always answers the same bytes), the ETag is
+ * that tag instead of a hash of the bytes, and a 304 serialises nothing.
  */
-export function sendJsonTextConditionally(req: Request, res: Response, text: () => string, version?: string): void {
-  const json = version === undefined ? text() : undefined;
-  const etag = `W/"${version === undefined ? digest(json!) : versionTag(version)}"`;
+export function sendJsonTextConditionally(req: Request, res: Response, text: () => string, versionTag?: string): void {
+  const json = versionTag === undefined ? text() : undefined;
+  const etag = `W/"${versionTag ?? digest(json!)}"`;
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
   if (noneMatchNames(req.header('if-none-match'), etag)) {
@@ -37,18 +37,18 @@ export function sendJsonTextConditionally(req: Request, res: Response, text: () 
 const digest = (value: string) => createHash('sha1').update(value).digest('base64url');
 
 /**
- * A version's tag, hashed once: reads repeat the same versions, and a hash object is costly (docs/performance.md). Hashed so the
- * version is not shown as it is; an unkeyed hash only obscures it (a client knowing the query could try positions
- * until one matches), so a version must never hold anything secret.
+ * Tags versions with a key: an HMAC, so that a tag tells nothing of its version (a store position counts every
+ * user's changes; an unkeyed hash of it could be found again by trying positions), only whether it changed. Every
+ * process given the same key makes the same tags (replicas behind one load balancer agree). Each version is tagged
+ * once (LRU): reads repeat the same versions, and a hash object is costly (docs/performance.md).
  */
-const versionTags = new LRUCache<string, string>({ max: 10_000 });
-
-function versionTag(version: string): string {
-  let tag = versionTags.get(version);
-  if (tag === undefined) {
-    versionTags.set(version, (tag = `v${digest(version)}`));
-  }
-  return tag;
+export function versionTagger(key: Buffer): (version: string) => string {
+  const tags = new LRUCache<string, string>({ max: 10_000 });
+  return (version) => {
+    let tag = tags.get(version);
+    if (tag === undefined) tags.set(version, (tag = `v${createHmac('sha256', key).update(version).digest('base64url')}`));
+    return tag;
+  };
 }
 
 /** RFC 9110 §13.1.2: weak comparison; `*` matches any current representation. */

@@ -8,7 +8,7 @@ import { HttpError } from './problem';
 import { loggablePath, requireCaller, userIdOf } from './service-edge';
 import { serviceHttpApp } from './service-app';
 import { parseInput } from './mount-route';
-import { sendJsonTextConditionally } from './conditional';
+import { sendJsonTextConditionally, versionTagger } from './conditional';
 
 const identity = new InternalIdentity('k'.repeat(32));
 /** Parts that are always up: these apps test the edge, not /health/. */
@@ -138,8 +138,14 @@ describe('conditional JSON with a version', () => {
   const versions = Router();
   const versioned = serviceHttpApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024, health, publicRoutes: [versions] });
   let made = 0;
+  const tagOf = versionTagger(Buffer.from('k'.repeat(32)));
   versions.get('/v/:version', (req, res) =>
-    sendJsonTextConditionally(req, res, () => (made++, JSON.stringify({ version: req.params.version })), `position ${req.params.version}`),
+    sendJsonTextConditionally(
+      req,
+      res,
+      () => (made++, JSON.stringify({ version: req.params.version })),
+      tagOf(`position ${req.params.version}`),
+    ),
   );
 
   it('tags the version without showing it, answers 304 on the tag without making the body, and tags another version apart', async () => {
@@ -152,5 +158,11 @@ describe('conditional JSON with a version', () => {
     const again = await request(versioned).get('/v/123456').set('if-none-match', first.headers.etag);
     expect([again.status, made]).toEqual([304, 0]);
     expect((await request(versioned).get('/v/123457')).headers.etag).not.toBe(first.headers.etag);
+  });
+
+  it('tags by its key: the same key, the same tag (replicas agree); another key, another tag', () => {
+    const [a, b] = [versionTagger(Buffer.from('k'.repeat(32))), versionTagger(Buffer.from('l'.repeat(32)))];
+    expect(a('position 1')).toBe(tagOf('position 1'));
+    expect(b('position 1')).not.toBe(a('position 1'));
   });
 });

@@ -1,6 +1,6 @@
 import { Router, type Request, type Response } from 'express';
 import { type Span, SpanKind, SpanStatusCode, context as otelContext, trace } from '@opentelemetry/api';
-import { IDENTITY_HEADER, type Authenticator, type InternalIdentity } from '@udp/auth';
+import { GATEWAY_PRINCIPAL, IDENTITY_HEADER, type Authenticator, type InternalIdentity } from '@udp/auth';
 import { type EndpointConfig, type PersonalisationConfig, personalisationApi } from '@udp/contracts';
 import { authenticateCaller } from '@udp/gateway-core';
 import { HttpError, badRequest, mountRoute, nameServerSpan } from '@udp/http-kit';
@@ -12,9 +12,6 @@ import { round, runEndpoint } from './run-endpoint';
 import { bucketOf, componentFor } from './selection';
 import { FailureLimiter } from './secrets';
 import type { ServiceCall } from './service-client';
-
-/** The identity the gateway signs for calls that read no one's data (an anonymous caller's `trending`). */
-export const GATEWAY_PRINCIPAL = 'udp:gateway';
 
 export interface PersonalisationOptions {
   config: PersonalisationConfig;

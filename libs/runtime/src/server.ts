@@ -1,5 +1,7 @@
 import { createServer, type Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Express } from 'express';
+import { ipKeyGenerator } from 'express-rate-limit';
 import { type CommonConfig, ConfigError, commonConfigSchema } from '@udp/config';
 import { type Logger, stopTelemetry } from '@udp/telemetry';
 
@@ -30,6 +32,13 @@ export interface ServerLimits {
   keepAliveTimeoutMs: number;
   /** Connections beyond this many are dropped at once (0: no cap). */
   maxConnections: number;
+  /**
+   * Connections one peer address may hold (IPv6: per /56, as the rate limit counts); more are dropped at once, so
+   * that one address cannot take every slot. 0 or absent: no cap but `maxConnections`. The public edge sets it.
+   */
+  maxConnectionsPerAddress?: number;
+  /** The same for a peer the app trusts as a proxy (Express `trust proxy`, TRUSTED_PROXIES): it carries many clients. */
+  maxConnectionsPerProxy?: number;
 }
 
 /** The limits as configured (`HTTP_*` in libs/config); a bad pair is a start-up error naming both variables. */
@@ -76,20 +85,96 @@ export function listen(
       app,
     );
     if (limits.maxConnections > 0) server.maxConnections = limits.maxConnections;
-    // A full server is a signal for whoever is on call: one line per 10 s at most, with the number dropped since.
-    let dropped = 0;
-    let loggedAt = 0;
-    server.on('drop', () => {
-      dropped++;
-      if (Date.now() - loggedAt < 10_000) return;
-      log?.warn({ dropped, max_connections: limits.maxConnections }, 'connections dropped: HTTP_MAX_CONNECTIONS reached');
-      loggedAt = Date.now();
-      dropped = 0;
-    });
+    const drops = new DropReport(limits, log);
+    server.on('drop', (peer?: { remoteAddress?: string }) => drops.count('server', peerKey(peer?.remoteAddress)));
+    if (limits.maxConnectionsPerAddress || limits.maxConnectionsPerProxy) capPerPeer(server, app, limits, drops);
+    server.once('close', () => drops.report());
     server.once('error', (error: NodeJS.ErrnoException) => reject(portProblem(error, port, host)));
     server.listen(port, host, () => {
       const address = server.address();
       resolvePromise({ server, port: typeof address === 'object' && address ? address.port : port });
+    });
+  });
+}
+
+/** A peer as its connections are counted: its address, IPv6 per /56 (one customer's allocation, as the rate limit counts). */
+const peerKey = (address: string | undefined) => (address ? ipKeyGenerator(address) : '');
+
+/** How often a server that drops connections says so: one line per interval, with every drop of it counted. */
+const DROP_REPORT_MS = 10_000;
+/** Distinct peers are counted up to this many per interval (a bounded set, whatever the flood). */
+const DROP_PEERS_COUNTED = 10_000;
+
+/**
+ * The connections a server dropped, counted over an interval that the first drop opens and reported at its end (or
+ * when the server closes) in one warning: how many, from how many peers, and which cap they met. How many peers,
+ * never which: the logs hold no client address.
+ */
+class DropReport {
+  private byCap = { server: 0, peer: 0 };
+  private readonly peers = new Set<string>();
+  private timer?: NodeJS.Timeout;
+
+  constructor(
+    private readonly limits: ServerLimits,
+    private readonly log?: Pick<Logger, 'warn'>,
+  ) {}
+
+  count(cap: 'server' | 'peer', peer: string): void {
+    this.byCap[cap]++;
+    if (this.peers.size < DROP_PEERS_COUNTED) this.peers.add(peer);
+    this.timer ??= setTimeout(() => this.report(), DROP_REPORT_MS).unref();
+  }
+
+  report(): void {
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    const { server, peer } = this.byCap;
+    if (server + peer === 0) return;
+    const caps = [...(server ? ['HTTP_MAX_CONNECTIONS'] : []), ...(peer ? ['HTTP_MAX_CONNECTIONS_PER_ADDRESS or _PER_PROXY'] : [])];
+    this.log?.warn(
+      {
+        dropped: server + peer,
+        peers: this.peers.size,
+        over_max_connections: server,
+        over_max_per_peer: peer,
+        max_connections: this.limits.maxConnections,
+        max_connections_per_address: this.limits.maxConnectionsPerAddress ?? 0,
+        max_connections_per_proxy: this.limits.maxConnectionsPerProxy ?? 0,
+      },
+      `connections dropped: ${caps.join(' and ')} reached`,
+    );
+    this.byCap = { server: 0, peer: 0 };
+    this.peers.clear();
+  }
+}
+
+/**
+ * Caps the connections each peer holds: a peer the app trusts as a proxy (Express's own `trust proxy` function, so
+ * the same peers as for `X-Forwarded-For`) gets `maxConnectionsPerProxy` and is counted by its exact address, any
+ * other `maxConnectionsPerAddress`. A connection over its peer's cap is closed before it is read.
+ */
+function capPerPeer(server: Server, app: Express, limits: ServerLimits, drops: DropReport): void {
+  const trusted = app.get('trust proxy fn') as ((address: string, hop: number) => boolean) | undefined;
+  const open = new Map<string, number>();
+  server.on('connection', (socket: Socket) => {
+    const address = socket.remoteAddress;
+    if (!address) return;
+    const proxy = trusted?.(address, 0) ?? false;
+    const cap = (proxy ? limits.maxConnectionsPerProxy : limits.maxConnectionsPerAddress) ?? 0;
+    if (cap === 0) return;
+    const key = proxy ? `proxy ${address}` : peerKey(address);
+    const held = open.get(key) ?? 0;
+    if (held >= cap) {
+      socket.destroy();
+      drops.count('peer', key);
+      return;
+    }
+    open.set(key, held + 1);
+    socket.once('close', () => {
+      const left = (open.get(key) ?? 1) - 1;
+      if (left > 0) open.set(key, left);
+      else open.delete(key);
     });
   });
 }
@@ -111,12 +196,22 @@ export function closeServer(server: Server): Promise<void> {
 }
 
 /**
- * Runs an app's `start` as a process: a bad setting prints its message and exits 1. SIGTERM/SIGINT stop it
- * gracefully within `shutdownTimeoutMs` (SHUTDOWN_TIMEOUT_MS, below Kubernetes' terminationGracePeriodSeconds): no new
+ * Runs an app's `start` as a process: a bad setting prints its message and exits 1. SIGTERM/SIGINT (or, for a process
+ * started with an IPC channel, the end of its parent) stop it gracefully within `shutdownTimeoutMs` (SHUTDOWN_TIMEOUT_MS, below Kubernetes' terminationGracePeriodSeconds): no new
  * connections, the requests in flight answered, the app's own stop (projections finish their event and give their
  * segments back), then the spans and metrics still queued sent; past the deadline it exits 1 whatever is left.
  */
 export function runAsProcess(name: string, start: () => Promise<{ stop: () => Promise<void>; shutdownTimeoutMs?: number }>): void {
+  // Started with an IPC channel (by tools/start.mjs): it closes when the parent ends, however it ends, and the process
+  // stops then rather than run on unwatched. The channel alone keeps no process alive.
+  let goneWhileStarting = false;
+  let parentGone = (): void => {
+    goneWhileStarting = true;
+  };
+  if (process.channel) {
+    process.channel.unref();
+    process.once('disconnect', () => parentGone());
+  }
   start()
     .then((running) => {
       let stopping = false;
@@ -142,6 +237,8 @@ export function runAsProcess(name: string, start: () => Promise<{ stop: () => Pr
       };
       process.on('SIGTERM', () => stop('SIGTERM'));
       process.on('SIGINT', () => stop('SIGINT'));
+      parentGone = () => stop('parent process gone');
+      if (goneWhileStarting) parentGone();
     })
     .catch((error: unknown) => {
       process.stderr.write(`${name}: ${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`);

@@ -1,3 +1,8 @@
+import { createHash } from 'node:crypto';
+import request from 'supertest';
+import { IDENTITY_HEADER } from '@udp/auth';
+import { historyApi } from '@udp/contracts';
+import { closeServer, listen } from '@udp/runtime';
 import { given } from '@udp/test-kit';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createHistoryService } from '../app';
@@ -60,5 +65,51 @@ describe('conditional GET /api/history/v2', () => {
         expect(new Set(tags).size).toBe(3);
         expect(await etag(alice, '?limit=10')).toBe(tags[0]);
       });
+  });
+
+  it("reveals nothing of other users: their writes leave alice's ETag as it was, and it is no hash of a store position", async () => {
+    const [alice, bob] = [await system.auth('alice'), await system.auth('bob')];
+    await given(async () => {
+      await record(alice, 'urn:a');
+      return (await page(alice, '?limit=10')).headers.etag as string;
+    })
+      .when(async (etag) => {
+        for (let i = 0; i < 5; i++) await record(bob, `urn:b${i}`);
+        return { before: etag, after: await page(alice, '?limit=10', etag) };
+      })
+      .then(({ before, after }) => {
+        expect(after.status).toBe(304);
+        expect(after.headers.etag).toBe(before);
+        // What a client could try: every store position up to 10,000 with the query it sent, hashed as before.
+        const query = JSON.stringify(historyApi.v2.list.request!.query!.parse({ limit: '10' }));
+        const sha1 = (text: string) => createHash('sha1').update(text).digest('base64url');
+        const guesses = Array.from({ length: 10_001 }, (_, position) => `W/"v${sha1(`${position} ${query}`)}"`);
+        // -1: no position found again (before issue 27 the tag gave alice's head position away).
+        expect(guesses.indexOf(before)).toBe(-1);
+      });
+  });
+
+  it('is the same from another replica of the service (the same secret), so a 304 holds across replicas', async () => {
+    const alice = await system.auth('alice');
+    const deps = system.deps[0];
+    // A second history-svc on the same store, read models and secret, as a replica behind a load balancer.
+    const replica = await createHistoryService({ ...deps, now: () => 1_700_000_000_000 });
+    const { server, port } = await listen(replica.app, 0, '127.0.0.1');
+    try {
+      await given(async () => {
+        await record(alice, 'urn:a');
+        return (await page(alice, '?limit=10')).headers.etag as string;
+      })
+        .when((etag) =>
+          request(`http://127.0.0.1:${port}`)
+            .get('/api/history/v2?limit=10')
+            .set(IDENTITY_HEADER, deps.identity.sign({ userId: 'alice' }))
+            .set('if-none-match', etag),
+        )
+        .then((fromReplica) => expect(fromReplica.status).toBe(304));
+    } finally {
+      await closeServer(server);
+      await replica.stop();
+    }
   });
 });

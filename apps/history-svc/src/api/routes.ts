@@ -11,6 +11,8 @@ export interface HistoryRouteDeps {
   handle: CommandHandler<HistoryCommand, HistoryEvent, HistoryState, string>;
   model: HistoryReadModel;
   now: () => number;
+  /** Tags a version of a user's list for its ETag, keyed (`versionTagger`): a tag tells no store position. */
+  tagVersion: (version: string) => string;
 }
 
 /** An entry of the history as the API shows it. */
@@ -24,7 +26,7 @@ const itemOf = (itemId: string, entry: Entry): Item => ({
 });
 
 /** HTTP <-> commands and queries. */
-export function historyRoutes({ handle, model, now }: HistoryRouteDeps): Router {
+export function historyRoutes({ handle, model, now, tagVersion }: HistoryRouteDeps): Router {
   const router = Router();
 
   const toRecord = (item: NewItem, serverTime: number): ItemToRecord => ({
@@ -37,10 +39,11 @@ export function historyRoutes({ handle, model, now }: HistoryRouteDeps): Router 
 
   for (const api of [historyApi.v2, historyApi.unversioned]) {
     mountRoute(router, api.list, async ({ query }, req, res) => {
-      const page = await listHistory(model, userIdOf(res), query);
-      // The same version of the history and the same (parsed) query answer the same bytes.
-      const version = page.version === undefined ? undefined : `${page.version} ${JSON.stringify(query)}`;
-      sendJsonTextConditionally(req, res, () => historyJson(page), version);
+      const userId = userIdOf(res);
+      const page = await listHistory(model, userId, query);
+      // The same version of the user's history and the same (parsed) query answer the same bytes.
+      const tag = page.version === undefined ? undefined : tagVersion(`${userId}\n${page.version}\n${JSON.stringify(query)}`);
+      sendJsonTextConditionally(req, res, () => historyJson(page), tag);
     });
 
     mountRoute(router, api.add, async ({ body }, _req, res) => {
