@@ -1,6 +1,6 @@
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PollingSubscription } from './polling-subscription';
 import { CONNECTION_PRAGMAS } from './sqlite-pragmas';
