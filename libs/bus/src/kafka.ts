@@ -133,11 +133,31 @@ export class KafkaBus implements Bus {
       });
     };
 
+    let unobserve = () => {};
+    const handle: Consumer = {
+      stop: async () => {
+        stopped = true;
+        unobserve();
+        this.consumers.delete(handle);
+        wake();
+        // A member still connecting is let finish (it then stops itself: `restartOnFailure`), and then disconnected.
+        await starting.catch(() => undefined);
+        await member?.disconnect();
+      },
+    };
+    // Known to close() from the start: a bus closed while this first member connects stops it too.
+    this.consumers.add(handle);
     // The first member's failure to connect is the caller's.
     starting = start();
-    await starting;
+    try {
+      await starting;
+    } catch (error) {
+      this.consumers.delete(handle);
+      throw error;
+    }
+    if (stopped) return handle;
     const attributes = { 'udp.service': this.clientId, 'messaging.consumer.group.name': groupId, 'messaging.destination.name': topic };
-    const unobserve = observeGauge(METRICS.kafkaConsumerLag, async (observe) => {
+    unobserve = observeGauge(METRICS.kafkaConsumerLag, async (observe) => {
       if (assigned.length === 0) return observe(0, attributes);
       const admin = await this.connectedAdmin();
       const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
@@ -152,18 +172,6 @@ export class KafkaBus implements Bus {
       }
       observe(lag, attributes);
     });
-    const handle: Consumer = {
-      stop: async () => {
-        stopped = true;
-        unobserve();
-        this.consumers.delete(handle);
-        wake();
-        // A member still connecting is let finish (it then stops itself: `restartOnFailure`), and then disconnected.
-        await starting.catch(() => undefined);
-        await member?.disconnect();
-      },
-    };
-    this.consumers.add(handle);
     return handle;
   }
 
