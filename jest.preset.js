@@ -20,4 +20,7 @@ module.exports = {
   testMatch: ['**/*.spec.ts'],
   testTimeout: 30000,
   reporters: ['default', path.join(__dirname, 'tools', 'jest-results-reporter.js')],
+  // The SQLite stores' worker threads bundled on a Node that cannot run their TypeScript sources (tools/jest-global-setup.js).
+  globalSetup: path.join(__dirname, 'tools', 'jest-global-setup.js'),
+  globalTeardown: path.join(__dirname, 'tools', 'jest-global-teardown.js'),
 };

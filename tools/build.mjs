@@ -56,44 +56,61 @@ export async function buildEntries(names = Object.keys(ENTRIES), outdir = join(r
   for (const directory of directories) {
     for (const [file, entry] of WORKERS) outputs.push([file, join(directory, file), entry]);
   }
-  await Promise.all(
-    outputs.map(([name, outfile, entry]) =>
-      build({
-        ...(entry.stdin
-          ? { stdin: { contents: entry.stdin, resolveDir: root, sourcefile: `${name}-entry.ts`, loader: 'ts' } }
-          : { entryPoints: [join(root, entry.source)] }),
-        outfile: join(outdir, outfile),
-        bundle: true,
-        platform: 'node',
-        target: 'node20',
-        format: 'cjs',
-        packages: 'external',
-        // The EBU QC schemas are bundled as text (libs/qc-schema).
-        loader: { '.xsd': 'text' },
-        sourcemap: true,
-        tsconfig: join(root, 'tsconfig.base.json'),
-        logLevel: 'warning',
-        // Node's on-disk cache of compiled code (`module.enableCompileCache`, Node >= 22.8; absent on 20), for the
-        // packages the bundle requires at start: the embedded start-up with an empty store fell from 720-990 to
-        // 520-825 ms (Node 26, five alternating pairs).
-        // In os.tmpdir() unless NODE_COMPILE_CACHE names another place; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
-        // The banner goes before the bundle's own "use strict", so it repeats it: the bundle stays strict code.
-        banner: { js: '"use strict";\nrequire(\'node:module\').enableCompileCache?.();' },
-      }),
-    ),
-  );
+  await Promise.all(outputs.map(([name, outfile, entry]) => bundle(name, join(outdir, outfile), entry)));
   return outdir;
 }
 
+/**
+ * The worker threads' bundles alone, in `outdir` (which must lie inside the repository, where their packages are
+ * found): jest's global setup (tools/jest-global-setup.js) runs the sources on a Node that cannot run TypeScript.
+ */
+export async function buildWorkers(outdir) {
+  await Promise.all(WORKERS.map(([file, entry]) => bundle(file, join(outdir, file), entry)));
+  return outdir;
+}
+
+function bundle(name, outfile, entry) {
+  return build({
+    ...(entry.stdin
+      ? { stdin: { contents: entry.stdin, resolveDir: root, sourcefile: `${name}-entry.ts`, loader: 'ts' } }
+      : { entryPoints: [join(root, entry.source)] }),
+    outfile,
+    bundle: true,
+    platform: 'node',
+    target: 'node20',
+    format: 'cjs',
+    packages: 'external',
+    // The EBU QC schemas are bundled as text (libs/qc-schema).
+    loader: { '.xsd': 'text' },
+    sourcemap: true,
+    tsconfig: join(root, 'tsconfig.base.json'),
+    logLevel: 'warning',
+    // Node's on-disk cache of compiled code (`module.enableCompileCache`, Node >= 22.8; absent on 20), for the
+    // packages the bundle requires at start: the embedded start-up with an empty store fell from 720-990 to
+    // 520-825 ms (Node 26, five alternating pairs).
+    // In os.tmpdir() unless NODE_COMPILE_CACHE names another place; NODE_DISABLE_COMPILE_CACHE=1 turns it off.
+    // The banner goes before the bundle's own "use strict", so it repeats it: the bundle stays strict code.
+    banner: { js: '"use strict";\nrequire(\'node:module\').enableCompileCache?.();' },
+  });
+}
+
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
-  // usage: node tools/build.mjs [--outdir DIR] [entry...]
+  // usage: node tools/build.mjs [--outdir DIR] [entry...]   or   node tools/build.mjs --outdir DIR --workers
   const args = process.argv.slice(2);
   const at = args.indexOf('--outdir');
   const outdir = at >= 0 ? args.splice(at, 2)[1] : undefined;
+  const workers = args.includes('--workers');
   const names = args.filter((a) => !a.startsWith('-'));
   const started = Date.now();
-  buildEntries(names.length ? names : undefined, outdir).then(
-    () => process.stderr.write(`built ${names.length ? names.join(', ') : 'everything'} in ${Date.now() - started} ms\n`),
+  if (workers && (!outdir || names.length)) {
+    process.stderr.write('--workers builds the worker threads alone, into the --outdir given\n');
+    process.exit(2);
+  }
+  (workers ? buildWorkers(outdir) : buildEntries(names.length ? names : undefined, outdir)).then(
+    () =>
+      process.stderr.write(
+        `built ${workers ? 'the workers' : names.length ? names.join(', ') : 'everything'} in ${Date.now() - started} ms\n`,
+      ),
     (error) => {
       process.stderr.write(`${error.message}\n`);
       process.exit(1);

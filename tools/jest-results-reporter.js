@@ -1,5 +1,8 @@
 // Records each project's jest totals in tmp/test-results/, so `npm test` can print one closing line for the
 // whole workspace (and notice a project that never reported), and list what was skipped and why.
+// It also watches that jest exits once its run is over: a test that leaves a socket, server or timer open keeps jest
+// alive for good (CI once waited 8 minutes on a Kafka connection). Past JEST_EXIT_TIMEOUT_S seconds (60) it names
+// what is still open, records it with the totals (`npm test` counts the project as failed) and ends jest with exit 1.
 const { mkdirSync, writeFileSync } = require('node:fs');
 const { join, relative } = require('node:path');
 
@@ -7,31 +10,80 @@ const root = join(__dirname, '..');
 
 class ResultsReporter {
   constructor(globalConfig) {
+    this.globalConfig = globalConfig;
     this.project = relative(root, globalConfig.rootDir).replace(/[\\/]/g, '__') || 'root';
   }
 
   onRunComplete(_contexts, results) {
-    const dir = join(root, 'tmp', 'test-results');
+    // JEST_RESULTS_DIR: another place for the totals (the watchdog's own spec runs jest on a fixture project).
+    const dir = process.env.JEST_RESULTS_DIR || join(root, 'tmp', 'test-results');
+    const file = join(dir, `${this.project}.json`);
+    const totals = {
+      passed: results.numPassedTests,
+      failed: results.numFailedTests,
+      skipped: results.numPendingTests + results.numTodoTests,
+      failedSuites: results.numFailedTestSuites + results.numRuntimeErrorTestSuites,
+      passedSuites: results.numPassedTestSuites,
+      skippedSuites: results.numPendingTestSuites,
+      totalSuites: results.numTotalTestSuites,
+      // Each skipped test by file and full name: a skipped suite names its reason in its test's title.
+      skippedTests: results.testResults.flatMap((file) =>
+        file.testResults
+          .filter((test) => test.status === 'pending' || test.status === 'todo')
+          .map((test) => ({ file: relative(root, file.testFilePath), name: test.fullName })),
+      ),
+    };
     mkdirSync(dir, { recursive: true });
-    writeFileSync(
-      join(dir, `${this.project}.json`),
-      JSON.stringify({
-        passed: results.numPassedTests,
-        failed: results.numFailedTests,
-        skipped: results.numPendingTests + results.numTodoTests,
-        failedSuites: results.numFailedTestSuites + results.numRuntimeErrorTestSuites,
-        passedSuites: results.numPassedTestSuites,
-        skippedSuites: results.numPendingTestSuites,
-        totalSuites: results.numTotalTestSuites,
-        // Each skipped test by file and full name: a skipped suite names its reason in its test's title.
-        skippedTests: results.testResults.flatMap((file) =>
-          file.testResults
-            .filter((test) => test.status === 'pending' || test.status === 'todo')
-            .map((test) => ({ file: relative(root, file.testFilePath), name: test.fullName })),
-        ),
-      }),
-    );
+    writeFileSync(file, JSON.stringify(totals));
+    if (this.globalConfig.watch || this.globalConfig.watchAll) return;
+
+    const seconds = Number(process.env.JEST_EXIT_TIMEOUT_S || 60);
+    // Unreferenced: it never keeps jest alive itself, so it fires only when something else does.
+    setTimeout(() => {
+      const open = openHandles();
+      process.stderr.write(
+        `\n[jest] ${this.project}: jest did not exit ${seconds} s after its run ended; still open:\n` +
+          open.map((line) => `  ${line}\n`).join('') +
+          `  (where each was made: jest --detectOpenHandles; this wait: JEST_EXIT_TIMEOUT_S)\n`,
+      );
+      writeFileSync(file, JSON.stringify({ ...totals, openHandles: open }));
+      process.exit(1);
+    }, seconds * 1000).unref();
   }
+}
+
+/** What keeps this process alive: each socket, server, child and worker by what it is, then every resource by kind. */
+function openHandles() {
+  const stdio = new Set([process.stdin, process.stdout, process.stderr]);
+  const lines = process
+    ._getActiveHandles()
+    .filter((handle) => !stdio.has(handle))
+    .map(describeHandle);
+  const kinds = {};
+  for (const kind of process.getActiveResourcesInfo()) kinds[kind] = (kinds[kind] ?? 0) + 1;
+  // Timers are listed only here (by kind): their callbacks say little without --detectOpenHandles' stacks.
+  lines.push(
+    `resources by kind: ${
+      Object.entries(kinds)
+        .map(([kind, n]) => `${kind} x${n}`)
+        .join(', ') || 'none'
+    }`,
+  );
+  return lines;
+}
+
+function describeHandle(handle) {
+  const kind = handle.constructor?.name ?? typeof handle;
+  if (kind === 'Socket' && handle.remoteAddress) {
+    return `TCP connection ${handle.localAddress}:${handle.localPort} -> ${handle.remoteAddress}:${handle.remotePort}`;
+  }
+  if (kind === 'Server') {
+    const address = handle.address();
+    return `server listening on ${typeof address === 'string' ? address : `${address?.address}:${address?.port}`}`;
+  }
+  if (kind === 'ChildProcess') return `child process ${handle.pid}: ${handle.spawnargs.join(' ')}`;
+  if (kind === 'Worker') return `worker thread ${handle.threadId}`;
+  return kind;
 }
 
 module.exports = ResultsReporter;

@@ -6,7 +6,8 @@
 //   tests: N passed, N failed, N skipped
 // preceded by the list of skipped tests with their reasons. The summary is also written to
 // tmp/test-results/summary.txt, so .ci/run can repeat it as the last lines of its log.
-// A project that did not report (its jest crashed) counts as a failure.
+// A project that did not report (its jest crashed) counts as a failure, and so does one whose jest did not exit when its
+// run was over (tools/jest-results-reporter.js ends it and records what it left open).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -29,6 +30,7 @@ const projects = JSON.parse(
 const totals = { passed: 0, failed: 0, skipped: 0, passedSuites: 0, failedSuites: 0, skippedSuites: 0, totalSuites: 0 };
 const missing = [];
 const failing = [];
+const unexited = [];
 const skippedTests = [];
 for (const project of projects) {
   const file = join(resultsDir, `${findProjectRoot(project).replace(/[\\/]/g, '__')}.json`);
@@ -46,6 +48,7 @@ for (const project of projects) {
   totals.totalSuites += r.totalSuites ?? 0;
   skippedTests.push(...(r.skippedTests ?? []));
   if (r.failed || r.failedSuites) failing.push(project);
+  if (r.openHandles) unexited.push([project, r.openHandles]);
 }
 
 function findProjectRoot(name) {
@@ -65,16 +68,17 @@ if (skippedTests.length) {
 }
 if (missing.length) console.error(`projects that reported no results: ${missing.join(', ')}`);
 if (failing.length) console.error(`projects with failures: ${failing.join(', ')}`);
-// A project that never reported counts as one failed suite and one failed test: its tests did not pass.
-const failedTests = totals.failed + missing.length;
-const failedSuites = totals.failedSuites + missing.length;
+for (const [project, open] of unexited) console.error(`project whose jest did not exit: ${project}, still open: ${open.join('; ')}`);
+// A project that never reported, or never exited, counts as one failed suite and one failed test: its run did not pass.
+const failedTests = totals.failed + missing.length + unexited.length;
+const failedSuites = totals.failedSuites + missing.length + unexited.length;
 const count = (n, what) => (n ? [`${n} ${what}`] : []);
 const summary = [
-  `Test Suites: ${[...count(failedSuites, 'failed'), ...count(totals.skippedSuites, 'skipped'), `${totals.passedSuites} passed`].join(', ')}, ${totals.totalSuites + missing.length} total`,
+  `Test Suites: ${[...count(failedSuites, 'failed'), ...count(totals.skippedSuites, 'skipped'), `${totals.passedSuites} passed`].join(', ')}, ${totals.totalSuites + missing.length + unexited.length} total`,
   `Tests:       ${[...count(failedTests, 'failed'), ...count(totals.skipped, 'skipped'), `${totals.passed} passed`].join(', ')}, ${totals.passed + failedTests + totals.skipped} total`,
   `tests: ${totals.passed} passed, ${failedTests} failed, ${totals.skipped} skipped`,
 ].join('\n');
 mkdirSync(resultsDir, { recursive: true });
 writeFileSync(join(resultsDir, 'summary.txt'), `${summary}\n`);
 console.log(`\n${summary}`);
-process.exit(nx.status !== 0 || missing.length || failing.length || totals.passed === 0 ? 1 : 0);
+process.exit(nx.status !== 0 || missing.length || failing.length || unexited.length || totals.passed === 0 ? 1 : 0);

@@ -1,4 +1,7 @@
 const { rmSync } = require('node:fs');
 const { distDir } = require('./paths');
 
-module.exports = () => rmSync(distDir, { recursive: true, force: true });
+module.exports = () => {
+  require('../jest-global-teardown')();
+  rmSync(distDir, { recursive: true, force: true });
+};

@@ -4,3 +4,4 @@ export { SqliteEventStore } from './sqlite';
 export { EsdbEventStore } from './esdb';
 export * from './snapshot-store';
 export { LastWriteFailure } from './write-failure';
+export { workerEntry } from './worker-entry';

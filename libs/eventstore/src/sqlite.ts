@@ -1,29 +1,17 @@
 import Database from 'better-sqlite3';
-import { closeSync, existsSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { closeSync, mkdirSync, openSync, readSync, statSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { PollingSubscription } from './polling-subscription';
 import { prefixSuccessor } from './prefix-range';
 import { CONNECTION_PRAGMAS } from './sqlite-pragmas';
 import type { AppendOutcome, AppendRequest, WriterCommand, WriterData, WriterReply, WriterRequest } from './sqlite-writer';
+import { workerEntry } from './worker-entry';
 import { LastWriteFailure } from './write-failure';
 import { METRICS, observeGauge, recordHistogram } from '@udp/telemetry';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
 import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
-
-/**
- * The file the writer thread runs: in dist/, the writer's bundle beside this bundle (tools/build.mjs); from the
- * sources (jest), sqlite-writer.ts itself, which Node runs by stripping its types (Node >= 22.18).
- */
-function writerEntry(): string {
-  const built = join(__dirname, 'sqlite-writer.js');
-  if (existsSync(built)) return built;
-  if (!(process.features as { typescript?: unknown }).typescript) {
-    throw new Error(`the SQLite writer runs from its TypeScript source on Node >= 22.18 only (this is ${process.version}): build first`);
-  }
-  return join(__dirname, 'sqlite-writer.ts');
-}
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
@@ -138,7 +126,7 @@ export class SqliteEventStore implements EventStore {
     };
     this.stmt.readAfter.safeIntegers(true);
     const workerData: WriterData = { file, maxPageCount: options.maxPageCount };
-    this.writer = new Worker(writerEntry(), { workerData });
+    this.writer = new Worker(workerEntry(__dirname, 'sqlite-writer'), { workerData });
     // The writer keeps the process alive only while it is asked something: a store nobody closed (a test that
     // failed before its close) does not hold the process open, and a script awaiting an append still waits for it.
     this.writer.unref();

@@ -1,9 +1,9 @@
 import Database from 'better-sqlite3';
-import { existsSync, mkdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { mkdirSync, rmSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
-import { StoreUnavailableError } from '@udp/eventstore';
+import { StoreUnavailableError, workerEntry } from '@udp/eventstore';
 import type { CheckpointerData } from './sqlite-checkpointer';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
 import {
@@ -112,7 +112,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     // log start over), and then copies only what the thread has not.
     db.pragma('wal_autocheckpoint = 16384');
     const workerData: CheckpointerData = { file: options.file, intervalMs: options.checkpointEveryMs ?? 200 };
-    this.checkpointer = new Worker(checkpointerEntry(), { workerData });
+    this.checkpointer = new Worker(workerEntry(__dirname, 'sqlite-checkpointer'), { workerData });
     this.checkpointerExited = new Promise((resolve) => this.checkpointer.once('exit', resolve));
     this.checkpointer.unref();
     // Without it the log would grow for ever: this connection checkpoints again, on the event loop.
@@ -345,15 +345,6 @@ export class SqliteReadModelStore implements ReadModelStore {
 }
 
 const TABLE_NAME = /^[A-Za-z0-9_-]+$/;
-
-/**
- * The file the checkpointer thread runs: in dist/, its bundle beside this bundle (tools/build.mjs); from the sources
- * (jest), sqlite-checkpointer.ts itself, which Node runs by stripping its types (Node >= 22.18).
- */
-function checkpointerEntry(): string {
-  const built = join(__dirname, 'sqlite-checkpointer.js');
-  return existsSync(built) ? built : join(__dirname, 'sqlite-checkpointer.ts');
-}
 
 class SqliteCollection<T extends Document> implements Collection<T> {
   readonly table: string;
