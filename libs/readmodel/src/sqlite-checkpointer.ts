@@ -31,11 +31,24 @@ function checkpoint(): void {
   }
 }
 
+/** Asked by the store: stop; or copy the live rows into a new file (an erasure's compaction, see sqlite.ts). */
+export type CheckpointerMessage = 'stop' | { vacuumInto: string };
+export type CheckpointerReply = { vacuumed: string; error?: string };
+
 const timer = setInterval(checkpoint, intervalMs);
-parentPort!.on('message', (message: 'stop') => {
-  if (message !== 'stop') return;
-  clearInterval(timer);
-  checkpoint();
-  db.close();
-  parentPort!.close();
+parentPort!.on('message', (message: CheckpointerMessage) => {
+  if (message === 'stop') {
+    clearInterval(timer);
+    checkpoint();
+    db.close();
+    parentPort!.close();
+    return;
+  }
+  // A read of the whole file as of now, in this thread: the store's connection goes on writing meanwhile (WAL).
+  try {
+    db.prepare('VACUUM INTO ?').run(message.vacuumInto);
+    parentPort!.postMessage({ vacuumed: message.vacuumInto } satisfies CheckpointerReply);
+  } catch (error) {
+    parentPort!.postMessage({ vacuumed: message.vacuumInto, error: (error as Error).message } satisfies CheckpointerReply);
+  }
 });

@@ -4,7 +4,8 @@ import { dirname } from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { LRUCache } from 'lru-cache';
 import { StoreUnavailableError, workerEntry } from '@udp/eventstore';
-import type { CheckpointerData } from './sqlite-checkpointer';
+import type { CheckpointerData, CheckpointerMessage, CheckpointerReply } from './sqlite-checkpointer';
+import { destroyFiles, nextGeneration, recordCurrent, settleGenerations } from './sqlite-generations';
 import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
 import {
   checkFieldName,
@@ -36,11 +37,6 @@ export interface SqliteReadModelsOptions {
   maxBatch?: number;
   /** ...and for this long at most (default 50 ms): what a crash may lose, and replay. */
   commitEveryMs?: number;
-  /**
-   * Erasures rewrite the file (VACUUM) at most this often (default 10 s): a rewrite holds the event loop (3 s for
-   * 1,000,000 history entries), and erasures that come together share one.
-   */
-  scrubEveryMs?: number;
   /** How often the checkpointer thread copies the write-ahead log into the file (default 200 ms). */
   checkpointEveryMs?: number;
   /**
@@ -66,67 +62,67 @@ export interface SqliteReadModelsOptions {
  *   a replay's time on the event loop (1M documents: 22.6 s, now 15.9 s).
  * - One connection reads and writes, so a read sees every write made before it, committed or not, as the
  *   memory store does.
- * - Erasure: `deleteMany` commits at once, with secure_delete (deleted rows zeroed); `scrub` then rewrites the file
- *   (VACUUM), which alone removes stale copies of changed rows from free page space, and truncates the write-ahead
- *   log, so the deleted bytes are in neither file. An index keeps its first field as a hash (`udp_key`), not
- *   the value: interior index pages keep copies of keys that deletion does not reach, and the first field is the
- *   user's id in every per-user read model. Other fields of an index (dates, item ids) may stay in interior pages.
- *   (The key is a column, `k_<field>`, filled by this code: computed inside SQLite it cost a call into JavaScript
- *   per index per write.)
+ * - Erasure: deleted rows are zeroed as they go (secure_delete), but SQLite leaves copies of rows it moved in the free
+ *   space of pages it rebuilt, and keys in interior index pages. `scrub` therefore copies the live rows into a new
+ *   file (VACUUM INTO, in the checkpointer thread: a read, so this connection goes on reading and writing), replays
+ *   into the copy the writes made since (in slices of a few milliseconds), switches to the copy in one short step,
+ *   and overwrites the old file with zeros before removing it (sqlite-generations.ts). The event loop is never held
+ *   for the copy, whatever the size of the file; erasures that come together share one compaction. An index keeps
+ *   its first field as a hash (`udp_key`), not the value: the first field is the user's id in every per-user read
+ *   model. (The key is a column, `k_<field>`, filled by this code: computed inside SQLite it cost a call into
+ *   JavaScript per index per write.)
  */
 export class SqliteReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, SqliteCollection<Document>>();
   private readonly statements = new LRUCache<string, Database.Statement>({ max: 1000 });
   private readonly maxBatch: number;
   private readonly commitEveryMs: number;
-  private readonly scrubEveryMs: number;
-  /** Rows deleted since the file was last rewritten; when it was; the rewrite under way or waited for. */
-  private unscrubbed = false;
-  private lastScrubAt = Number.NEGATIVE_INFINITY;
-  private scrubbing: Promise<void> | null = null;
+  private readonly checkpointEveryMs: number;
+  /** Rows deleted and not yet compacted away (also kept in the file: `udp_meta.scrub_pending`, for a restart). */
+  private unscrubbed: boolean;
+  /** Deletions so far: a compaction that saw none during its run leaves nothing to scrub. */
+  private deletions = 0;
+  /** The compaction under way, and the one asked for after it (each erasure waits for one that starts after it). */
+  private compaction: Promise<void> | null = null;
+  private nextCompaction: Promise<void> | null = null;
+  /** While a compaction runs: the writes made since its copy began, replayed into the copy before the switch. */
+  private replayLog: ReplayOp[] | null = null;
+  /** Counts schema changes (columns, indexes): one during a compaction makes its copy stale. */
+  private schemaEpoch = 0;
+  private closing = false;
   private writesInBatch = 0;
   private commitTimer: NodeJS.Timeout | null = null;
   /** A commit that failed (disk full): the writes since the last one are gone, so the store stays unusable. */
   private failure: Error | null = null;
   private readonly checkpointStore: CheckpointStore;
-  private readonly checkpointer: Worker;
-  private readonly checkpointerExited: Promise<unknown>;
+  private checkpointer!: Worker;
+  private checkpointerExited!: Promise<unknown>;
   /** Set while the read models are rebuilt from nothing (no checkpoint yet): the indexes `caughtUp` builds. */
   private deferredIndexes: string[] | null;
   private readonly logger?: SqliteReadModelsLogger;
-  private readonly saveCheckpoint: Database.Statement<[string, string]>;
+  private own!: ReturnType<typeof ownStatements>;
   /** Checkpoints saved in the open transaction, written into it as it commits. */
   private readonly pendingCheckpoints = new Map<string, bigint>();
 
   private constructor(
-    private readonly db: Database.Database,
-    options: SqliteReadModelsOptions,
+    private db: Database.Database,
+    /** The file open now: `options.file`, or since a compaction the generation that replaced it. */
+    private file: string,
+    private readonly options: SqliteReadModelsOptions,
+    /** A compaction's copy, written by replaying: no checkpointer thread, no commit timer. */
+    private readonly copy = false,
   ) {
     this.maxBatch = options.maxBatch ?? 10_000;
     this.commitEveryMs = options.commitEveryMs ?? 50;
-    this.scrubEveryMs = options.scrubEveryMs ?? 10_000;
+    this.checkpointEveryMs = options.checkpointEveryMs ?? 200;
     this.logger = options.logger;
-    this.deferredIndexes = options.deferIndexes && db.prepare('SELECT count(*) FROM checkpoints').pluck().get() === 0 ? [] : null;
-    // The checkpointer thread copies the log as it grows; this connection checkpoints only once the log passes
-    // 64 MiB (under sustained writes a background copy never catches up, and only a writer's checkpoint lets the
-    // log start over), and then copies only what the thread has not.
-    db.pragma('wal_autocheckpoint = 16384');
-    const workerData: CheckpointerData = { file: options.file, intervalMs: options.checkpointEveryMs ?? 200 };
-    this.checkpointer = new Worker(workerEntry(__dirname, 'sqlite-checkpointer'), { workerData });
-    this.checkpointerExited = new Promise((resolve) => this.checkpointer.once('exit', resolve));
-    this.checkpointer.unref();
-    // Without it the log would grow for ever: this connection checkpoints again, on the event loop.
-    this.checkpointer.on('error', (error) => {
-      options.logger?.error({ err: error }, 'read-model checkpointer failed; checkpointing on the main thread');
-      if (db.open) db.pragma('wal_autocheckpoint = 1000');
-    });
-    const load = db.prepare<[string], string>('SELECT position FROM checkpoints WHERE name = ?').pluck();
-    this.saveCheckpoint = db.prepare(
-      'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
-    );
+    this.deferredIndexes = !copy && options.deferIndexes && db.prepare('SELECT count(*) FROM checkpoints').pluck().get() === 0 ? [] : null;
+    this.prepareOwn();
+    this.unscrubbed = this.own.scrubPending.get() !== undefined;
+    if (!copy) this.startCheckpointer();
     this.checkpointStore = {
       load: async (name) => {
-        const position = this.pendingCheckpoints.get(name) ?? this.read(() => load.get(name));
+        const position = this.pendingCheckpoints.get(name) ?? this.read(() => this.own.loadCheckpoint.get(name));
         return position === undefined ? null : BigInt(position);
       },
       // Written once per transaction, when it commits: a projector saves one after every event it applies.
@@ -136,8 +132,35 @@ export class SqliteReadModelStore implements ReadModelStore {
     };
   }
 
+  /** The statements of the store itself, on the connection open now. */
+  private prepareOwn(): void {
+    this.own = ownStatements(this.db);
+  }
+
+  /**
+   * The checkpointer thread copies the log as it grows; this connection checkpoints only once the log passes 64 MiB
+   * (under sustained writes a background copy never catches up, and only a writer's checkpoint lets the log start
+   * over), and then copies only what the thread has not.
+   */
+  private startCheckpointer(): void {
+    const db = this.db;
+    db.pragma('wal_autocheckpoint = 16384');
+    const workerData: CheckpointerData = { file: this.file, intervalMs: this.checkpointEveryMs };
+    const checkpointer = new Worker(workerEntry(__dirname, 'sqlite-checkpointer'), { workerData });
+    this.checkpointer = checkpointer;
+    this.checkpointerExited = new Promise((resolve) => checkpointer.once('exit', resolve));
+    checkpointer.unref();
+    // Without it the log would grow for ever: this connection checkpoints again, on the event loop.
+    checkpointer.on('error', (error) => {
+      this.logger?.error({ err: error }, 'read-model checkpointer failed; checkpointing on the main thread');
+      if (db.open) db.pragma('wal_autocheckpoint = 1000');
+    });
+  }
+
   static async open(options: SqliteReadModelsOptions): Promise<SqliteReadModelStore> {
     mkdirSync(dirname(options.file), { recursive: true });
+    // A compaction's file becomes `options.file` again; what a crash left of another is destroyed.
+    settleGenerations(options.file);
     let db = connect(options.file);
     const beyond = beyondHead(db, options.head?.());
     if (beyond !== null) {
@@ -146,7 +169,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       options.logger?.warn({ file: options.file, problem: beyond }, 'saved read models dropped; rebuilding them from the event log');
       db = connect(options.file);
     }
-    return new SqliteReadModelStore(db, options);
+    return new SqliteReadModelStore(db, options.file, options);
   }
 
   collection<T extends Document>(name: string): Collection<T> {
@@ -163,6 +186,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (fields.length === 0) return;
     const target = this.collection(collection) as unknown as SqliteCollection<Document>;
     this.commit();
+    this.schemaEpoch++;
     target.addKeyColumn(fields[0]);
     for (const field of fields.slice(1)) target.addColumn(field);
     const columns = fields.map((field, i) => `${i === 0 ? keyColumnOf(field) : columnOf(field)}${keys[field] === -1 ? ' DESC' : ''}`);
@@ -181,6 +205,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (!deferred) return;
     this.deferredIndexes = null;
     this.commit();
+    this.schemaEpoch++;
     const started = performance.now();
     for (const create of deferred) this.db.exec(create);
     if (deferred.length)
@@ -203,6 +228,10 @@ export class SqliteReadModelStore implements ReadModelStore {
 
   async close(): Promise<void> {
     if (!this.db.open) return;
+    // A compaction under way stops at its next step (its copy is destroyed); one asked for does not start.
+    this.closing = true;
+    await this.nextCompaction?.catch(() => undefined);
+    await this.compaction?.catch(() => undefined);
     if (this.commitTimer) clearTimeout(this.commitTimer);
     this.commitTimer = null;
     this.commit();
@@ -237,7 +266,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (!this.db.inTransaction) {
       this.db.exec('BEGIN');
       this.writesInBatch = 0;
-      if (!this.commitTimer) {
+      if (!this.commitTimer && !this.copy) {
         this.commitTimer = setTimeout(() => {
           this.commitTimer = null;
           this.commit();
@@ -263,7 +292,10 @@ export class SqliteReadModelStore implements ReadModelStore {
   commit(): void {
     if (!this.db.open || !this.db.inTransaction) return;
     try {
-      for (const [name, position] of this.pendingCheckpoints) this.saveCheckpoint.run(name, position.toString());
+      for (const [name, position] of this.pendingCheckpoints) {
+        this.own.saveCheckpoint.run(name, position.toString());
+        this.replayLog?.push({ checkpoint: name, position });
+      }
       this.pendingCheckpoints.clear();
       this.db.exec('COMMIT');
     } catch (error) {
@@ -280,69 +312,148 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   /**
-   * Deletes in the current write transaction, as every write (secure_delete zeroes the rows as they go); `scrub`
-   * then commits and leaves no byte of the deleted rows in the files. A transaction of its own per deletion cost an
-   * erasure of 50,000 history entries (and their trending counts) 25 s of commits on the event loop.
+   * Deletes in the current write transaction, as every write (secure_delete zeroes the rows as they go), and notes
+   * in the same transaction that a compaction is owed (a restart still owes it). A transaction of its own per
+   * deletion cost an erasure of 50,000 history entries (and their trending counts) 25 s of commits.
    */
   deleteRows(sql: string, params: unknown[]): number {
     const statement = this.statement(sql);
-    const changes = this.write(() => statement.run(...params).changes);
-    if (changes > 0) this.unscrubbed = true;
+    const changes = this.write(() => {
+      const deleted = statement.run(...params).changes;
+      if (deleted > 0) this.own.setScrubPending.run();
+      return deleted;
+    });
+    if (changes > 0) {
+      this.unscrubbed = true;
+      this.deletions++;
+    }
     return changes;
   }
 
+  /** A write made while a compaction runs, to be replayed into its copy (see `compact`). */
+  recorded(op: ReplayOp): void {
+    this.replayLog?.push(op);
+  }
+
   /**
-   * Leaves no byte of the rows deleted before this call in the files: rewrites the file (VACUUM), then copies the
-   * write-ahead log (which holds earlier images of the pages) back and truncates it. secure_delete zeroes a deleted
-   * row, but not the stale copies an earlier change of the row left in free page space when SQLite rebuilt the page
-   * (found by review: 3 copies of an erased id among 20,000 documents changed in place), nor keys in interior index
-   * pages. Erasures within `scrubEveryMs` of the last rewrite wait for the next one.
+   * Leaves no byte of the rows deleted before this call in the files: waits for a compaction that starts after the
+   * call (its copy holds none of them), shared with every erasure that asks meanwhile.
    */
   async scrub(): Promise<void> {
-    while (this.unscrubbed) {
-      this.scrubbing ??= this.rewriteSoon().finally(() => (this.scrubbing = null));
-      await this.scrubbing;
-    }
-  }
-
-  private async rewriteSoon(): Promise<void> {
-    const wait = this.lastScrubAt + this.scrubEveryMs - Date.now();
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    if (this.failure) throw unavailable(this.failure);
-    this.commit();
-    this.unscrubbed = false;
-    try {
-      this.db.exec('VACUUM');
-      await this.truncateLog();
-    } catch (error) {
-      this.unscrubbed = true;
-      throw error;
-    } finally {
-      this.lastScrubAt = Date.now();
-    }
+    if (!this.unscrubbed) return;
+    this.nextCompaction ??= (this.compaction ?? Promise.resolve())
+      .catch(() => undefined)
+      .then(() => {
+        this.nextCompaction = null;
+        if (this.closing) throw new StoreUnavailableError('read models', 'closing: the compaction did not run');
+        this.compaction = this.compact().finally(() => (this.compaction = null));
+        return this.compaction;
+      });
+    await this.nextCompaction;
   }
 
   /**
-   * Copies the log back and truncates it. A checkpoint under way (the checkpointer thread's) makes SQLite answer busy
-   * at once, and a reader of another process keeps the log: tried again for up to 5 s, without holding the event
-   * loop, then the erasure fails and is tried again.
+   * Copies the live rows into the next generation's file (checkpointer thread), replays the writes made since into
+   * it in slices of a few milliseconds, then, in one step with nothing awaited, replays the last ones, switches to
+   * it and records it as current; the old file is then overwritten with zeros and removed.
    */
-  private async truncateLog(): Promise<void> {
-    const until = Date.now() + 5_000;
-    for (;;) {
-      this.commit();
-      const [result] = this.db.pragma('wal_checkpoint(TRUNCATE)') as Array<{ busy: number; log: number; checkpointed: number }>;
-      if (!result || (result.busy === 0 && result.log === result.checkpointed)) return;
-      if (Date.now() > until) {
-        throw new StoreUnavailableError(
-          'read models',
-          `the write-ahead log could not be truncated after a deletion (busy ${result.busy}, ${result.checkpointed} of ${result.log} pages copied)`,
-        );
+  private async compact(): Promise<void> {
+    const started = performance.now();
+    const deletionsBefore = this.deletions;
+    const epoch = this.schemaEpoch;
+    const target = nextGeneration(this.options.file, this.file);
+    await destroyFiles(target);
+    this.commit();
+    this.replayLog = [];
+    let copy: SqliteReadModelStore | null = null;
+    let longestStepMs = 0;
+    try {
+      await this.vacuumInto(target);
+      copy = new SqliteReadModelStore(connect(target), target, this.options, true);
+      const stale = () => this.closing || this.failure !== null || epoch !== this.schemaEpoch;
+      for (;;) {
+        if (stale()) throw new StoreUnavailableError('read models', 'the compaction was overtaken (closing, failed or schema changed)');
+        const sliceStart = performance.now();
+        const log = this.replayLog!;
+        let done = 0;
+        while (done < log.length && performance.now() - sliceStart < 5) copy.replay(log[done++]);
+        log.splice(0, done);
+        longestStepMs = Math.max(longestStepMs, performance.now() - sliceStart);
+        if (log.length === 0) break;
+        await new Promise<void>((resolve) => setImmediate(resolve));
       }
-      await new Promise((resolve) => setTimeout(resolve, 20));
+      // From here to the switch nothing is awaited: no write can come in between.
+      const switchStart = performance.now();
+      this.commit();
+      for (const op of this.replayLog!) copy.replay(op);
+      if (this.deletions === deletionsBefore) copy.write(() => copy!.own.clearScrubPending.run());
+      copy.commit();
+      if (copy.failure) throw unavailable(copy.failure);
+      const old = { db: this.db, file: this.file, checkpointer: this.checkpointer, exited: this.checkpointerExited };
+      this.replayLog = null;
+      this.db = copy.db;
+      this.file = target;
+      this.prepareOwn();
+      this.statements.clear();
+      for (const collection of this.collections.values()) collection.prepareAgain();
+      recordCurrent(this.options.file, target);
+      this.startCheckpointer();
+      if (this.deletions === deletionsBefore) this.unscrubbed = false;
+      copy = null;
+      longestStepMs = Math.max(longestStepMs, performance.now() - switchStart);
+      old.checkpointer.postMessage('stop' satisfies CheckpointerMessage);
+      await old.exited;
+      old.db.close();
+      await destroyFiles(old.file);
+      this.logger?.info(
+        { ms: Math.round(performance.now() - started), longestStepMs: Math.round(longestStepMs) },
+        'read models compacted (erased rows destroyed)',
+      );
+    } finally {
+      this.replayLog = null;
+      if (copy) {
+        copy.db.close();
+        await destroyFiles(target);
+      }
+    }
+  }
+
+  /** `VACUUM INTO` in the checkpointer thread (a read of the file as it is committed now). */
+  private vacuumInto(target: string): Promise<void> {
+    const checkpointer = this.checkpointer;
+    return new Promise((resolve, reject) => {
+      const answered = (reply: CheckpointerReply) => {
+        if (reply.vacuumed !== target) return;
+        checkpointer.off('message', answered);
+        checkpointer.off('exit', exited);
+        if (reply.error) reject(new StoreUnavailableError('read models', `compaction failed: ${reply.error}`));
+        else resolve();
+      };
+      const exited = () => reject(new StoreUnavailableError('read models', 'the checkpointer thread stopped during a compaction'));
+      checkpointer.on('message', answered);
+      checkpointer.once('exit', exited);
+      checkpointer.postMessage({ vacuumInto: target } satisfies CheckpointerMessage);
+    });
+  }
+
+  /** Applies a write recorded during a compaction to this store (the compaction's copy). */
+  replay(op: ReplayOp): void {
+    if ('checkpoint' in op) this.write(() => this.pendingCheckpoints.set(op.checkpoint, op.position));
+    else {
+      const collection = this.collection(op.collection) as unknown as SqliteCollection<Document>;
+      if ('upsert' in op) collection.upsertNow(JSON.parse(op.upsert) as VersionedDocument);
+      else if ('deleteMany' in op) collection.deleteManyNow(op.deleteMany);
+      else collection.updateManyNow(op.updateMany, op.set);
     }
   }
 }
+
+/** A write recorded during a compaction (by collection name: the copy has its own statements). */
+type ReplayOp =
+  | { checkpoint: string; position: bigint }
+  | { collection: string; upsert: string }
+  | { collection: string; deleteMany: Filter }
+  | { collection: string; updateMany: Filter; set: Record<string, unknown> };
 
 const TABLE_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -361,7 +472,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
 
   constructor(
     private readonly store: SqliteReadModelStore,
-    name: string,
+    private readonly name: string,
   ) {
     if (!TABLE_NAME.test(name)) throw new Error(`unsupported read-model collection name: ${JSON.stringify(name)}`);
     this.table = `"rm_${name}"`;
@@ -374,6 +485,11 @@ class SqliteCollection<T extends Document> implements Collection<T> {
       if (column.startsWith('f_')) this.columns.add(column.slice(2));
       if (column.startsWith('k_')) this.partitionFields.add(column.slice(2));
     }
+    this.statements = this.prepare();
+  }
+
+  /** Prepares its statements again, on the store's connection open now (after a compaction switched files). */
+  prepareAgain(): void {
     this.statements = this.prepare();
   }
 
@@ -445,6 +561,10 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
+    return this.upsertNow(doc);
+  }
+
+  upsertNow(doc: T & VersionedDocument): boolean {
     const key = partitionKey(doc._id);
     const { stored, insert, replace, columns, keys } = this.statements;
     return this.store.write(() => {
@@ -455,17 +575,26 @@ class SqliteCollection<T extends Document> implements Collection<T> {
         ...columns.map((field) => columnValue(fields[field])),
         ...keys.map((field) => partitionKey(columnValue(fields[field]))),
       ];
-      if (row) replace.run(doc.revision, JSON.stringify(doc), ...values, row.rowid);
-      else insert.run(doc._id, key, doc.revision, JSON.stringify(doc), ...values);
+      const text = JSON.stringify(doc);
+      if (row) replace.run(doc.revision, text, ...values, row.rowid);
+      else insert.run(doc._id, key, doc.revision, text, ...values);
+      this.store.recorded({ collection: this.name, upsert: text });
       return true;
     });
   }
 
   async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
+    return this.updateManyNow(filter, set as Record<string, unknown>);
+  }
+
+  updateManyNow(filter: Filter, set: Record<string, unknown>): number {
     const entries = Object.entries(set).filter(([field]) => field !== '_id');
     for (const [field] of entries) checkFieldName(field);
-    if (entries.length === 0) return this.count(filter);
     const where = this.where(filter);
+    if (entries.length === 0) {
+      const statement = this.store.statement(`SELECT count(*) FROM ${this.table} WHERE ${where.sql}`).pluck();
+      return this.store.read(() => statement.get(...where.params) as number);
+    }
     const given = entries.filter(([, value]) => value !== undefined);
     const removed = entries.filter(([, value]) => value === undefined);
     let doc = 'doc';
@@ -487,17 +616,39 @@ class SqliteCollection<T extends Document> implements Collection<T> {
       ...inKeys.map(([, value]) => partitionKey(columnValue(value))),
       ...where.params,
     ];
-    return this.store.write(() => statement.run(...params).changes);
+    return this.store.write(() => {
+      const changes = statement.run(...params).changes;
+      this.store.recorded({ collection: this.name, updateMany: filter, set });
+      return changes;
+    });
   }
 
   async deleteMany(filter: Filter): Promise<number> {
+    return this.deleteManyNow(filter);
+  }
+
+  deleteManyNow(filter: Filter): number {
     const where = this.where(filter);
-    return this.store.deleteRows(`DELETE FROM ${this.table} WHERE ${where.sql}`, where.params);
+    const deleted = this.store.deleteRows(`DELETE FROM ${this.table} WHERE ${where.sql}`, where.params);
+    this.store.recorded({ collection: this.name, deleteMany: filter });
+    return deleted;
   }
 
   private where(filter: Filter): SqlCondition {
     return whereSql(filter, this.columns, this.partitionFields);
   }
+}
+
+function ownStatements(db: Database.Database) {
+  return {
+    loadCheckpoint: db.prepare<[string], string>('SELECT position FROM checkpoints WHERE name = ?').pluck(),
+    saveCheckpoint: db.prepare<[string, string]>(
+      'INSERT INTO checkpoints (name, position) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET position = excluded.position',
+    ),
+    scrubPending: db.prepare<[], number>("SELECT 1 FROM udp_meta WHERE name = 'scrub_pending'").pluck(),
+    setScrubPending: db.prepare("INSERT OR IGNORE INTO udp_meta (name, value) VALUES ('scrub_pending', '1')"),
+    clearScrubPending: db.prepare("DELETE FROM udp_meta WHERE name = 'scrub_pending'"),
+  };
 }
 
 function connect(file: string): Database.Database {
@@ -511,6 +662,7 @@ function connect(file: string): Database.Database {
   db.pragma('cache_size = -32768');
   db.function('udp_key', { deterministic: true }, (value: unknown) => partitionKey(value));
   db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
+  db.exec('CREATE TABLE IF NOT EXISTS udp_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)');
   return db;
 }
 
