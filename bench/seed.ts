@@ -8,7 +8,7 @@
 // checkpointed before any service opens it), which is what makes 10,000,000 events take minutes, not an hour.
 import Database from 'better-sqlite3';
 import { randomUUID } from 'node:crypto';
-import { SqliteEventStore } from '@udp/eventstore';
+import { SqliteEventStore, streamKey } from '@udp/eventstore';
 import { historyStreamId } from '../apps/history-svc/src/domain/aggregate';
 
 const [file, users, perUser, longUser, longEvents, readers = '0', perReader = '0'] = process.argv.slice(2);
@@ -23,9 +23,9 @@ async function seed(): Promise<void> {
   const db = new Database(file);
   db.pragma('journal_mode = WAL');
   db.pragma('synchronous = OFF');
-  db.pragma('cache_size = -262144'); // 256 MiB of page cache: the two unique indexes stay in memory while they grow
+  db.pragma('cache_size = -262144'); // 256 MiB of page cache: the two stream indexes stay in memory while they grow
   const insert = db.prepare(
-    'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+    'INSERT INTO events (stream_id, stream_key, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
   );
   const setRevision = db.prepare(
     'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
@@ -35,12 +35,13 @@ async function seed(): Promise<void> {
   /** Appends `count` entries to `userId`'s history from revision `from`: item `<prefix><itemOf(n)>`, date T0 + n s. */
   const history = (userId: string, prefix: string, from: number, count: number, itemOf: (n: number) => number) => {
     const streamId = historyStreamId(userId);
+    const key = streamKey(streamId);
     const metadata = JSON.stringify({ owner: { userId } });
     for (let n = from; n < from + count; n++) {
       const item = itemOf(n);
       const date = T0 + n * 1000;
       const data = { itemId: `${prefix}${item}`, id: item + 1, date, deleted: false, deviceId: 'seed', lastPlaybackPosition: date % 3600 };
-      insert.run(streamId, n, randomUUID(), 'HistoryItemRecorded', JSON.stringify(data), metadata, now);
+      insert.run(streamId, key, n, randomUUID(), 'HistoryItemRecorded', JSON.stringify(data), metadata, now);
     }
     setRevision.run(streamId, from + count - 1);
     events += count;

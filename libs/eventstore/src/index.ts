@@ -5,3 +5,4 @@ export { EsdbEventStore } from './esdb';
 export * from './snapshot-store';
 export { LastWriteFailure } from './write-failure';
 export { workerEntry } from './worker-entry';
+export { streamKey } from './sqlite-schema';

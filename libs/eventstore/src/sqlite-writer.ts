@@ -38,6 +38,7 @@ export interface WriterData {
 const { parentPort, workerData } = require('node:worker_threads') as typeof import('node:worker_threads');
 const Database = require('better-sqlite3') as typeof import('better-sqlite3');
 const { CONNECTION_PRAGMAS } = require('./sqlite-pragmas.ts') as typeof import('./sqlite-pragmas');
+const { STREAMS_ID_INDEX, streamKey } = require('./sqlite-schema.ts') as typeof import('./sqlite-schema');
 
 const { file, maxPageCount } = workerData as WriterData;
 const db = new Database(file);
@@ -46,17 +47,18 @@ for (const pragma of CONNECTION_PRAGMAS) db.pragma(pragma);
 db.pragma('secure_delete = ON');
 if (maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(maxPageCount)}`);
 const streamRevision = db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?');
-const findEvent = db.prepare<[string, string], { position: number }>('SELECT position FROM events WHERE stream_id = ? AND event_id = ?');
+const findEvent = db.prepare<[bigint, string, string], { position: number }>(
+  'SELECT position FROM events WHERE stream_key = ? AND stream_id = ? AND event_id = ?',
+);
 const insert = db.prepare(
-  'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+  'INSERT INTO events (stream_id, stream_key, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
 );
 const setRevision = db.prepare(
   'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
 );
 const lastPosition = db.prepare<[], { position: bigint | null }>('SELECT max(position) AS position FROM events').safeIntegers(true);
-const deleteEvents = db.prepare('DELETE FROM events WHERE stream_id = ?');
 const deleteEventsSlice = db.prepare(
-  'DELETE FROM events WHERE position IN (SELECT position FROM events WHERE stream_id = ? ORDER BY revision LIMIT ?)',
+  'DELETE FROM events WHERE position IN (SELECT position FROM events WHERE stream_key = ? AND stream_id = ? ORDER BY revision LIMIT ?)',
 );
 const deleteStream = db.prepare('DELETE FROM streams WHERE stream_id = ?');
 
@@ -76,10 +78,11 @@ class WrongRevision extends Error {
 
 const appendOne = ({ streamId, events, expectedRevision }: AppendRequest): AppendOutcome => {
   const current = streamRevision.get(streamId)?.revision ?? -1;
+  const key = streamKey(streamId);
   // The same event ids again: a retried append that already succeeded. Its first event tells: when that one is not
   // stored, neither is the append (a batch of 3000 events would otherwise look up 3000 ids first).
-  if (events.length > 0 && findEvent.get(streamId, events[0].id)) {
-    const already = events.map((e) => findEvent.get(streamId, e.id));
+  if (events.length > 0 && findEvent.get(key, streamId, events[0].id)) {
+    const already = events.map((e) => findEvent.get(key, streamId, e.id));
     if (already.every(Boolean)) return { ok: true, nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
   }
   const matches = expectedRevision === 'any' || (expectedRevision === 'no_stream' ? current === -1 : expectedRevision === current);
@@ -90,7 +93,9 @@ const appendOne = ({ streamId, events, expectedRevision }: AppendRequest): Appen
   for (const e of events) {
     revision += 1;
     positions.push(
-      BigInt(insert.run(streamId, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid),
+      BigInt(
+        insert.run(streamId, key, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid,
+      ),
     );
   }
   setRevision.run(streamId, revision);
@@ -108,14 +113,15 @@ const nextTurn = (ms = 0) => new Promise<void>((resolve) => (ms ? setTimeout(res
  */
 async function deleteStreamInSlices(id: number, streamId: string): Promise<void> {
   try {
-    while (db.transaction(() => deleteEventsSlice.run(streamId, DELETE_SLICE).changes).immediate() === DELETE_SLICE) await nextTurn();
+    const key = streamKey(streamId);
+    while (db.transaction(() => deleteEventsSlice.run(key, streamId, DELETE_SLICE).changes).immediate() === DELETE_SLICE) await nextTurn();
     db.transaction(() => {
-      deleteEvents.run(streamId);
+      deleteEventsSlice.run(key, streamId, Number.MAX_SAFE_INTEGER);
       deleteStream.run(streamId);
-      // secure_delete zeroes the deleted rows, but the interior pages of the indexes on stream_id keep copies
-      // of some keys as dividers (seen in 11 of 60 trials): rebuilding the indexes leaves none. Its cost grows
-      // with the store (measured in docs/erasure.md).
-      db.exec('REINDEX');
+      // secure_delete zeroes the deleted rows; the events' indexes hold stream keys only (sqlite-schema.ts), but the
+      // streams table's primary key keeps copies of ids as dividers in its interior pages: rebuilt, it has none. One
+      // row per stream: its cost grows with the number of streams, not of events.
+      db.exec(`REINDEX ${STREAMS_ID_INDEX}`);
     }).immediate();
     // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and truncate
     // the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of a read makes the

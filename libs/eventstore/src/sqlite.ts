@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { PollingSubscription } from './polling-subscription';
 import { prefixSuccessor } from './prefix-range';
 import { CONNECTION_PRAGMAS } from './sqlite-pragmas';
+import { EVENTS_TABLE, streamKey } from './sqlite-schema';
 import type { AppendOutcome, AppendRequest, WriterCommand, WriterData, WriterReply, WriterRequest } from './sqlite-writer';
 import { workerEntry } from './worker-entry';
 import { LastWriteFailure } from './write-failure';
@@ -88,23 +89,11 @@ export class SqliteEventStore implements EventStore {
     const fd = openSync(file, 'r');
     const { dev, ino } = statSync(file);
     this.opened = { dev, ino, fd };
-    this.db.exec(`
-      CREATE TABLE IF NOT EXISTS events (
-        position INTEGER PRIMARY KEY AUTOINCREMENT,
-        stream_id TEXT NOT NULL,
-        revision INTEGER NOT NULL,
-        event_id TEXT NOT NULL,
-        type TEXT NOT NULL,
-        data TEXT NOT NULL,
-        metadata TEXT NOT NULL,
-        created_at INTEGER NOT NULL,
-        UNIQUE (stream_id, revision),
-        UNIQUE (stream_id, event_id)
-      );
-      CREATE TABLE IF NOT EXISTS streams (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL);
-    `);
+    upgradeSchema(this.db);
     this.stmt = {
-      readStream: this.db.prepare<[string, number], Row>('SELECT * FROM events WHERE stream_id = ? AND revision >= ? ORDER BY revision'),
+      readStream: this.db.prepare<[bigint, string, number], Row>(
+        `SELECT ${RAW_COLUMNS} FROM events WHERE stream_key = ? AND stream_id = ? AND revision >= ? ORDER BY revision`,
+      ),
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
       // Rows as arrays (raw): cheaper than rows as objects, which a replay of the whole log pays per event
       // (docs/performance.md, "Replay reads").
@@ -150,7 +139,7 @@ export class SqliteEventStore implements EventStore {
     // superset of it, so the larger of the two is the revision these events end at; a commit after that
     // makes the caller's append fail its revision check, as it should.
     const revision = this.stmt.streamRevision.get(streamId)?.revision ?? -1;
-    const events = this.stmt.readStream.all(streamId, options.fromRevision ?? 0).map(toRecorded);
+    const events = this.stmt.readStream.all(streamKey(streamId), streamId, options.fromRevision ?? 0).map(toRecorded);
     return { revision: Math.max(revision, events.length ? events[events.length - 1].revision : -1), events };
   }
 
@@ -396,4 +385,33 @@ function rawToRecorded([position, streamId, revision, id, type, data, metadata, 
     metadata: JSON.parse(metadata),
     createdAt: Number(createdAt),
   };
+}
+
+/**
+ * Creates the tables, or upgrades a file from before `stream_key` (whose events' unique indexes held the stream ids):
+ * the events are copied into the new table in one transaction, the old one dropped (its pages zeroed, secure_delete),
+ * once per file. AUTOINCREMENT's counter is kept: a position is never given twice.
+ */
+function upgradeSchema(db: Database.Database): void {
+  const events = db.prepare<[], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").pluck().get();
+  if (events === undefined || events.includes('stream_key')) {
+    db.exec(EVENTS_TABLE);
+    return;
+  }
+  db.function('udp_stream_key', { deterministic: true, safeIntegers: true }, (id: unknown) => streamKey(String(id)));
+  db.pragma('secure_delete = ON');
+  db.transaction(() => {
+    const seq = db.prepare<[], number>("SELECT seq FROM sqlite_sequence WHERE name = 'events'").pluck().get() ?? 0;
+    db.exec('ALTER TABLE events RENAME TO events_before_stream_key');
+    db.exec(EVENTS_TABLE);
+    db.exec(
+      `INSERT INTO events (position, stream_id, revision, event_id, type, data, metadata, created_at, stream_key)
+       SELECT position, stream_id, revision, event_id, type, data, metadata, created_at, udp_stream_key(stream_id)
+       FROM events_before_stream_key ORDER BY position`,
+    );
+    db.exec('DROP TABLE events_before_stream_key');
+    db.prepare("UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = 'events'").run(seq);
+  }).immediate();
+  db.pragma('secure_delete = OFF');
+  db.pragma('wal_checkpoint(TRUNCATE)');
 }

@@ -123,6 +123,76 @@ describe('SqliteEventStore erasure', () => {
   }, 60_000);
 });
 
+describe('SqliteEventStore erasure of a long stream among many', () => {
+  it("deletes 50,000 events without holding other streams' appends for more than a few slices", async () => {
+    const file = join(dir, 'long-erasure.sqlite');
+    const store = new SqliteEventStore(file);
+    try {
+      const events = (n: number, tag: string) => Array.from({ length: n }, (_, i) => ({ id: randomUUID(), type: 'A', data: { tag, i } }));
+      for (let i = 0; i < 100; i++) await store.appendToStream(`other-${i}`, events(1000, 'other'), { expectedRevision: 'any' });
+      for (let i = 0; i < 10; i++) await store.appendToStream('victim', events(5000, 'victim'), { expectedRevision: 'any' });
+      const deleted = store.deleteStream('victim');
+      let done = false;
+      void deleted.finally(() => (done = true));
+      const waits: number[] = [];
+      for (let i = 0; !done; i++) {
+        const started = performance.now();
+        await store.appendToStream(`other-${i % 100}`, events(1, 'during'), { expectedRevision: 'any' });
+        waits.push(performance.now() - started);
+      }
+      await deleted;
+      const longest = Math.max(...waits);
+      process.stderr.write(
+        `[erasure] 50,000 of 150,000 events deleted; ${waits.length} appends meanwhile, longest ${longest.toFixed(1)} ms\n`,
+      );
+      expect(waits.length).toBeGreaterThan(1);
+      expect(longest).toBeLessThan(100);
+      expect((await store.readStream('victim')).events).toEqual([]);
+      expect((await store.readStream('other-0')).events.length).toBeGreaterThan(1000);
+    } finally {
+      await store.close();
+    }
+  }, 120_000);
+});
+
+describe('SqliteEventStore file from before stream keys', () => {
+  it('upgrades it at open: every event kept at its position, the counter kept, appends and idempotency as before', async () => {
+    const file = join(dir, 'old-schema.sqlite');
+    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+    const old = new Database(file);
+    old.pragma('journal_mode = WAL');
+    old.exec(`CREATE TABLE events (position INTEGER PRIMARY KEY AUTOINCREMENT, stream_id TEXT NOT NULL, revision INTEGER NOT NULL,
+      event_id TEXT NOT NULL, type TEXT NOT NULL, data TEXT NOT NULL, metadata TEXT NOT NULL, created_at INTEGER NOT NULL,
+      UNIQUE (stream_id, revision), UNIQUE (stream_id, event_id));
+      CREATE TABLE streams (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL);`);
+    const insert = old.prepare(
+      'INSERT INTO events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, 1)',
+    );
+    for (let r = 0; r < 3; r++) insert.run('a-1', r, `e${r}`, 'A', JSON.stringify({ r }), '{}');
+    insert.run('b-1', 0, 'gone', 'A', '{}', '{}');
+    old.exec("DELETE FROM events WHERE stream_id = 'b-1'");
+    old.exec("INSERT INTO streams VALUES ('a-1', 2)");
+    old.close();
+
+    const store = new SqliteEventStore(file);
+    try {
+      const read = await store.readStream('a-1');
+      expect(read.events.map((e) => [e.revision, e.data, String(e.position)])).toEqual([
+        [0, { r: 0 }, '1'],
+        [1, { r: 1 }, '2'],
+        [2, { r: 2 }, '3'],
+      ]);
+      // A position is never given twice, not even the erased one's (4).
+      const appended = await store.appendToStream('a-1', [{ id: 'e3', type: 'A', data: { r: 3 } }], { expectedRevision: 2 });
+      expect(appended.position).toBe(5n);
+      // The same event id again: done already.
+      expect(await store.appendToStream('a-1', [{ id: 'e3', type: 'A', data: { r: 3 } }], { expectedRevision: 2 })).toEqual(appended);
+    } finally {
+      await store.close();
+    }
+  });
+});
+
 describe('SqliteEventStore live subscriptions', () => {
   it('deliver what a read gives back, in order, once each, refused and repeated appends included', async () => {
     const store = new SqliteEventStore(join(dir, 'live.sqlite'));
