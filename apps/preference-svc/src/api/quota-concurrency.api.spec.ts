@@ -1,0 +1,78 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type EventStore, MemoryEventStore, SqliteEventStore } from '@udp/eventstore';
+import { racingStore, startTestSystem, type TestSystem } from '@udp/test-system';
+import { createPreferenceService } from '../app';
+import { P, jsonRequest } from '../testing/preference-system';
+
+/**
+ * Issue 27, defect 5: 100 parallel 256 KiB PUTs of new keys stored 24.6 MB against a 4 MiB quota, and 320 parallel
+ * small ones 316 keys against 256: each write checked the usage of the other keys in the read model, which none of
+ * the writes in flight had reached yet. A quota must hold exactly whatever the concurrency: every write that grows a
+ * user's data passes the user's quota stream at its expected revision. Small quotas here, the same race.
+ */
+let system: TestSystem;
+let cleanup = () => undefined as void;
+afterEach(async () => {
+  await system?.stop();
+  cleanup();
+});
+
+/**
+ * The service on `store`, its first `writers` stream reads held until all of them have read (racingStore): every
+ * writer decides before any has appended, as parallel writers on a networked store (or replicas) do.
+ */
+async function start(inner: EventStore, writers: number, limits: { maxKeys?: number; maxUserBytes?: number }) {
+  const store = racingStore(inner, writers);
+  system = await startTestSystem([{ prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, limits }) }]);
+  return system.auth('alice');
+}
+function sqliteStore(): EventStore {
+  const dir = mkdtempSync(join(tmpdir(), 'preference-quota-'));
+  cleanup = () => rmSync(dir, { recursive: true, force: true });
+  return new SqliteEventStore(join(dir, 'events.sqlite'));
+}
+
+const put = jsonRequest(() => system, 'put');
+/** `{"t":"xxx…"}` of exactly `bytes` bytes of JSON text (8 around the text). */
+const text = (bytes: number) => ({ t: 'x'.repeat(bytes - 8) });
+
+/** `writers` PUTs of new keys at once: the keys each answer was given, by status. */
+async function parallelNewKeys(auth: string, writers: number, body: (i: number) => unknown) {
+  const answers = await Promise.all(Array.from({ length: writers }, (_, i) => put(auth, `${P}/q${i}`, body(i))));
+  const byStatus = new Map<number, string[]>();
+  answers.forEach((res, i) => byStatus.set(res.status, [...(byStatus.get(res.status) ?? []), `q${i}`]));
+  return { answers, byStatus };
+}
+const storedKeys = async (auth: string) => ((await system.http.get(P).set('authorization', auth)).body as string[]).sort();
+
+describe('parallel writes of new keys never take a user past a quota', () => {
+  it('bytes (SQLite event store): 40 parallel 8 KiB PUTs against 64 KiB store at most 8, each one answered 201, the others 422', async () => {
+    const alice = await start(sqliteStore(), 40, { maxUserBytes: 64 * 1024 });
+    const { answers, byStatus } = await parallelNewKeys(alice, 40, () => text(8 * 1024));
+
+    const created = (byStatus.get(201) ?? []).sort();
+    expect(created.length).toBeGreaterThan(0);
+    expect(created.length).toBeLessThanOrEqual(8);
+    expect([...byStatus.keys()].filter((s) => s !== 201 && s !== 422 && s !== 429)).toEqual([]);
+    for (const res of answers.filter((r) => r.status === 422)) expect(res.body).toMatchObject({ limit: 'PREFERENCE_MAX_USER_BYTES' });
+    // Every acknowledged write is stored, and nothing else.
+    expect(await storedKeys(alice)).toEqual(created);
+    // Without write conflicts past the retries, the quota is filled exactly.
+    if (!byStatus.has(429)) expect(created).toHaveLength(8);
+  });
+
+  it('keys (memory event store): 60 parallel small PUTs against 16 keys store at most 16, the others 422', async () => {
+    const alice = await start(new MemoryEventStore(), 60, { maxKeys: 16 });
+    const { answers, byStatus } = await parallelNewKeys(alice, 60, (i) => ({ v: i }));
+
+    const created = (byStatus.get(201) ?? []).sort();
+    expect(created.length).toBeGreaterThan(0);
+    expect(created.length).toBeLessThanOrEqual(16);
+    expect([...byStatus.keys()].filter((s) => s !== 201 && s !== 422 && s !== 429)).toEqual([]);
+    for (const res of answers.filter((r) => r.status === 422)) expect(res.body).toMatchObject({ limit: 'PREFERENCE_MAX_KEYS', max: 16 });
+    expect(await storedKeys(alice)).toEqual(created);
+    if (!byStatus.has(429)) expect(created).toHaveLength(16);
+  });
+});
