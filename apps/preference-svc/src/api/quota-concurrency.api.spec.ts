@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { type EventStore, MemoryEventStore, SqliteEventStore } from '@udp/eventstore';
 import { racingStore, startTestSystem, type TestSystem } from '@udp/test-system';
 import { createPreferenceService } from '../app';
+import { preferenceQuotaStreamId, preferenceStreamId } from '../domain/aggregate';
 import { P, jsonRequest } from '../testing/preference-system';
 
 /**
@@ -76,3 +77,66 @@ describe('parallel writes of new keys never take a user past a quota', () => {
     if (!byStatus.has(429)) expect(created).toHaveLength(16);
   });
 });
+
+/** A store that holds the first append to one stream until released: a writer paused (or killed) between its two appends. */
+function holdingStore(inner: EventStore, streamId: string) {
+  let release = () => undefined as void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding = true;
+  const store: EventStore = {
+    readStream: (id, options) => inner.readStream(id, options),
+    async appendToStream(id, events, options) {
+      if (id === streamId && holding) {
+        holding = false;
+        await released;
+      }
+      return inner.appendToStream(id, events, options);
+    },
+    deleteStream: (id) => inner.deleteStream(id),
+    listStreams: (prefix) => inner.listStreams(prefix),
+    subscribe: (options, handler) => inner.subscribe(options, handler),
+    ping: () => inner.ping(),
+    close: () => inner.close(),
+  };
+  return { store, release };
+}
+
+describe('a write that claimed its growth and has not appended (its writer paused, or killed)', () => {
+  it('counts until it is 10 s old; then it is fenced for a write that needs its room, and can no longer land', async () => {
+    let clock = 1_700_000_000_000;
+    const held = holdingStore(new MemoryEventStore(), preferenceStreamId('alice', 'b'));
+    system = await startTestSystem([
+      {
+        prefixes: [P],
+        adapters: { store: held.store },
+        create: (deps) => createPreferenceService({ ...deps, now: () => clock, limits: { maxKeys: 2 } }),
+      },
+    ]);
+    const alice = await system.auth('alice');
+    expect((await put(alice, `${P}/a`, { v: 'a' })).status).toBe(201);
+
+    // b's claim is stored, its document is not: a key of two while it may still land.
+    const paused = Promise.resolve(put(alice, `${P}/b`, { v: 'b' })); // sent now (a supertest request is sent when awaited)
+    await until(async () => (await system.deps[0].store.readStream(preferenceQuotaStreamId('alice'))).revision === 1);
+    const refused = await put(alice, `${P}/c`, { v: 'c' });
+    expect(refused.status).toBe(422);
+    expect(refused.body).toMatchObject({ limit: 'PREFERENCE_MAX_KEYS' });
+
+    clock += 10_001;
+    expect((await put(alice, `${P}/c`, { v: 'c' })).status).toBe(201);
+    // The paused write goes on: its append meets the fence, it is decided again, and the quota is full.
+    held.release();
+    const late = await paused;
+    expect(late.status).toBe(422);
+    expect(late.body).toMatchObject({ limit: 'PREFERENCE_MAX_KEYS' });
+    expect(await storedKeys(alice)).toEqual(['a', 'c']);
+  });
+});
+
+/** Polls `done` (every 5 ms, at most 2 s). */
+async function until(done: () => Promise<boolean>) {
+  for (const started = Date.now(); !(await done());) {
+    if (Date.now() - started > 2000) throw new Error('condition not met within 2 s');
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+}
