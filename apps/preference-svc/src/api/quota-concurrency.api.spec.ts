@@ -140,3 +140,22 @@ async function until(done: () => Promise<boolean>) {
     await new Promise((resolve) => setTimeout(resolve, 5));
   }
 }
+
+describe('parallel creates, growths, shrinks and deletes of the same keys (SQLite event store)', () => {
+  it('never leave more stored than the quotas', async () => {
+    const alice = await start(sqliteStore(), 60, { maxKeys: 6, maxUserBytes: 6000 });
+    // A fixed mix: 60 writes over 10 keys, sizes from 100 to 2,000 bytes, every seventh a deletion.
+    const ops = Array.from({ length: 60 }, (_, i) => ({ key: `k${(i * 7) % 10}`, bytes: 100 + ((i * 337) % 1900), del: i % 7 === 6 }));
+    const answers = await Promise.all(
+      ops.map((op) =>
+        op.del ? system.http.delete(`${P}/${op.key}`).set('authorization', alice) : put(alice, `${P}/${op.key}`, text(op.bytes)),
+      ),
+    );
+    expect(answers.map((a) => a.status).filter((s) => ![200, 201, 204, 404, 422, 429].includes(s))).toEqual([]);
+    const keys = await storedKeys(alice);
+    const documents = await Promise.all(keys.map(async (key) => (await system.http.get(`${P}/${key}`).set('authorization', alice)).body));
+    expect(keys.length).toBeLessThanOrEqual(6);
+    expect(documents.reduce((sum, document) => sum + Buffer.byteLength(JSON.stringify(document)), 0)).toBeLessThanOrEqual(6000);
+    expect(keys.length).toBeGreaterThan(0);
+  });
+});
