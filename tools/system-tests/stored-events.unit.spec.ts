@@ -34,6 +34,12 @@ const EVENTS_BY_CATEGORY: Record<string, Array<{ type: string; data: Record<stri
     { type: 'PreferenceWritten', data: { key: 'settings', document: { theme: 'dark' }, operation: { kind: 'putPath', path: ['theme'] } } },
     { type: 'PreferenceDeleted', data: { key: 'settings' } },
   ],
+  'preference-quota-': [
+    {
+      type: 'PreferenceQuotaClaimed',
+      data: { key: 'settings', revision: 3, bytes: 120, before: { revision: 2, bytes: 80 }, claimedAt: 1 },
+    },
+  ],
   'profile-': [
     { type: 'ProfileCreated', data: { profile } },
     { type: 'ProfileUpdated', data: { profile: { ...profile, displayName: 'Anna' }, changedFields: ['displayName'] } },

@@ -11,7 +11,7 @@ import { createExportWorker } from '../../apps/export-worker/src/app';
 import { erasureStreams, exportStreamId, exportStreams, pendingErasureStreamId } from '../../apps/export-worker/src/domain/aggregate';
 import { historyStreamId, historyStreams } from '../../apps/history-svc/src/domain/aggregate';
 import { playlistsStream, playlistsStreams } from '../../apps/playlist-svc/src/domain/aggregate';
-import { preferenceStreamId, preferenceStreams } from '../../apps/preference-svc/src/domain/aggregate';
+import { preferenceQuotaStreams, preferenceStreamId, preferenceStreams } from '../../apps/preference-svc/src/domain/aggregate';
 import { profileStreamId, profileStreams } from '../../apps/profile-svc/src/domain/aggregate';
 import { itemStreams } from '../../apps/catalogue-svc/src/domain/aggregate';
 import { qcItem } from '../../apps/catalogue-svc/src/testing/catalogue';
@@ -34,6 +34,7 @@ export const STREAMS_OF_EVERY_AGGREGATE = [
   historyStreams,
   playlistsStreams,
   preferenceStreams,
+  preferenceQuotaStreams,
   profileStreams,
 ];
 

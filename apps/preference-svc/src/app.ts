@@ -1,8 +1,10 @@
 import { PREFERENCE_LIMITS } from '@udp/contracts';
 import { serviceHttpApp } from '@udp/http-kit';
-import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
+import { commandHandler, writeSide } from '@udp/eventsourcing';
+import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
+import { quotaClaims } from './api/quota-claims';
 import { preferenceRoutes } from './api/routes';
-import { preferenceAggregate } from './domain/aggregate';
+import { preferenceAggregate, preferenceQuotaAggregate, preferenceQuotaStreamId } from './domain/aggregate';
 import type { PreferenceQuotas } from './domain/decider';
 import type { DocumentLimits } from './domain/json-document';
 import {
@@ -35,10 +37,30 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     maxKeys: deps.limits?.maxKeys ?? PREFERENCE_LIMITS.maxKeys,
     maxUserBytes: deps.limits?.maxUserBytes ?? PREFERENCE_LIMITS.maxUserBytes,
   };
+  const writeRetries = deps.writeRetries ?? DEFAULT_WRITE_RETRIES;
+  const now = deps.now ?? Date.now;
+  // The per-user quota streams (docs/preference-svc.md, "Quotas"): states in memory, forgotten with an erased user.
+  const quotaAggregate = preferenceQuotaAggregate(limits, writeRetries);
+  const quotaStates = serviceStateCache({ logger: deps.logger }, quotaAggregate);
   const projections = await startServiceProjections(deps, {
     service: 'preference-svc',
     projection: preferenceProjection(readModels),
-    erasure: { streamsOfUser: preferenceStreamsOfUser(store), documentsOfUser: preferenceDocumentsOfUser },
+    erasure: {
+      streamsOfUser: async (userId) => [...(await preferenceStreamsOfUser(store)(userId)), preferenceQuotaStreamId(userId)],
+      documentsOfUser: preferenceDocumentsOfUser,
+    },
+    states: quotaStates,
+  });
+  const documents = preferenceDocuments(readModels);
+  const keys = preferenceKeys(readModels);
+  const beforeAppend = quotaClaims({
+    store,
+    keys,
+    documents,
+    quotaAggregate,
+    now,
+    // No read model follows quota streams: a claim is acknowledged once durable.
+    claim: commandHandler(quotaAggregate, { write: writeSide({ store }), now, states: quotaStates }),
   });
 
   const app = serviceHttpApp({
@@ -46,9 +68,9 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
     routes: [
       preferenceRoutes({
-        handle: projections.commandHandler(preferenceAggregate(limits, deps.writeRetries ?? DEFAULT_WRITE_RETRIES)),
-        documents: preferenceDocuments(readModels),
-        keys: preferenceKeys(readModels),
+        handle: projections.commandHandler(preferenceAggregate(limits, writeRetries), undefined, beforeAppend),
+        documents,
+        keys,
         limits,
       }),
     ],

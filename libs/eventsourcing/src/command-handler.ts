@@ -89,14 +89,31 @@ export interface CommandResult<E, S> {
   position?: bigint;
 }
 
-export interface CommandHandlerDeps<S> {
+export interface CommandHandlerDeps<S, Id = unknown, E = unknown> {
   /** The store, and the projector whose read model shows a write before it is acknowledged (writeSide()). */
   write: WriteSide;
   /** The clock that stamps each command (deciders never read it). */
   now: () => number;
   /** Folded states in memory and as snapshots, so a write reads only newer events. */
   states?: StateCache<S>;
+  /**
+   * Runs before each append (every attempt), with what the command decided: it may refuse the command (throw) or
+   * record something in another stream first, e.g. a per-user quota's claim when the aggregate is one stream per key.
+   */
+  beforeAppend?: BeforeAppend<Id, E, S>;
 }
+
+/** What a command decided, before it is appended: the stream, the revision it was read at, the states before and after. */
+export interface Decided<Id, E, S> {
+  id: Id;
+  streamId: string;
+  /** The stream's revision as read (-1: no stream); the append expects it. */
+  revision: number;
+  state: S;
+  newEvents: E[];
+  newState: S;
+}
+export type BeforeAppend<Id, E, S> = (decided: Decided<Id, E, S>) => Promise<void>;
 
 /** Runs one command on the stream of `id` (an `Unstamped` command: the handler stamps its time). */
 export type CommandHandler<C extends Command, E, S, Id> = (id: Id, command: Unstamped<C>) => Promise<CommandResult<E, S>>;
@@ -112,14 +129,14 @@ export type CommandHandler<C extends Command, E, S, Id> = (id: Id, command: Unst
  */
 export function commandHandler<C extends Command, E extends DomainEvent, S, Id>(
   aggregate: Aggregate<C, E, S, Id>,
-  deps: CommandHandlerDeps<S>,
+  deps: CommandHandlerDeps<S, Id, E>,
 ): CommandHandler<C, E, S, Id> {
   return async (id, command) => {
     const stream = aggregate.streamOf(id);
     await deps.write.ready?.();
     // `Unstamped<C>` plus its metadata is a `C`; TypeScript cannot see it through the generic conditional type.
     const stamped = { ...command, metadata: { now: deps.now() } } as unknown as C;
-    const result = await decideAndAppend(aggregate, deps.write.store, stream, stamped, deps.states);
+    const result = await decideAndAppend(aggregate, deps.write.store, id, stream, stamped, deps.states, deps.beforeAppend);
     if (result.newEvents.length > 0) await waitUntilVisible(deps.write, stream.id, result);
     return result;
   };
@@ -152,9 +169,11 @@ function foldRecorded<E extends DomainEvent, S>(
 async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   aggregate: Aggregate<C, E, S, Id>,
   store: EventStore,
+  id: Id,
   stream: AggregateStream,
   command: C,
   states: StateCache<S> | undefined,
+  beforeAppend: BeforeAppend<Id, E, S> | undefined,
 ): Promise<CommandResult<E, S>> {
   const { decider } = aggregate;
   for (let attempt = 1; ; attempt++) {
@@ -174,6 +193,8 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
       if (lastEventId) await states?.remember(stream.id, { revision: read.revision, lastEventId, state });
       return { newEvents, newState: state, nextExpectedRevision: read.revision };
     }
+    const newState = decider.fold(newEvents, state);
+    await beforeAppend?.({ id, streamId: stream.id, revision: read.revision, state, newEvents, newState });
     const trace = traceMetadata();
     const metadata = stream.owner || trace ? { ...trace, ...(stream.owner && { owner: stream.owner }) } : undefined;
     const toAppend = newEvents.map((e) => ({ id: randomUUID(), type: e.type, data: { ...e.data }, ...(metadata && { metadata }) }));
@@ -187,7 +208,6 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
       continue;
     }
     // Durable from here: the state is remembered (a snapshot that cannot be saved is only logged) and answered.
-    const newState = decider.fold(newEvents, state);
     const after = { revision: appended.nextRevision, lastEventId: toAppend.at(-1)!.id, state: newState };
     await states?.remember(stream.id, after, { fromRevision: read.revision, folded: recorded.length + newEvents.length });
     return { newEvents, newState, nextExpectedRevision: appended.nextRevision, position: appended.position };

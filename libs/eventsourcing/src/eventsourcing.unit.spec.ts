@@ -101,6 +101,26 @@ describe('commandHandler', () => {
     await expect(handler(store)('1', add(1))).rejects.toThrow('stream c-1 revision 0 does not match its event schema');
     expect((await store.readStream('c-1')).revision).toBe(0);
   });
+
+  it('runs beforeAppend before each append, with what was decided; when it throws, nothing is appended', async () => {
+    const store = new MemoryEventStore();
+    const seen: unknown[] = [];
+    const guarded = commandHandler(counters(), {
+      write: { store, readYourWritesTimeoutMs: 1000 },
+      now: () => 0,
+      async beforeAppend({ id, streamId, revision, state, newEvents, newState }) {
+        seen.push({ id, streamId, revision, state, newEvents, newState });
+        if (newState > 10) throw invalid('past 10', 'n');
+      },
+    });
+    await guarded('1', add(4));
+    await expect(guarded('1', add(7))).rejects.toThrow('past 10');
+    expect(seen).toEqual([
+      { id: '1', streamId: 'c-1', revision: -1, state: 0, newEvents: [{ type: 'Added', data: { n: 4 } }], newState: 4 },
+      { id: '1', streamId: 'c-1', revision: 0, state: 4, newEvents: [{ type: 'Added', data: { n: 7 } }], newState: 11 },
+    ]);
+    expect((await store.readStream('c-1')).revision).toBe(0);
+  });
 });
 
 const reads = (store: MemoryEventStore) => {

@@ -3,6 +3,7 @@ import type { InternalIdentity } from '@udp/auth';
 import type { Bus } from '@udp/bus';
 import {
   type Aggregate,
+  type BeforeAppend,
   type Command,
   type CommandHandler,
   type DomainEvent,
@@ -101,6 +102,7 @@ export interface ServiceProjections {
   commandHandler<C extends Command, E extends DomainEvent, S, Id>(
     aggregate: Aggregate<C, E, S, Id>,
     states?: StateCache<S>,
+    beforeAppend?: BeforeAppend<Id, E, S>,
   ): CommandHandler<C, E, S, Id>;
   /** What the service's HTTP app is built with besides its routes: logger, health (the bus too when it publishes), readiness, identity. */
   httpOptions: {
@@ -146,7 +148,8 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
     projector,
     wholeProjectors,
     projectors,
-    commandHandler: (aggregate, states) => commandHandler(aggregate, { write, now: deps.now ?? Date.now, states }),
+    commandHandler: (aggregate, states, beforeAppend) =>
+      commandHandler(aggregate, { write, now: deps.now ?? Date.now, states, beforeAppend }),
     httpOptions: {
       logger,
       health: { store, readModels, ...(publisher && { bus }), projectors },

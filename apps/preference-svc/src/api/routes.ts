@@ -6,7 +6,7 @@ import type { Collection } from '@udp/readmodel';
 import type { PreferenceCommand, PreferenceQuotas, PreferenceState } from '../domain/decider';
 import type { PreferenceEvent, PreferenceId } from '../domain/aggregate';
 import { type DocumentLimits, checkKey, getAt, parsePath, queryJsonPath } from '../domain/json-document';
-import { listKeys, otherKeysUsage, readDocument } from '../projections/preference-queries';
+import { listKeys, readDocument } from '../projections/preference-queries';
 import type { PreferenceDocumentRow, PreferenceKeyRow } from '../projections/preferences';
 
 export interface PreferenceRouteDeps {
@@ -57,9 +57,7 @@ export function preferenceRoutes({ handle, documents, keys, limits }: Preference
 
   mountRoute(router, preferenceApi.replace, async ({ params, body: document }, _req, res) => {
     const key = checkedKey(params.key);
-    const userId = userIdOf(res);
-    const usage = await otherKeysUsage(keys, documents, userId, key);
-    const written = await handle({ userId, key }, { type: 'ReplaceDocument', data: { key, document, usage } });
+    const written = await handle({ userId: userIdOf(res), key }, { type: 'ReplaceDocument', data: { key, document } });
     res.status(createdBy(written) ? 201 : 200).json(written.newState.document);
   });
 
@@ -84,9 +82,7 @@ export function preferenceRoutes({ handle, documents, keys, limits }: Preference
 
   const writeAtPath = async (type: 'PutAtPath' | 'MergeAtPath', key: string, value: unknown, req: Request, res: Response) => {
     const path = pathOf(req);
-    const userId = userIdOf(res);
-    const usage = await otherKeysUsage(keys, documents, userId, key);
-    const written = await handle({ userId, key }, { type, data: { key, path, value, usage } });
+    const written = await handle({ userId: userIdOf(res), key }, { type, data: { key, path, value } });
     const { document } = written.newState;
     const stored = document ? getAt(document, path) : { found: false as const };
     res.status(createdBy(written) ? 201 : 200).json(stored.found ? stored.value : null);

@@ -1,7 +1,8 @@
 import { preferenceEvents } from '@udp/contracts';
-import { type Aggregate, type OwnedStream, encodeIdPart, joinIdParts, splitIdParts } from '@udp/eventsourcing';
+import { type Aggregate, type OwnedStream, encodeIdPart, joinIdParts, oneStreamPerUser, splitIdParts } from '@udp/eventsourcing';
 import type { DocumentLimits } from './json-document';
 import { type PreferenceCommand, type PreferenceQuotas, type PreferenceState, preferenceDecider } from './decider';
+import { type PreferenceQuotaCommand, type PreferenceQuotaState, preferenceQuotaDecider } from './quota-decider';
 
 /**
  * The events of one preference document. Their schemas are in libs/contracts/src/events/preference.ts, with every event schema
@@ -9,6 +10,7 @@ import { type PreferenceCommand, type PreferenceQuotas, type PreferenceState, pr
  */
 export type PreferenceEvent = preferenceEvents.PreferenceEvent;
 export type PreferenceOperation = preferenceEvents.PreferenceOperation;
+export type PreferenceQuotaEvent = preferenceEvents.PreferenceQuotaEvent;
 
 /** A preference document: one user's document under one key. */
 export interface PreferenceId {
@@ -48,5 +50,22 @@ export const preferenceAggregate = (
 ): Aggregate<PreferenceCommand, PreferenceEvent, PreferenceState, PreferenceId> => ({
   ...preferenceStreams,
   decider: preferenceDecider(limits),
+  conflictRetries,
+});
+
+/**
+ * One quota stream per user, `preference-quota-<userId>`: the claims of the writes that grow the user's preferences
+ * (quota-decider.ts). Its events name keys, so it is the user's data: erased with the user's key streams.
+ */
+export const preferenceQuotaStreams = { ...oneStreamPerUser('preference-quota-'), events: preferenceEvents.PreferenceQuotaEvent };
+export const preferenceQuotaStreamId = (userId: string) => preferenceQuotaStreams.streamOf(userId).id;
+
+/** The quotas of a user's preferences as an aggregate: a claim that lost a race is re-decided `conflictRetries` times, then 429. */
+export const preferenceQuotaAggregate = (
+  quotas: PreferenceQuotas,
+  conflictRetries: number,
+): Aggregate<PreferenceQuotaCommand, PreferenceQuotaEvent, PreferenceQuotaState, string> => ({
+  ...preferenceQuotaStreams,
+  decider: preferenceQuotaDecider(quotas),
   conflictRetries,
 });

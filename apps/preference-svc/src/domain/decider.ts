@@ -1,29 +1,19 @@
-import { type Command, type Decider, foldByEvolve, notFound, quotaExceeded } from '@udp/eventsourcing';
+import { type Command, type Decider, foldByEvolve, notFound } from '@udp/eventsourcing';
 import type { PreferenceEvent, PreferenceOperation } from './aggregate';
 import {
   type DocumentLimits,
   type JsonObject,
   checkDocument,
   checkKey,
-  documentBytes,
   deleteAt,
   deleteJsonPathMatches,
   getAt,
   setAt,
 } from './json-document';
 
-/**
- * What the user stores under their other keys (from the read model of keys), for the per-user quotas. Absent:
- * nothing. Two writes of new keys at once may both see the same usage, so a user can pass a quota by the writes
- * in flight at that moment, never by more.
- */
-export interface OtherKeysUsage {
-  keys: number;
-  bytes: number;
-}
-export type ReplaceDocument = Command<'ReplaceDocument', { key: string; document: JsonObject; usage?: OtherKeysUsage }>;
-export type PutAtPath = Command<'PutAtPath', { key: string; path: string[]; value: unknown; usage?: OtherKeysUsage }>;
-export type MergeAtPath = Command<'MergeAtPath', { key: string; path: string[]; value: unknown; usage?: OtherKeysUsage }>;
+export type ReplaceDocument = Command<'ReplaceDocument', { key: string; document: JsonObject }>;
+export type PutAtPath = Command<'PutAtPath', { key: string; path: string[]; value: unknown }>;
+export type MergeAtPath = Command<'MergeAtPath', { key: string; path: string[]; value: unknown }>;
 export type DeleteDocument = Command<'DeleteDocument', { key: string }>;
 export type DeleteAtPath = Command<'DeleteAtPath', { key: string; path: string[] }>;
 export type DeleteMatching = Command<'DeleteMatching', { key: string; jsonpath: string }>;
@@ -36,7 +26,10 @@ export interface PreferenceState {
   createdByLatestWrite: boolean;
 }
 
-/** Per-user quotas: keys, and bytes of all documents (PREFERENCE_MAX_KEYS, PREFERENCE_MAX_USER_BYTES). */
+/**
+ * Per-user quotas: keys, and bytes of all documents (PREFERENCE_MAX_KEYS, PREFERENCE_MAX_USER_BYTES). A key's stream
+ * cannot see the other keys: the quota stream decides them (quota-decider.ts).
+ */
 export interface PreferenceQuotas {
   maxKeys: number;
   maxUserBytes: number;
@@ -46,32 +39,9 @@ export interface PreferenceQuotas {
  * The preference decider, given the configured limits. Path writes are decided on the document as it is
  * now, so a write retried after a concurrent change is re-applied to the new document, not replayed over it.
  */
-export function preferenceDecider(limits: DocumentLimits & PreferenceQuotas): Decider<PreferenceCommand, PreferenceEvent, PreferenceState> {
-  const written = (
-    key: string,
-    before: JsonObject | null,
-    document: JsonObject,
-    operation: PreferenceOperation,
-    usage: OtherKeysUsage = { keys: 0, bytes: 0 },
-  ): PreferenceEvent[] => {
+export function preferenceDecider(limits: DocumentLimits): Decider<PreferenceCommand, PreferenceEvent, PreferenceState> {
+  const written = (key: string, before: JsonObject | null, document: JsonObject, operation: PreferenceOperation): PreferenceEvent[] => {
     checkDocument(document, limits);
-    if (!before && usage.keys + 1 > limits.maxKeys) {
-      throw quotaExceeded(
-        `a user has at most ${limits.maxKeys} preference keys (PREFERENCE_MAX_KEYS); this user has ${usage.keys}`,
-        'PREFERENCE_MAX_KEYS',
-        limits.maxKeys,
-      );
-    }
-    // Only growth is refused: a user over a lowered quota can still shrink or delete.
-    const bytes = documentBytes(document);
-    if (usage.bytes + bytes > limits.maxUserBytes && bytes > (before ? documentBytes(before) : 0)) {
-      throw quotaExceeded(
-        `a user's preferences hold at most ${limits.maxUserBytes} bytes in all (PREFERENCE_MAX_USER_BYTES); ` +
-          `the other keys hold ${usage.bytes} and this document would be ${bytes}`,
-        'PREFERENCE_MAX_USER_BYTES',
-        limits.maxUserBytes,
-      );
-    }
     // An unchanged document needs no event: a repeated PUT is free and leaves the stream as it was.
     if (before && JSON.stringify(before) === JSON.stringify(document)) return [];
     return [{ type: 'PreferenceWritten', data: { key, document, operation } }];
@@ -81,14 +51,14 @@ export function preferenceDecider(limits: DocumentLimits & PreferenceQuotas): De
     checkKey(command.data.key, limits);
     switch (command.type) {
       case 'ReplaceDocument':
-        return written(command.data.key, document, command.data.document, { kind: 'replace' }, command.data.usage);
+        return written(command.data.key, document, command.data.document, { kind: 'replace' });
       case 'PutAtPath': {
-        const { key, path, value, usage } = command.data;
-        return written(key, document, setAt(document, path, value, 'replace'), { kind: 'putPath', path }, usage);
+        const { key, path, value } = command.data;
+        return written(key, document, setAt(document, path, value, 'replace'), { kind: 'putPath', path });
       }
       case 'MergeAtPath': {
-        const { key, path, value, usage } = command.data;
-        return written(key, document, setAt(document, path, value, 'merge'), { kind: 'mergePath', path }, usage);
+        const { key, path, value } = command.data;
+        return written(key, document, setAt(document, path, value, 'merge'), { kind: 'mergePath', path });
       }
       case 'DeleteDocument':
         if (!document) throw notFound(`no preference ${command.data.key}`);

@@ -9,8 +9,6 @@ const limits = {
   maxPathDepth: 4,
   maxJsonPathSteps: 10_000,
   maxJsonPathResultBytes: 10_000,
-  maxKeys: 3,
-  maxUserBytes: 400,
 };
 const spec = DeciderSpecification(preferenceDecider(limits));
 const at = (command: Omit<PreferenceCommand, 'metadata'>) => ({ ...command, metadata: { now: 1_700_000_000_000 } }) as PreferenceCommand;
@@ -230,32 +228,5 @@ describe('preference decider', () => {
         .given(past)
         .when(at({ type: 'DeleteDocument', data: { key: 'k' } }))
         .thenThrows(failsWith('NotFound')));
-  });
-});
-
-describe('per-user quotas (keys, bytes of all documents), from the usage the command carries', () => {
-  const quota = (limit: string) => (error: unknown) =>
-    error instanceof DomainError && error.kind === 'QuotaExceeded' && error.quota?.limit === limit;
-
-  it('refuses a new key past PREFERENCE_MAX_KEYS, and still writes an existing one', () => {
-    spec
-      .given([])
-      .when(at({ type: 'ReplaceDocument', data: { key: 'k', document: { a: 1 }, usage: { keys: 3, bytes: 0 } } }))
-      .thenThrows(quota('PREFERENCE_MAX_KEYS'));
-    spec
-      .given([written({ a: 1 }, { kind: 'replace' })])
-      .when(at({ type: 'PutAtPath', data: { key: 'k', path: ['a'], value: 2, usage: { keys: 3, bytes: 0 } } }))
-      .then([written({ a: 2 }, { kind: 'putPath', path: ['a'] })]);
-  });
-
-  it('refuses growth past PREFERENCE_MAX_USER_BYTES, and still lets a document shrink', () => {
-    spec
-      .given([])
-      .when(at({ type: 'ReplaceDocument', data: { key: 'k', document: { big: 'x'.repeat(100) }, usage: { keys: 2, bytes: 300 } } }))
-      .thenThrows(quota('PREFERENCE_MAX_USER_BYTES'));
-    spec
-      .given([written({ big: 'x'.repeat(150) }, { kind: 'replace' })])
-      .when(at({ type: 'MergeAtPath', data: { key: 'k', path: ['big'], value: 'x', usage: { keys: 2, bytes: 390 } } }))
-      .then([written({ big: 'x' }, { kind: 'mergePath', path: ['big'] })]);
   });
 });

@@ -1,5 +1,5 @@
 import type { Collection } from '@udp/readmodel';
-import type { OtherKeysUsage } from '../domain/decider';
+import type { KeySize } from '../domain/quota-decider';
 import type { JsonObject } from '../domain/json-document';
 import { type PreferenceDocumentRow, type PreferenceKeyRow, preferenceRowId } from './preferences';
 
@@ -16,20 +16,19 @@ export async function readDocument(documents: Collection<PreferenceDocumentRow>,
 }
 
 /**
- * What the user stores under keys other than `key`: their number and bytes, for the per-user quotas. A row
- * projected before rows carried their size is measured from its document.
+ * The size of each of the user's keys as the read model knows it (0: deleted), at its stream's revision: what the
+ * quota stream counts a key as, unless a newer claim is open (quota-decider.ts). A row projected before rows carried
+ * their size is measured from its document.
  */
-export async function otherKeysUsage(
+export async function keySizes(
   keys: Collection<PreferenceKeyRow>,
   documents: Collection<PreferenceDocumentRow>,
   userId: string,
-  key: string,
-): Promise<OtherKeysUsage> {
-  const rows = (await keys.find({ userId, deleted: false })).filter((row) => row.key !== key);
-  let bytes = 0;
-  for (const row of rows) {
-    if (row.bytes !== undefined) bytes += row.bytes;
-    else bytes += Buffer.byteLength((await documents.get(row._id))?.json ?? '');
+): Promise<KeySize[]> {
+  const sizes: KeySize[] = [];
+  for (const row of await keys.find({ userId })) {
+    const bytes = row.deleted ? 0 : (row.bytes ?? Buffer.byteLength((await documents.get(row._id))?.json ?? ''));
+    sizes.push({ key: row.key, revision: row.revision, bytes });
   }
-  return { keys: rows.length, bytes };
+  return sizes;
 }

@@ -7,11 +7,13 @@ export const PreferenceOperation = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('mergePath'), path: z.array(z.string()) }),
   z.object({ kind: z.literal('deletePath'), path: z.array(z.string()) }),
   z.object({ kind: z.literal('deleteJsonPath'), jsonpath: z.string(), removed: z.number().int() }),
+  /** No change: the document restated so that a quota claim whose writer never appended can never land (docs/preference-svc.md). */
+  z.object({ kind: z.literal('fence') }),
 ]);
 export type PreferenceOperation = z.infer<typeof PreferenceOperation>;
 
 /**
- * Events of one preference document (stream `preference-<userId>-<base64url(key)>`). A write carries the
+ * Events of one preference document (stream `preference.v2-<userId>/<key>`). A write carries the
  * whole resulting document, not the change: projections are then a plain upsert by revision (idempotent,
  * independent of the previous read-model state), and a replay never re-evaluates a path or a JSONPath
  * expression with a library version other than the one that decided. The document size limit bounds them.
@@ -36,3 +38,24 @@ export const PreferenceDeleted = z.object({
 
 export const PreferenceEvent = z.discriminatedUnion('type', [PreferenceWritten, PreferenceDeleted]);
 export type PreferenceEvent = z.infer<typeof PreferenceEvent>;
+
+/**
+ * A write of `key` that grows the user's preferences, claimed in the user's quota stream (`preference-quota-<userId>`)
+ * at its expected revision before the write is appended to the key's stream: it will land there at `revision`, and
+ * its document holds `bytes` (JSON text). `before` is what the writer read: the key's stream at `revision - 1`
+ * held `bytes` then (0: no document). Quota streams are the per-user totals' one point of serialisation
+ * (docs/preference-svc.md, "Quotas").
+ */
+export const PreferenceQuotaClaimed = z.object({
+  type: z.literal('PreferenceQuotaClaimed'),
+  data: z.object({
+    key: z.string(),
+    revision: z.number().int().min(0),
+    bytes: z.number().int().min(0),
+    before: z.object({ revision: z.number().int().min(-1), bytes: z.number().int().min(0) }),
+    claimedAt: z.number().int(),
+  }),
+});
+
+export const PreferenceQuotaEvent = z.discriminatedUnion('type', [PreferenceQuotaClaimed]);
+export type PreferenceQuotaEvent = z.infer<typeof PreferenceQuotaEvent>;
