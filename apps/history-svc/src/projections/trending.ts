@@ -118,6 +118,11 @@ async function resumItem(readModels: ReadModelStore, itemId: string, horizon: nu
   for (;;) {
     const stored = await totals.get(itemId);
     const sum = await sumOfHours(trendingCounts(readModels), itemId, horizon);
+    // Nobody counts it: the total goes (by compare-and-set too), instead of a total of zero deleted later.
+    if (sum.users === 0) {
+      if (!stored || (await totals.deleteMany({ _id: itemId, revision: stored.revision })) === 1) return;
+      continue;
+    }
     const next: TrendingItemDocument = { _id: itemId, kind: 'item', item_id: itemId, ...sum, revision: (stored?.revision ?? -1) + 1 };
     if (await totals.upsertIfNewer(next)) return;
   }
@@ -159,11 +164,18 @@ export function trendingCounter(readModels: ReadModelStore, entries: Collection<
       let { users, date } = current;
       if (delta.leaving) {
         users = Math.max(0, users - 1);
-        if (delta.leaving.date >= date) date = await newestDate(itemId, bucket, delta.leaving._id);
+        // With nobody left the hour has no newest watch (a sum skips it): no need to look for one.
+        if (users === 0) date = 0;
+        else if (delta.leaving.date >= date) date = await newestDate(itemId, bucket, delta.leaving._id);
       }
       if (delta.arriving) {
         users += 1;
         date = Math.max(date, delta.arriving.date);
+      }
+      // An erasure (no event, so no position to keep) deletes an hour nobody counts any more, by compare-and-set.
+      if (at === null && users === 0) {
+        if (!stored || (await counts.deleteMany({ _id: current._id, revision: current.revision })) === 1) return;
+        continue;
       }
       const positions = at === null ? current.positions : { ...current.positions, [at.key]: at.position };
       const next = { ...current, users, date, revision: current.revision + 1, ...(positions && { positions }) };
