@@ -22,9 +22,9 @@ export type SystemCall = ReturnType<typeof systemCalls>;
 /**
  * Other users of a busy system: each loop writes one entry, then reads the same user's page (rotating over 40 users),
  * paced (20 ms between pairs) so that they do not saturate the process themselves. `stop` gives the write-then-read
- * times in ms.
+ * times in ms. `{ write: false }`: reads only (a device polling), which wait for no projection.
  */
-export function othersWriteAndRead(call: SystemCall, loops = 4) {
+export function othersWriteAndRead(call: SystemCall, { loops = 4, write = true } = {}) {
   const latencies: number[] = [];
   const failures: string[] = [];
   let running = true;
@@ -33,7 +33,9 @@ export function othersWriteAndRead(call: SystemCall, loops = 4) {
     for (let i = n; running; i += loops) {
       const who = users[i % users.length];
       const started = performance.now();
-      const wrote = await call(who, 'POST', '/api/history/v2', { item_id: `urn:other:${i}`, last_playback_position: i });
+      const wrote = write
+        ? await call(who, 'POST', '/api/history/v2', { item_id: `urn:other:${i}`, last_playback_position: i })
+        : { ok: true, status: 200 };
       const read = await call(who, 'GET', '/api/history/v2?limit=10');
       await read.arrayBuffer();
       latencies.push(performance.now() - started);
