@@ -1,7 +1,5 @@
-import type { StartedProcess } from '@udp/test-kit';
 import { distinctiveUserId } from '@udp/test-system';
-import { embeddedProcess } from './embedded-process';
-import { othersWriteAndRead, recentEntries, systemCalls } from './testing/load';
+import { embeddedForSuite, othersWriteAndRead, recentEntries } from './testing/load';
 
 /**
  * Issue 27 #7, as the attacker did it on `npm start`: two users post 5,000-entry batches back to back while other
@@ -10,21 +8,9 @@ import { othersWriteAndRead, recentEntries, systemCalls } from './testing/load';
  * `[batch-load] …`, the writers' figure too: a write waits until its own event is projected, behind the batch's
  * (the inline projection of issue 28 removes that wait).
  */
-const embedded = embeddedProcess('batch-load');
+const { call } = embeddedForSuite('batch-load', { LOG_LEVEL: 'warn' });
 const BATCHES = Number(process.env.BATCH_LOAD_BATCHES ?? 8);
 jest.setTimeout(180_000);
-
-let system: StartedProcess;
-beforeAll(async () => {
-  embedded.build();
-  system = await embedded.start({ LOG_LEVEL: 'warn' }, 120_000);
-}, 180_000);
-afterAll(async () => {
-  await system?.stop();
-  embedded.remove();
-});
-
-const call = systemCalls(() => system, embedded.dataDir);
 
 it('keeps other users fast while two users post 5,000-entry batches back to back', async () => {
   const writers = [distinctiveUserId('batcher'), distinctiveUserId('batcher')];

@@ -1,7 +1,5 @@
-import type { StartedProcess } from '@udp/test-kit';
 import { bytesFoundUnder, distinctiveUserId } from '@udp/test-system';
-import { embeddedProcess } from './embedded-process';
-import { othersWriteAndRead, recentEntries, systemCalls } from './testing/load';
+import { embeddedForSuite, othersWriteAndRead, recentEntries } from './testing/load';
 
 /**
  * Issue 27 #1 and #3, as the attacker did it on `npm start`: one user writes a long history through the API
@@ -13,27 +11,14 @@ import { othersWriteAndRead, recentEntries, systemCalls } from './testing/load';
  * Prints `[erasure] entries=… answer_ms=… done_ms=… runs=… others_p99_ms=… others_max_ms=… bytes_left=…` and
  * `[erasure-repeated] …`. ERASURE_LOAD_ENTRIES sets the history's length (default 50,000).
  */
-const embedded = embeddedProcess('erasure-load');
-const { dataDir } = embedded;
+// The default erasure timeout (10 s); rate limits as shipped, the load spread over many users.
+const { dataDir, system, call } = embeddedForSuite('erasure-load', { LOG_LEVEL: 'info' });
 const ENTRIES = Number(process.env.ERASURE_LOAD_ENTRIES ?? 50_000);
 const REPEATED_S = Number(process.env.ERASURE_REPEATED_S ?? 30);
 jest.setTimeout(300_000);
 
-let system: StartedProcess;
-beforeAll(async () => {
-  embedded.build();
-  // The default erasure timeout (10 s); rate limits as shipped, the load spread over many users.
-  system = await embedded.start({ LOG_LEVEL: 'info' }, 120_000);
-}, 180_000);
-afterAll(async () => {
-  await system?.stop();
-  embedded.remove();
-});
-
-const call = systemCalls(() => system, dataDir);
-
 const erasedRuns = (service: string) =>
-  system
+  system()
     .output('stdout')
     .split('\n')
     .filter((line) => line.includes(`"service":"${service}"`) && line.includes('"message":"user data erased"')).length;

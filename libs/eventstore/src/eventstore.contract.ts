@@ -236,6 +236,18 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       await again.stop();
     });
 
+    /** A subscription to `prefix` whose handler holds the first event until `release`; `handled` lists the types handled. */
+    const heldSubscription = (prefix: string) => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const handled: string[] = [];
+      const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => {
+        if (handled.length === 0) await held;
+        handled.push(e.type);
+      });
+      return { sub, release, handled };
+    };
+
     it("counts a subscription's backlog: its streams' events not handled yet, up to a limit, and the oldest one's time", async () => {
       const prefix = `lag${randomUUID().replace(/-/g, '')}`;
       const before = Date.now();
@@ -244,13 +256,7 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       await store.appendToStream(`${prefix}-b`, [event('B1')], { expectedRevision: 'no_stream' });
 
       // The handler holds the first event: it is not handled yet, so all three count.
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      const handled: string[] = [];
-      const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => {
-        if (handled.length === 0) await held;
-        handled.push(e.type);
-      });
+      const { sub, release, handled } = heldSubscription(prefix);
       await waitUntil(async () => (await sub.backlog(100)).events === 3);
       const behind = await sub.backlog(100);
       expect(behind.oldestCreatedAt).toBeGreaterThanOrEqual(before - 1000);
@@ -271,13 +277,7 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       const prefix = `lag${randomUUID().replace(/-/g, '')}\u{1F3A7}\u{10FFFF}`;
       await store.appendToStream(`${prefix}-a`, [event('A1'), event('A2')], { expectedRevision: 'no_stream' });
       await store.appendToStream(`${prefix.slice(0, -2)}-b`, [event('B1')], { expectedRevision: 'no_stream' });
-      let release!: () => void;
-      const held = new Promise<void>((resolve) => (release = resolve));
-      const handled: string[] = [];
-      const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => {
-        if (handled.length === 0) await held;
-        handled.push(e.type);
-      });
+      const { sub, release, handled } = heldSubscription(prefix);
       try {
         await waitUntil(async () => (await sub.backlog(100)).events === 2);
       } finally {

@@ -1,7 +1,26 @@
 import { fileSecret, signDevToken } from '@udp/auth';
 import type { StartedProcess } from '@udp/test-kit';
 import { distinctiveUserId } from '@udp/test-system';
-import { baseOf } from '../embedded-process';
+import { baseOf, embeddedProcess } from '../embedded-process';
+
+/**
+ * The embedded bundle built and started once for a suite (stopped and removed after it), with the settings given:
+ * `system()` is the running process, `call` the API as any user.
+ */
+export function embeddedForSuite(name: string, settings: Record<string, string>) {
+  const embedded = embeddedProcess(name);
+  let system: StartedProcess | undefined;
+  beforeAll(async () => {
+    embedded.build();
+    system = await embedded.start(settings, 120_000);
+  }, 180_000);
+  afterAll(async () => {
+    await system?.stop();
+    embedded.remove();
+  });
+  const running = () => system!;
+  return { dataDir: embedded.dataDir, system: running, call: systemCalls(running, embedded.dataDir) };
+}
 
 /** Calls of the embedded system's public API as any user (tokens signed with the system's own secret). */
 export function systemCalls(system: () => StartedProcess, dataDir: string) {
