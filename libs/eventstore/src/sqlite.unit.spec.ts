@@ -187,6 +187,16 @@ describe('SqliteEventStore file from before stream keys', () => {
       expect(appended.position).toBe(5n);
       // The same event id again: done already.
       expect(await store.appendToStream('a-1', [{ id: 'e3', type: 'A', data: { r: 3 } }], { expectedRevision: 2 })).toEqual(appended);
+      // No index of the events holds a stream id any more (only the streams table's primary key does).
+      const indexes = new Database(file, { readonly: true });
+      const columns = indexes
+        .prepare<[], string>(
+          "SELECT il.name FROM sqlite_master m, pragma_index_list(m.name) i, pragma_index_info(i.name) il WHERE m.name = 'events'",
+        )
+        .pluck()
+        .all();
+      indexes.close();
+      expect(new Set(columns)).toEqual(new Set(['stream_key', 'revision', 'event_id']));
     } finally {
       await store.close();
     }

@@ -39,7 +39,13 @@ const timer = setInterval(checkpoint, intervalMs);
 parentPort!.on('message', (message: CheckpointerMessage) => {
   if (message === 'stop') {
     clearInterval(timer);
-    checkpoint();
+    // TRUNCATE: the log copied whole and emptied here, so that the store's connection closes without that work on
+    // the event loop (a compaction closes the old file's connection while the system serves requests).
+    try {
+      db.pragma('wal_checkpoint(TRUNCATE)');
+    } catch {
+      checkpoint();
+    }
     db.close();
     parentPort!.close();
     return;

@@ -378,6 +378,8 @@ export class SqliteReadModelStore implements ReadModelStore {
         let done = 0;
         while (done < log.length && performance.now() - sliceStart < 5) copy.replay(log[done++]);
         log.splice(0, done);
+        // Committed slice by slice: the switch then commits only its own few writes.
+        copy.commit();
         longestStepMs = Math.max(longestStepMs, performance.now() - sliceStart);
         if (log.length === 0) break;
         await new Promise<void>((resolve) => setImmediate(resolve));
