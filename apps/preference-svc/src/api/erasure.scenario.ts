@@ -101,7 +101,8 @@ export function preferenceErasureSuite(kind: string, openBackends: () => Promise
       }
       expect(((await client.get(P)).body as string[]).sort()).toEqual([...edgeKeys].sort());
 
-      expect(await eraseUserOnBus(f.system, erasee)).toEqual([expect.objectContaining({ streamsDeleted: edgeKeys.length })]);
+      // Each key's stream and the user's quota stream.
+      expect(await eraseUserOnBus(f.system, erasee)).toEqual([expect.objectContaining({ streamsDeleted: edgeKeys.length + 1 })]);
 
       expect((await client.get(P)).body).toEqual([]);
       const secrets = edgeKeys.map((_, i) => secretOf(i));
