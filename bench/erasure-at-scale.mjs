@@ -77,10 +77,23 @@ async function erase(who) {
 try {
   mkdirSync(join(dataDir, 'history-svc'), { recursive: true });
   const seedStarted = performance.now();
-  execFileSync(process.execPath, [join(root, 'dist', 'bench', 'seed.js'), join(dataDir, 'history-svc', 'events.sqlite'), String(users), '100', 'bench-long', String(long)], {
-    stdio: 'inherit',
-  });
-  process.stderr.write(`seeded ${users * 100 + long} events in ${Math.round(performance.now() - seedStarted)} ms; first start (read models built)...\n`);
+  execFileSync(
+    process.execPath,
+    [
+      join(root, 'dist', 'bench', 'seed.js'),
+      join(dataDir, 'history-svc', 'events.sqlite'),
+      String(users),
+      '100',
+      'bench-long',
+      String(long),
+    ],
+    {
+      stdio: 'inherit',
+    },
+  );
+  process.stderr.write(
+    `seeded ${users * 100 + long} events in ${Math.round(performance.now() - seedStarted)} ms; first start (read models built)...\n`,
+  );
   let system = await startSystem();
   system.kill('SIGTERM');
   await new Promise((resolve) => system.once('exit', resolve));
