@@ -37,7 +37,9 @@ export function settleGenerations(base: string): void {
   const dir = dirname(base);
   const pointer = pointerOf(base);
   if (existsSync(pointer)) {
-    const current = join(dir, readFileSync(pointer, 'utf8').trim());
+    const named = readFileSync(pointer, 'utf8').trim();
+    // Only a generation of this very file is taken (never a path elsewhere that the pointer might name).
+    const current = new RegExp(`^${escapeRegExp(basename(base))}\\.g\\d+$`).test(named) ? join(dir, named) : base;
     if (current !== base && existsSync(current)) {
       // The file it replaced may hold an erased user's rows (a crash before they were destroyed).
       for (const suffix of SUFFIXES) destroySync(`${base}${suffix}`);
@@ -87,6 +89,8 @@ function destroySync(file: string): void {
   }
   rmSync(file, { force: true });
 }
+
+const escapeRegExp = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
 
 function syncDirectory(dir: string): void {
   const fd = openSync(dir, 'r');

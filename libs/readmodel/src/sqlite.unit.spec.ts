@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { readModelContract } from './readmodel.contract';
 import { SqliteReadModelStore } from './sqlite';
 
@@ -160,6 +160,22 @@ describe('SQLite read models: erasure and failures', () => {
     await reopened.scrub();
     expect(bytesOf(file, 'VICTIM-1')).toBe(0);
     expect(await reopened.collection('d').get('kept')).not.toBeNull();
+    await reopened.close();
+  });
+
+  it('given a current-file pointer that names a file elsewhere, then the start ignores it and keeps its own file', async () => {
+    const file = fresh();
+    const store = await SqliteReadModelStore.open({ file });
+    await store.collection<{ _id: string; revision: number }>('d').upsertIfNewer({ _id: 'kept', revision: 0 });
+    await store.close();
+    const outside = join(mkdtempSync(join(tmpdir(), 'udp-rm-outside-')), 'victim.txt');
+    writeFileSync(outside, 'not a database');
+    writeFileSync(`${file}.current`, relative(dirname(file), outside));
+
+    const reopened = await SqliteReadModelStore.open({ file });
+    expect(await reopened.collection('d').get('kept')).not.toBeNull();
+    expect(readFileSync(outside, 'utf8')).toBe('not a database');
+    expect(existsSync(`${file}.current`)).toBe(false);
     await reopened.close();
   });
 
