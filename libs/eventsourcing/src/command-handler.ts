@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { type AppendResult, type EventStore, type RecordedEvent, StoreUnavailableError, WrongExpectedRevisionError } from '@udp/eventstore';
+import { timeSlices } from '@udp/retry';
 import { METRICS, recordHistogram } from '@udp/telemetry';
 import { type Aggregate, type AggregateStream, domainEventOf } from './aggregate';
 import { ConcurrencyConflictError } from './concurrency-conflict';
@@ -176,6 +177,7 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   beforeAppend: BeforeAppend<Id, E, S> | undefined,
 ): Promise<CommandResult<E, S>> {
   const { decider } = aggregate;
+  const { slice } = timeSlices();
   for (let attempt = 1; ; attempt++) {
     let start: CachedState<S> | undefined = await states?.load(stream.id);
     let read = await store.readStream(stream.id, start ? { fromRevision: start.revision } : undefined);
@@ -194,6 +196,8 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
       return { newEvents, newState: state, nextExpectedRevision: read.revision };
     }
     const newState = decider.fold(newEvents, state);
+    // A long command (a batch of 5,000 entries) has decided and folded for a while: other requests go first.
+    await slice();
     await beforeAppend?.({ id, streamId: stream.id, revision: read.revision, state, newEvents, newState });
     const trace = traceMetadata();
     const metadata = stream.owner || trace ? { ...trace, ...(stream.owner && { owner: stream.owner }) } : undefined;
