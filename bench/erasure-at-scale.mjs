@@ -6,7 +6,7 @@
 // then prints each erasure's time and the probes' worst figures. Not a test: it asserts nothing and never runs in CI.
 // Run `node tools/build.mjs` first (the bundle and dist/bench/seed.js); on the production Node (bench/on-production-node.sh).
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { createWriteStream, mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -20,9 +20,21 @@ const port = 18000 + Math.floor(Math.random() * 1000);
 const base = `http://127.0.0.1:${port}`;
 
 function startSystem() {
-  const child = spawn(process.execPath, [join(root, 'dist', 'embedded', 'main.js')], {
-    env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ERASURE_TIMEOUT_MS: '60000' },
-    stdio: ['ignore', 'ignore', 'pipe'],
+  const child = spawn(
+    process.execPath,
+    [
+      ...(process.env.BENCH_CPU_PROF ? ['--cpu-prof', `--cpu-prof-dir=${process.env.BENCH_CPU_PROF}`] : []),
+      join(root, 'dist', 'embedded', 'main.js'),
+    ],
+    {
+      env: { ...process.env, DATA_DIR: dataDir, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'info', ERASURE_TIMEOUT_MS: '60000' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  // The erasures' own lines (each step's time, the compaction's): where the time went.
+  child.stdout.on('data', (chunk) => {
+    for (const line of chunk.toString().split('\n'))
+      if (/user data erased|read models compacted/.test(line) && /history-svc/.test(line)) process.stderr.write(`  ${line}\n`);
   });
   return new Promise((resolve, reject) => {
     let text = '';
@@ -61,8 +73,8 @@ async function probe(path, everyMs, request) {
   };
 }
 
-async function erase(who) {
-  const headers = { authorization: `Bearer ${token(who)}` };
+/** `headers`: the erased user's, made before the probes start (minting a token blocks this process). */
+async function erase(headers) {
   const started = performance.now();
   const answer = await fetch(`${base}/api/data`, { method: 'DELETE', headers });
   if (answer.status === 204) return performance.now() - started;
@@ -105,6 +117,7 @@ try {
       ['a 100-entry user', 'seed-user-7'],
       [`the ${long}-entry history`, 'bench-long'],
     ]) {
+      const headers = { authorization: `Bearer ${token(who)}` };
       const live = await probe('/livez', 5, () => fetch(`${base}/livez`));
       const writes = await probe('POST /api/history/v2', 20, (i) =>
         fetch(`${base}/api/history/v2`, {
@@ -114,7 +127,7 @@ try {
         }),
       );
       await new Promise((resolve) => setTimeout(resolve, 500));
-      const erasedMs = await erase(who);
+      const erasedMs = await erase(headers);
       await new Promise((resolve) => setTimeout(resolve, 500));
       const [l, w] = [await live(), await writes()];
       const f = (n) => n.toFixed(1);

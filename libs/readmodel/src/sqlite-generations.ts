@@ -1,5 +1,5 @@
 import { closeSync, existsSync, fsyncSync, openSync, readFileSync, readdirSync, renameSync, rmSync, statSync, writeSync } from 'node:fs';
-import { open } from 'node:fs/promises';
+import { open, rm } from 'node:fs/promises';
 import { basename, dirname, join } from 'node:path';
 
 /**
@@ -69,7 +69,8 @@ export async function destroy(file: string): Promise<void> {
   } finally {
     await handle.close();
   }
-  rmSync(file, { force: true });
+  // Not rmSync: unlinking a file of hundreds of MiB held the event loop 110-160 ms (the file system frees its blocks).
+  await rm(file, { force: true });
 }
 
 export async function destroyFiles(file: string): Promise<void> {
