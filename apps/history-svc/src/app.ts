@@ -34,8 +34,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
   // The list order; `deleted` last, so a list without tombstones tests it in the index, not in each document.
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1, deleted: 1 });
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, revision: 1, item_id: 1 });
-  // The newest watch of an item in an hour, found again when the newest leaves (trending).
-  await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
+  // The newest watch of an item in an hour, found again when the newest leaves (trending, as the projection applies).
+  await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 }, { queriedByProjection: true });
   // Erasure deletes a user's head by its user.
   await readModels.ensureIndex(HISTORY_HEADS_COLLECTION, { userId: 1 });
   await trendingIndexes(readModels);

@@ -44,10 +44,17 @@ export interface CheckpointStore {
   save(name: string, position: bigint): Promise<void>;
 }
 
+export interface IndexOptions {
+  queriedByProjection?: boolean;
+}
+
 export interface ReadModelStore {
   collection<T extends Document>(name: string): Collection<T>;
-  /** Declares an index; queries stay correct without it, only slower. */
-  ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void>;
+  /**
+   * Declares an index; queries stay correct without it, only slower. `queriedByProjection`: the projection itself
+   * queries by it, so a store that builds indexes once a rebuild has caught up (SQLite) builds this one at once.
+   */
+  ensureIndex(collection: string, keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<void>;
   checkpoints(): CheckpointStore;
   /**
    * The service's projectors caught up with the event store at start. An adapter that put work off while they

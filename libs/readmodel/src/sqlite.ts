@@ -6,7 +6,7 @@ import { LRUCache } from 'lru-cache';
 import { StoreUnavailableError, workerEntry } from '@udp/eventstore';
 import type { CheckpointerData, CheckpointerMessage, CheckpointerReply } from './sqlite-checkpointer';
 import { destroyFiles, nextGeneration, recordCurrent, settleGenerations } from './sqlite-generations';
-import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
+import type { CheckpointStore, Collection, Document, Filter, FindOptions, IndexOptions, ReadModelStore, VersionedDocument } from './port';
 import {
   checkFieldName,
   columnOf,
@@ -181,7 +181,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     return collection as unknown as Collection<T>;
   }
 
-  async ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
+  async ensureIndex(collection: string, keys: Record<string, 1 | -1>, options: IndexOptions = {}): Promise<void> {
     const fields = Object.keys(keys).map(checkFieldName);
     if (fields.length === 0) return;
     const target = this.collection(collection) as unknown as SqliteCollection<Document>;
@@ -192,7 +192,9 @@ export class SqliteReadModelStore implements ReadModelStore {
     const columns = fields.map((field, i) => `${i === 0 ? keyColumnOf(field) : columnOf(field)}${keys[field] === -1 ? ' DESC' : ''}`);
     const name = `"${target.table.slice(1, -1)}__${fields.map((f) => `${f}_${keys[f] === -1 ? 'd' : 'a'}`).join('__')}"`;
     const create = `CREATE INDEX IF NOT EXISTS ${name} ON ${target.table} (${columns.join(', ')})`;
-    if (this.deferredIndexes) this.deferredIndexes.push(create);
+    // Put off during a rebuild, unless the projection queries by it: without it each of its queries scans the whole
+    // table, and a rebuild of 50,000 watches of the last hours (trending) took a minute instead of seconds.
+    if (this.deferredIndexes && !options.queriedByProjection) this.deferredIndexes.push(create);
     else this.db.exec(create);
   }
 

@@ -69,7 +69,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
   };
   return {
     collection: <T extends Document>(name: string) => wrap(name, readModels.collection<T>(name)),
-    ensureIndex: (collection, keys) => readModels.ensureIndex(collection, keys),
+    ensureIndex: (collection, keys, options) => readModels.ensureIndex(collection, keys, options),
     checkpoints: () => readModels.checkpoints(),
     caughtUp: async () => readModels.caughtUp?.(),
     scrub: async () => readModels.scrub?.(),

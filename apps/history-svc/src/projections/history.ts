@@ -169,7 +169,7 @@ export function erasingTrendingToo(readModels: ReadModelStore, options: HistoryP
   return {
     collection: <T extends Document>(name: string) =>
       (name === HISTORY_COLLECTION ? erasingEntries : readModels.collection<T>(name)) as unknown as Collection<T>,
-    ensureIndex: (collection, keys) => readModels.ensureIndex(collection, keys),
+    ensureIndex: (collection, keys, options) => readModels.ensureIndex(collection, keys, options),
     checkpoints: () => readModels.checkpoints(),
     caughtUp: async () => readModels.caughtUp?.(),
     scrub: async () => readModels.scrub?.(),

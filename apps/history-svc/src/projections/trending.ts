@@ -88,10 +88,12 @@ export function trendingItemTotals(readModels: ReadModelStore): Collection<Trend
 
 /** Declares the indexes the counts and the answer use. */
 export async function trendingIndexes(readModels: ReadModelStore): Promise<void> {
-  await readModels.ensureIndex(TRENDING_COLLECTION, { item_id: 1, bucket: 1 });
-  await readModels.ensureIndex(TRENDING_COLLECTION, { bucket: 1 });
-  await readModels.ensureIndex(TRENDING_ITEMS_COLLECTION, { kind: 1, users: -1, date: -1, item_id: 1 });
-  await readModels.ensureIndex(TRENDING_ITEMS_COLLECTION, { kind: 1, oldest: 1 });
+  // The projection reads the counts as it applies each event.
+  const queriedByProjection = { queriedByProjection: true };
+  await readModels.ensureIndex(TRENDING_COLLECTION, { item_id: 1, bucket: 1 }, queriedByProjection);
+  await readModels.ensureIndex(TRENDING_COLLECTION, { bucket: 1 }, queriedByProjection);
+  await readModels.ensureIndex(TRENDING_ITEMS_COLLECTION, { kind: 1, users: -1, date: -1, item_id: 1 }, queriedByProjection);
+  await readModels.ensureIndex(TRENDING_ITEMS_COLLECTION, { kind: 1, oldest: 1 }, queriedByProjection);
 }
 
 /** An item's users and newest watch over the hours from `horizon` on. */
