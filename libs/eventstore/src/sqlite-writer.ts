@@ -57,22 +57,23 @@ const setRevision = db.prepare(
   'INSERT INTO streams (stream_id, revision) VALUES (?, ?) ON CONFLICT(stream_id) DO UPDATE SET revision = excluded.revision',
 );
 const lastPosition = db.prepare<[], { position: bigint | null }>('SELECT max(position) AS position FROM events').safeIntegers(true);
-// Erasure: each row's content is first overwritten in place with as many bytes of 'x' (same size, so SQLite writes
-// over the cell where it is), then the row is deleted. Deleting alone lets SQLite rebalance the pages as they empty,
-// copying the rows still to be deleted into pages whose free space then keeps the old copies (a kill -9 test found
-// one of an erased user's events so): blanked first, only blanks are ever copied.
-db.function('udp_blank', { deterministic: true }, (value: unknown) => 'x'.repeat(Buffer.byteLength(String(value))));
+// Erasure: each row's content is first overwritten in place with zeros of the same size (a blob as long as the
+// text, so SQLite writes over the cell where it is), then the row is deleted. Deleting alone lets SQLite rebalance the
+// pages as they empty, copying the rows still to be deleted into pages whose free space then keeps the old copies (a
+// kill -9 test found one of an erased user's events so): zeroed first, only zeros are ever copied. A blob never
+// equals a stream id (text), so a zeroed row matches no stream.
+const zeroed = (column: string) => `${column} = zeroblob(length(CAST(${column} AS BLOB)))`;
 const slicePositions = db
   .prepare<[bigint, string, number], number>('SELECT position FROM events WHERE stream_key = ? AND stream_id = ? ORDER BY revision LIMIT ?')
   .pluck();
 const blankEvents = db.prepare(
-  'UPDATE events SET stream_id = udp_blank(stream_id), data = udp_blank(data), metadata = udp_blank(metadata) WHERE position IN (SELECT value FROM json_each(?))',
+  `UPDATE events SET ${['stream_id', 'data', 'metadata'].map(zeroed).join(', ')} WHERE position IN (SELECT value FROM json_each(?))`,
 );
 const deleteEvents = db.prepare('DELETE FROM events WHERE position IN (SELECT value FROM json_each(?))');
-const blankStream = db.prepare('UPDATE streams SET stream_id = udp_blank(stream_id) WHERE stream_id = ?');
-const deleteBlankedStream = db.prepare('DELETE FROM streams WHERE stream_id = udp_blank(?)');
+const blankStream = db.prepare<[string], number>(`UPDATE streams SET ${zeroed('stream_id')} WHERE stream_id = ? RETURNING rowid`).pluck();
+const deleteStreamRow = db.prepare('DELETE FROM streams WHERE rowid = ?');
 
-/** Blanks, then deletes, up to `limit` of the stream's oldest events; how many it deleted. */
+/** Zeroes, then deletes, up to `limit` of the stream's oldest events; how many it deleted. */
 function deleteEventsSlice(key: bigint, streamId: string, limit: number): number {
   const positions = slicePositions.all(key, streamId, limit);
   if (positions.length === 0) return 0;
@@ -137,8 +138,8 @@ async function deleteStreamInSlices(id: number, streamId: string): Promise<void>
     while (db.transaction(() => deleteEventsSlice(key, streamId, DELETE_SLICE)).immediate() === DELETE_SLICE) await nextTurn();
     db.transaction(() => {
       deleteEventsSlice(key, streamId, Number.MAX_SAFE_INTEGER);
-      blankStream.run(streamId);
-      deleteBlankedStream.run(streamId);
+      const row = blankStream.get(streamId);
+      if (row !== undefined) deleteStreamRow.run(row);
       // secure_delete zeroes the deleted rows; the events' indexes hold stream keys only (sqlite-schema.ts), but the
       // streams table's primary key keeps copies of ids as dividers in its interior pages: rebuilt, it has none. One
       // row per stream: its cost grows with the number of streams, not of events.
