@@ -1,4 +1,5 @@
-import type { Admin, Consumer as KafkaConsumer, EachMessagePayload, Kafka, Producer } from 'kafkajs';
+import { type Socket, connect as connectSocket } from 'node:net';
+import type { Admin, Consumer as KafkaConsumer, EachMessagePayload, ISocketFactory, Kafka, KafkaConfig, Producer } from 'kafkajs';
 import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge } from '@udp/telemetry';
 import type { Bus, BusMessage, Consumer, MessageHandler } from './port';
@@ -17,6 +18,9 @@ export interface KafkaBusOptions {
 /** Kafka through kafkajs: idempotent producer (acks=all), consumer groups committing after each handled message. */
 export class KafkaBus implements Bus {
   private readonly kafka: Kafka;
+  /** The producer's and admin's connections (each consumer member has its own: `memberClient`). */
+  private readonly sockets = new OwnedSockets();
+  private readonly config: KafkaConfig;
   // Connections are made once, on first use; callers arriving meanwhile wait for the same connection (two
   // concurrent first publishes used to connect two producers and keep only one, leaving the other open).
   private producer: Promise<Producer> | null = null;
@@ -32,8 +36,14 @@ export class KafkaBus implements Bus {
   ) {
     this.options = options;
     // Required here, not at import: embedded mode never pays for loading kafkajs.
-    const { Kafka, logLevel } = require('kafkajs') as typeof import('kafkajs');
-    this.kafka = new Kafka({ clientId, brokers, logLevel: logLevel.ERROR, retry: { retries: 8 } });
+    const { logLevel } = require('kafkajs') as typeof import('kafkajs');
+    this.config = { clientId, brokers, logLevel: logLevel.ERROR, retry: { retries: 8 } };
+    this.kafka = this.client(this.sockets);
+  }
+
+  private client(sockets: OwnedSockets): Kafka {
+    const { Kafka } = require('kafkajs') as typeof import('kafkajs');
+    return new Kafka({ ...this.config, socketFactory: sockets.factory });
   }
 
   private async ensureTopic(topic: string): Promise<void> {
@@ -78,9 +88,13 @@ export class KafkaBus implements Bus {
       });
     };
 
+    // Each member's connections, ended once it is replaced or stopped (see OwnedSockets).
+    const retired: OwnedSockets[] = [];
     const start = async () => {
       if (stopped) return;
-      const consumer = this.kafka.consumer({
+      const sockets = new OwnedSockets();
+      retired.push(sockets);
+      const consumer = this.client(sockets).consumer({
         groupId,
         retry: {
           // kafkajs's own back-off (doubling, with jitter by its default randomisation factor), not libs/retry: it
@@ -91,8 +105,11 @@ export class KafkaBus implements Bus {
           // Asked after a crash kafkajs would recover from, once the crashed member is disconnected. Its own restart
           // cannot be stopped: a disconnect() while it connects again leaves the new member running with its
           // connections open (a CI jest run held one for 8 minutes). So this bus starts the new member itself.
+          // kafkajs has disconnected the crashed member when it asks; a socket it opens after that is ended here. Only
+          // the bus's current member is replaced: a crashed member whose fetch went on crashes again later.
           restartOnFailure: async () => {
-            if (!stopped) restart();
+            sockets.end();
+            if (!stopped && member === consumer) restart();
             return false;
           },
         },
@@ -142,7 +159,8 @@ export class KafkaBus implements Bus {
         wake();
         // A member still connecting is let finish (it then stops itself: `restartOnFailure`), and then disconnected.
         await starting.catch(() => undefined);
-        await member?.disconnect();
+        await member?.disconnect().catch(() => undefined);
+        for (const sockets of retired) sockets.end();
       },
     };
     // Known to close() from the start: a bus closed while this first member connects stops it too.
@@ -189,6 +207,7 @@ export class KafkaBus implements Bus {
     // A connection that failed to open has nothing to close.
     await (await this.producer?.catch(() => null))?.disconnect();
     await (await this.admin?.catch(() => null))?.disconnect();
+    this.sockets.end();
   }
 
   private connectedProducer(): Promise<Producer> {
@@ -197,6 +216,35 @@ export class KafkaBus implements Bus {
 
   private connectedAdmin(): Promise<Admin> {
     return (this.admin ??= connected(this.kafka.admin(), () => (this.admin = null)));
+  }
+}
+
+/**
+ * The connections one kafkajs client opens, so they can be ended for good. kafkajs opens connections lazily, on any
+ * request: a consumer whose fetch was still handling a batch when it crashed sent a heartbeat after its disconnect,
+ * which opened a new connection nobody would close (CI: a jest run held two for good after a broker restart). Once
+ * `end` is called, every connection still open is ended with an error (kafkajs then fails what it was sending) and
+ * every new one is refused.
+ */
+class OwnedSockets {
+  private readonly open = new Set<Socket>();
+  private ended = false;
+
+  readonly factory: ISocketFactory = ({ host, port, ssl, onConnect }) => {
+    if (this.ended) throw new Error('this Kafka client was closed');
+    if (ssl) throw new Error('TLS to Kafka is not configured by this bus');
+    const socket = connectSocket({ host, port }, onConnect);
+    // As kafkajs's own factory does: a connection to a broker that vanished is noticed.
+    socket.setKeepAlive(true, 60_000);
+    this.open.add(socket);
+    socket.once('close', () => this.open.delete(socket));
+    return socket;
+  };
+
+  end(): void {
+    this.ended = true;
+    for (const socket of this.open) socket.destroy(new Error('this Kafka client was closed'));
+    this.open.clear();
   }
 }
 
