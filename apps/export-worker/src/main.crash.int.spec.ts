@@ -80,7 +80,8 @@ if (!mongoUrl || !brokers) {
     sourcesPort = (sources.address() as { port: number }).port;
     const { MongoClient } = require('mongodb') as typeof import('mongodb');
     mongo = await MongoClient.connect(mongoUrl);
-    observer = new KafkaBus(brokers.split(','), 'export-crash-observer');
+    // A short session, as the workers': after the broker restart a new member waits for the old one's to expire.
+    observer = new KafkaBus(brokers.split(','), 'export-crash-observer', { sessionTimeoutMs: 6000, heartbeatIntervalMs: 1000 });
     await observer.subscribe(
       exportEvents.EXPORT_TOPICS.completed,
       `export-crash-${randomUUID()}`,
