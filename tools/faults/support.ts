@@ -176,7 +176,11 @@ export interface Delivered {
 }
 
 export async function collectHistoryMessages(users: string[]): Promise<{ messages: Delivered[]; stop(): Promise<void> }> {
-  const bus = new KafkaBus(servers.brokers!.split(','), `faults-${randomUUID().slice(0, 8)}`);
+  // A short session: after a broker restart a new member of the group waits for the old one's session to end.
+  const bus = new KafkaBus(servers.brokers!.split(','), `faults-${randomUUID().slice(0, 8)}`, {
+    sessionTimeoutMs: 6000,
+    heartbeatIntervalMs: 1000,
+  });
   const messages: Delivered[] = [];
   await bus.subscribe(HISTORY_TOPIC, `faults-${randomUUID()}`, async (m) => {
     if (users.includes(m.key)) messages.push({ user: m.key, revision: Number(m.value.revision), eventId: m.headers?.['event-id'] ?? '' });
