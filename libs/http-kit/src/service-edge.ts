@@ -49,7 +49,7 @@ export function handOverInProcess(req: Request, caller: { userId: string } | und
  * the request id the gateway sent (echoed back) and the caller of the identity header it signed. Handed over in
  * process: the gateway's request id is kept (the gateway answers with it) and its caller is taken as it is,
  * neither signed nor verified. The caller lands in `res.locals.userId`, where `requireCaller` looks for it.
- * `identity` is absent in a service that has public routes only. Returns whether the request was handed over.
+ * `identity` is absent in a service that has public routes only.
  */
 export function acceptFromGateway(identity: InternalIdentity | undefined, service?: string) {
   return (req: Request, res: Response, next: NextFunction) => {
@@ -58,6 +58,7 @@ export function acceptFromGateway(identity: InternalIdentity | undefined, servic
   };
 }
 
+/** What `acceptFromGateway` does; true when the request was handed over in process. */
 function acceptRequest(identity: InternalIdentity | undefined, service: string | undefined, req: Request, res: Response): boolean {
   const handed = handedOver.get(req);
   if (handed) {
