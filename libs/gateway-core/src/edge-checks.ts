@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
-import { IDENTITY_HEADER } from '@udp/auth';
+import { AuthenticationError, type Authenticator, IDENTITY_HEADER, type Identity } from '@udp/auth';
 import { TOKEN_TYPES } from '@udp/contracts';
-import { HttpError, badRequest, nameRoute } from '@udp/http-kit';
+import { HttpError, badRequest, nameRoute, unauthorized } from '@udp/http-kit';
 import { LRUCache } from 'lru-cache';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -93,4 +93,25 @@ export function checkTokenType(req: Request, _res: Response, next: NextFunction)
   next(
     badRequest(`Token-Type must be ${TOKEN_TYPES.join(' or ')}`, [{ field: 'Token-Type', message: `must be ${TOKEN_TYPES.join(' or ')}` }]),
   );
+}
+
+/** The caller of a request's credentials: refused credentials are a 401, an identity provider that cannot tell a 503. */
+export async function authenticateCaller(authenticator: Authenticator, req: Request): Promise<Identity> {
+  try {
+    return await authenticator.authenticate(req.header('authorization'), req.header('token-type'));
+  } catch (error) {
+    throw error instanceof AuthenticationError
+      ? unauthorized(error.message)
+      : new HttpError(503, 'Service Unavailable', 'cannot verify credentials now');
+  }
+}
+
+/** Routes after this need a caller; it lands in res.locals.caller. */
+export function authenticate(authenticator: Authenticator) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    authenticateCaller(authenticator, req).then((caller) => {
+      res.locals.caller = caller;
+      next();
+    }, next);
+  };
 }

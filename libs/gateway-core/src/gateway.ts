@@ -15,10 +15,9 @@ import {
   serviceOf,
 } from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
-import { authenticate } from './authenticate';
 import { answerPreflight, corsHeaders } from './cors';
 import { docsPage } from './docs-page';
-import { checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
+import { authenticate, checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
 import { dispatchInProcess, forward, serviceHealth, upstreamMs } from './proxy';
 import { erasureLimit, perAddressLimit, perUserLimit, type RateLimits, verifyErasureFirst } from './rate-limits';
 

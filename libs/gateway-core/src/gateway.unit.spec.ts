@@ -3,7 +3,8 @@ import express, { Router } from 'express';
 import request from 'supertest';
 import { Authenticator, DEV_ISSUER, IDENTITY_HEADER, InternalIdentity, signDevToken } from '@udp/auth';
 import { closeServer, listen } from '@udp/runtime';
-import { createLogger } from '@udp/telemetry';
+import { createLogger, startMetrics, stopMetrics } from '@udp/telemetry';
+import { collectingReader } from '@udp/test-kit';
 import { serviceHttpApp, userIdOf } from '@udp/http-kit';
 import { createGateway } from './gateway';
 
@@ -249,10 +250,14 @@ describe('access log', () => {
   };
   const accessLines = (lines: Array<Record<string, unknown>>) => lines.filter((l) => l.message === 'request');
 
-  it('writes one line per hop, each from its own service, the gateway with the upstream time (in-process)', async () => {
+  it("writes one line for a request handed over in process: the gateway's, naming the service and its time", async () => {
     const gatewayLog = capturing('gateway');
     const serviceLog = capturing('demo-svc');
-    const things = Router().get('/api/things/:id', (_req, res) => res.json({ ok: true }));
+    const things = Router().get('/api/things/:id', (req, res) => {
+      // The service's own lines still say they are the service's, under the gateway's request id.
+      req.log.info('inside');
+      res.json({ ok: true });
+    });
     const service = serviceHttpApp({ logger: serviceLog.logger, maxBodyBytes: 1024, health, publicRoutes: [things] });
     const app = createGateway({
       logger: gatewayLog.logger,
@@ -264,24 +269,24 @@ describe('access log', () => {
     const res = await request(app).get('/api/things/7?secret=q').set('authorization', `Bearer ${token}`);
     expect(res.status).toBe(200);
 
+    // One context per request: the gateway's access line only, naming the service that answered.
     const [gatewayLine, ...moreGateway] = accessLines(gatewayLog.lines);
-    const [serviceLine, ...moreService] = accessLines(serviceLog.lines);
     expect(moreGateway).toEqual([]);
-    expect(moreService).toEqual([]);
-    // The same request, logged once by each hop under the same request id.
-    const line = (service: string) => ({
-      service,
+    expect(accessLines(serviceLog.lines)).toEqual([]);
+    expect(gatewayLine).toMatchObject({
+      service: 'gateway',
+      upstream: 'demo-svc',
       method: 'GET',
       path: '/api/things/7',
       status: 200,
       request_id: res.headers['x-request-id'],
     });
-    expect(gatewayLine).toMatchObject(line('gateway'));
-    expect(serviceLine).toMatchObject(line('demo-svc'));
     expect(typeof gatewayLine.upstream_ms).toBe('number');
     expect(gatewayLine.upstream_ms as number).toBeLessThanOrEqual(gatewayLine.ms as number);
-    expect(serviceLine.upstream_ms).toBeUndefined();
-    expect(serviceLine.ms as number).toBeLessThanOrEqual(gatewayLine.upstream_ms as number);
+    expect(serviceLog.lines.find((l) => l.message === 'inside')).toMatchObject({
+      service: 'demo-svc',
+      request_id: res.headers['x-request-id'],
+    });
   });
 
   it('gives the upstream time over HTTP too, and none for what the gateway answers itself', async () => {
@@ -299,5 +304,43 @@ describe('access log', () => {
     expect(typeof proxied.upstream_ms).toBe('number');
     expect(own).toMatchObject({ service: 'gateway', path: '/openapi.json' });
     expect(own.upstream_ms).toBeUndefined();
+  });
+});
+
+describe('request metrics of a request handed over in process', () => {
+  const collected = collectingReader();
+  beforeAll(() => startMetrics({ serviceName: 'test', readers: [collected.reader] }));
+  afterAll(() => stopMetrics());
+
+  it('records one duration per hop, each with the route, status and its own app, the service no longer than the gateway', async () => {
+    const things = Router().get('/api/things/:id', (_req, res) => res.json({ ok: true }));
+    const service = serviceHttpApp({ logger: createLogger('demo-svc', 'silent'), maxBodyBytes: 1024, health, publicRoutes: [things] });
+    const app = createGateway({
+      logger: createLogger('gateway', 'silent'),
+      identity,
+      authenticator: new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER }),
+      routes: [{ prefixes: ['/api/things'], url: 'http://127.0.0.1:1', handler: service, public: true }],
+    });
+    for (const id of ['1', '2', '3']) expect((await request(app).get(`/api/things/${id}`)).status).toBe(200);
+    expect((await request(app).get('/api/things/%ff')).status).toBe(400);
+
+    const points = await collected.points('http.server.request.duration');
+    const of = (app: string, status: number) =>
+      points.filter((p) => p.attributes['udp.service'] === app && p.attributes['http.response.status_code'] === status);
+    for (const app of ['gateway', 'demo-svc']) {
+      const [ok, ...more] = of(app, 200);
+      expect(more).toEqual([]);
+      expect(ok.attributes).toEqual({
+        'http.request.method': 'GET',
+        'http.route': '/api/things/:id',
+        'http.response.status_code': 200,
+        'udp.service': app,
+      });
+      expect(ok.value).toBe(3);
+    }
+    // The malformed path: refused by the gateway's one check, never handed over.
+    expect(of('gateway', 400).map((p) => p.value)).toEqual([1]);
+    expect(of('demo-svc', 400)).toEqual([]);
+    expect(points.reduce((sum, p) => sum + p.value, 0)).toBe(7);
   });
 });

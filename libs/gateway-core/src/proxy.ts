@@ -1,7 +1,7 @@
 import http from 'node:http';
 import { isIP, isIPv6 } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
-import { SpanKind, SpanStatusCode, context, trace } from '@opentelemetry/api';
+import { SpanKind, context, trace } from '@opentelemetry/api';
 import { IDENTITY_HEADER } from '@udp/auth';
 import { HttpError, handOverInProcess } from '@udp/http-kit';
 import { DEBUG_SECRET_HEADER, DEBUG_SPANS_HEADER } from '@udp/telemetry';
@@ -124,10 +124,11 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
 /**
  * The embedded mode's transport: the service runs in this process, so the request goes straight to its
  * handler instead of through a loopback HTTP hop. The service sees the same path and headers as over HTTP
- * (credentials dropped); the caller the gateway authenticated is handed over in-process (`handOverInProcess`),
- * so the service's edge neither verifies a signed identity nor repeats the request id, access log and path check.
+ * (credentials dropped); the request keeps the context the gateway made for it (`handOverInProcess`): its id, caller,
+ * access line and observation, so the service's edge neither verifies a signed identity nor repeats them.
  */
 export function dispatchInProcess(handler: RequestHandler, callerOf: (res: Response) => { userId: string } | undefined, serviceUrl = '') {
+  const tracer = trace.getTracer('udp-gateway');
   return (req: Request, res: Response, next: NextFunction) => {
     // Read before the client's own forwarding headers go: with trusted proxies, req.ip and req.protocol come from them.
     const forwarded = forwardedHeaders(req);
@@ -136,12 +137,19 @@ export function dispatchInProcess(handler: RequestHandler, callerOf: (res: Respo
     for (const name of CALLER_TRACE_CONTEXT) if (req.headers[name] !== undefined) delete req.headers[name];
     Object.assign(req.headers, forwarded);
     req.headers['x-request-id'] = req.id;
-    handOverInProcess(req, callerOf(res));
-    // The gateway mounted this route under a prefix; the service routes on the full path.
+    // The gateway mounted this route under a prefix; the service routes on the full path, from the root as over HTTP
+    // (its routes are named without the gateway's prefix in front: `/api/things/:id`, not `/api/things/api/things/:id`).
     req.url = req.originalUrl;
+    req.baseUrl = '';
     upstreamTimes.set(res, { started: process.hrtime.bigint() });
-    // One SERVER span per service, as the service's own HTTP instrumentation would make over a real hop.
-    const span = trace.getTracer('udp-gateway').startSpan(`${req.method} ${req.baseUrl}`, {
+    // A trace not recorded gets no span and no context switch; a recorded one a SERVER span for the service, as its
+    // own HTTP instrumentation would make over a real hop (named, ended and given its status by the gateway's
+    // observation, http-kit's service-edge.ts).
+    if (trace.getActiveSpan()?.isRecording() !== true) {
+      handOverInProcess(req, callerOf(res));
+      return handler(req, res, next);
+    }
+    const span = tracer.startSpan(`${req.method} ${req.baseUrl}`, {
       kind: SpanKind.SERVER,
       attributes: {
         'http.request.method': req.method,
@@ -150,11 +158,7 @@ export function dispatchInProcess(handler: RequestHandler, callerOf: (res: Respo
         'udp.dispatch': 'in-process',
       },
     });
-    res.once('close', () => {
-      span.setAttribute('http.response.status_code', res.statusCode);
-      if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
-      span.end();
-    });
+    handOverInProcess(req, callerOf(res), span);
     context.with(trace.setSpan(context.active(), span), () => handler(req, res, next));
   };
 }

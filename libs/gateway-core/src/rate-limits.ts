@@ -2,7 +2,7 @@ import type { Request, RequestHandler, Response } from 'express';
 import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
 import type { Authenticator } from '@udp/auth';
 import { sendProblem } from '@udp/http-kit';
-import { authenticateCaller } from './authenticate';
+import { authenticateCaller } from './edge-checks';
 import type { Logger } from '@udp/telemetry';
 
 /** Requests allowed per window, per authenticated user and per client address; 0 turns a limit off. */

@@ -5,6 +5,5 @@ export * from './error-handler';
 export * from './service-app';
 export * from './conditional';
 export * from './mount-route';
-export * from './request-observation';
 export * from './health';
 export * from './probes';

@@ -4,9 +4,7 @@ import type { Logger } from '@udp/telemetry';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { type ServiceParts, healthRoute, serviceHealthChecks } from './health';
 import { type ReadinessParts, mountProbes } from './probes';
-import { refuseIllFormedQuery } from './input-text';
-import { observeServerRequests } from './request-observation';
-import { acceptFromGateway, jsonBodies, rejectUndecodablePath, requestContext, requireCaller } from './service-edge';
+import { jsonBodies, requireCaller, serviceEdge } from './service-edge';
 
 interface ServiceAppBase {
   logger: Logger;
@@ -43,12 +41,8 @@ export function serviceHttpApp(options: ServiceHttpAppOptions): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('query parser', 'simple');
-  app.use(acceptFromGateway(options.identity));
-  app.use(requestContext(options.logger));
-  // Before anything that can answer: every request is counted.
-  app.use(observeServerRequests(options.service ?? serviceOf(options.logger), { handBackDebugSpans: true }));
-  app.use(rejectUndecodablePath);
-  app.use(refuseIllFormedQuery);
+  // Before anything that can answer: every request is counted (by the gateway's edge when it was handed over).
+  app.use(serviceEdge({ identity: options.identity, logger: options.logger, service: options.service ?? serviceOf(options.logger) }));
   app.use(jsonBodies(options.maxBodyBytes));
   app.get('/health/', healthRoute(serviceHealthChecks(options.health)));
   mountProbes(app, readinessOf(options.health, options.maxProjectionLagSeconds));

@@ -1,25 +1,47 @@
 import { randomUUID } from 'node:crypto';
 import express, { type NextFunction, type Request, type Response } from 'express';
+import { type Attributes, type Span, SpanStatusCode, trace } from '@opentelemetry/api';
 import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
-import type { Logger } from '@udp/telemetry';
-import { illFormedJsonBody, refuseNonUtf8Body } from './input-text';
+import {
+  DEBUG_SPANS_HEADER,
+  METRICS,
+  type Logger,
+  debugSpanCapture,
+  encodeDebugSpans,
+  metricsOn,
+  recordHistogram,
+  requestMetricAttributes,
+} from '@udp/telemetry';
+import { illFormedJsonBody, refuseIllFormedQuery, refuseNonUtf8Body } from './input-text';
 import { HttpError, badRequest, unauthorized } from './problem';
 
 /*
- * The edge of a service: what every request passes, in this order, before the service's routes see it. The
- * gateway's hand-over is accepted first (in-process or over HTTP: the one place that asks which), then the
- * request's context (id, logger, access line), the path check, the JSON body, and the caller.
+ * The edge of every hop: what every request passes, in this order, before the routes see it. The gateway's edge is
+ * the request's one context (id, caller, logger and access line, observation, path check); a service's edge either
+ * takes a request the embedded gateway handed over in process as it is (that context already made), or, over HTTP,
+ * makes its own from what the gateway sent.
  */
 
 /**
- * Requests the embedded gateway hands to a service in the same process. The gateway has already given them an
- * id, a logger and an access-log line, checked the path, and authenticated the caller (here, when the route is
- * not public). Only code in this process can put a request here.
+ * A request the embedded gateway hands to a service in the same process: the gateway has already given it an id, a
+ * logger, an access line and its observation, checked the path, and authenticated the caller (here, when the route
+ * is not public). The service's edge writes its name here; the gateway's observation then records the service's hop
+ * too (`http.server.request.duration`, `udp.service` the service) and names the hop's span when the trace is recorded.
+ * Only code in this process can put a request here.
  */
-const handedOver = new WeakMap<Request, { userId?: string }>();
+interface HandOver {
+  userId?: string;
+  /** performance.now() when the gateway handed it over: the service hop's duration starts here. */
+  started: number;
+  /** The service that took it (set by its edge). */
+  service?: string;
+  /** The service hop's SERVER span, only in a recorded trace. */
+  span?: Span;
+}
+const handedOver = new WeakMap<Request, HandOver>();
 
-export function handOverInProcess(req: Request, caller: { userId: string } | undefined): void {
-  handedOver.set(req, { userId: caller?.userId });
+export function handOverInProcess(req: Request, caller: { userId: string } | undefined, span?: Span): void {
+  handedOver.set(req, { userId: caller?.userId, started: performance.now(), span });
 }
 
 /**
@@ -29,17 +51,51 @@ export function handOverInProcess(req: Request, caller: { userId: string } | und
  * neither signed nor verified. The caller lands in `res.locals.userId`, where `requireCaller` looks for it.
  * `identity` is absent in a service that has public routes only.
  */
-export function acceptFromGateway(identity: InternalIdentity | undefined) {
+export function acceptFromGateway(identity: InternalIdentity | undefined, service?: string) {
   return (req: Request, res: Response, next: NextFunction) => {
-    const handed = handedOver.get(req);
-    if (handed) {
-      if (handed.userId) res.locals.userId = handed.userId;
+    acceptRequest(identity, service, req, res);
+    next();
+  };
+}
+
+/** What `acceptFromGateway` does; true when the request was handed over in process. */
+function acceptRequest(identity: InternalIdentity | undefined, service: string | undefined, req: Request, res: Response): boolean {
+  const handed = handedOver.get(req);
+  if (handed) {
+    if (handed.userId) res.locals.userId = handed.userId;
+    handed.service = service;
+    return true;
+  }
+  takeRequestId(req, res);
+  const verified = identity?.verify(req.header(IDENTITY_HEADER));
+  if (verified) res.locals.userId = verified.userId;
+  return false;
+}
+
+export interface ServiceEdgeOptions {
+  identity?: InternalIdentity;
+  logger: Logger;
+  /** The app's name on its metrics (`udp.service`). */
+  service: string;
+}
+
+/**
+ * A service's whole edge in one middleware. Handed over in process: the caller taken, the service named for the
+ * gateway's observation, nothing else (one context, one access line, one path check per request). Over HTTP: the
+ * request id and caller from the gateway, the access line, the observation (metrics, span name, debug spans handed
+ * back), the path and query checks.
+ */
+export function serviceEdge(options: ServiceEdgeOptions) {
+  const context = requestContext(options.logger);
+  const observe = observeServerRequests(options.service, { handBackDebugSpans: true });
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (acceptRequest(options.identity, options.service, req, res)) {
+      // The service's own lines say so (`service`), under the gateway's request id.
+      defineLog(req, options.logger);
       return next();
     }
-    takeRequestId(req, res);
-    const verified = identity?.verify(req.header(IDENTITY_HEADER));
-    if (verified) res.locals.userId = verified.userId;
-    next();
+    const checks = () => rejectUndecodablePath(req, res, (error?: unknown) => (error ? next(error) : refuseIllFormedQuery(req, res, next)));
+    context(req, res, () => observe(req, res, checks));
   };
 }
 
@@ -76,32 +132,34 @@ export interface RequestContextOptions {
 /** `req.log`, a logger whose every line carries the request id (set before this), and one access line per hop. */
 export function requestContext(logger: Logger, options: RequestContextOptions = {}) {
   return (req: Request, res: Response, next: NextFunction) => {
-    // Made on first use: most requests never log, and a child logger per request is measurable.
-    let child: Logger | undefined;
-    const log = () => (child ??= logger.child({ request_id: req.id }));
-    Object.defineProperty(req, 'log', { configurable: true, get: log });
+    const log = defineLog(req, logger);
     if (logger.isLevelEnabled('info')) {
-      // One access line per hop, from this hop's own logger: in the embedded mode the gateway hands the same
-      // request object to the service, whose context replaces `req.log`. The path goes without its query
-      // string, which can hold personal data.
+      // One access line per hop that has its own edge: a service reached in process writes none (the gateway's line
+      // names it, `upstream`). The path goes without its query string, which can hold personal data.
       const started = process.hrtime.bigint();
-      // Prepended: an inner hop (the in-process service) logs before the outer one, as over HTTP, and its time
-      // does not include the outer hop's log write.
-      res.prependOnceListener('finish', () => {
+      res.once('finish', () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
         const fields = { method: req.method, path: loggablePath(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 };
-        log().info({ ...fields, ...options.accessFields?.(res) }, 'request');
+        const service = handedOver.get(req)?.service;
+        log().info({ ...fields, ...(service && { upstream: service }), ...options.accessFields?.(res) }, 'request');
       });
     }
     next();
   };
 }
 
+/** `req.log`, made on first use: most requests never log, and a child logger per request is measurable. */
+function defineLog(req: Request, logger: Logger): () => Logger {
+  let child: Logger | undefined;
+  const log = () => (child ??= logger.child({ request_id: req.id }));
+  Object.defineProperty(req, 'log', { configurable: true, get: log });
+  return log;
+}
+
 /**
  * A path whose percent-escapes do not decode (`%ff`, `%E0%A4%A`, an encoded lone surrogate) names no resource:
- * 400 before any route or parameter decoding sees it, in the gateway and in every service alike. (A request the
- * embedded gateway hands over in process passed its check already; checking the same path again costs well
- * under a microsecond.)
+ * 400 before any route or parameter decoding sees it, in the gateway and in every service reached over HTTP (a
+ * request handed over in process passed the gateway's).
  */
 export function rejectUndecodablePath(req: Request, _res: Response, next: NextFunction): void {
   try {
@@ -147,4 +205,116 @@ export function userIdOf(res: Response): string {
   const userId = res.locals.userId;
   if (typeof userId !== 'string') throw unauthorized('no caller identity');
   return userId;
+}
+
+/** Methods the HTTP conventions name; any other is recorded as `_OTHER` (a client cannot grow the label set). */
+const KNOWN_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'CONNECT', 'TRACE']);
+
+/** Routes named by a middleware that knows them better than Express does (the gateway's documented paths). */
+const namedRoutes = new WeakMap<Response, string>();
+
+/** Names the route of a request that a router mounted by prefix will answer (used when no route of this app matched). */
+export function nameRoute(res: Response, route: string): void {
+  namedRoutes.set(res, route);
+}
+
+/** Span names a handler chose over the route (a personalisation endpoint's name). */
+const spanNames = new WeakMap<Response, string>();
+
+/** Names the server span now and keeps that name when the answer is written (instead of naming it after the route). */
+export function nameServerSpan(res: Response, span: Span, name: string): void {
+  span.updateName(name);
+  spanNames.set(res, name);
+}
+
+export interface ObserveOptions {
+  /** A service hands the spans of a call back to the gateway that asks (`handBackDebugSpans`); the gateway never. */
+  handBackDebugSpans?: boolean;
+}
+
+/**
+ * What every hop records of every request, whatever the trace sampler decides: `http.server.request.duration`
+ * (method, route, status, the answering app as `udp.service`, plus what a handler added with
+ * `addRequestMetricAttributes`; for a request the gateway handed over in process, a second data point for the
+ * service's hop, timed from the hand-over), and the name of a recorded server span after the route that answered
+ * (`GET /api/history/v2`, `http.route`), as the Express instrumentation would, for a fraction of its cost: that
+ * instrumentation wraps every layer of every request (docs/performance.md, "Tracing"), while this looks once, when the
+ * answer's headers are written. A request answered by a router mounted by prefix (the gateway's proxies) has the route
+ * named by `nameRoute` (the gateway's documented paths), else the prefix. In a service, the spans of the call are then
+ * handed back when the gateway asks: in the same wrapper, so the server span has its name when they are collected.
+ */
+export function observeServerRequests(service: string, options: ObserveOptions = {}) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const started = performance.now();
+    const server = trace.getActiveSpan();
+    const recording = server?.isRecording() === true;
+    let route: string | undefined;
+    const writeHead = res.writeHead;
+    res.writeHead = function (this: Response, ...args: unknown[]) {
+      const routePath = (req.route as { path?: unknown } | undefined)?.path;
+      route = (typeof routePath === 'string' ? `${req.baseUrl}${routePath}` : (namedRoutes.get(res) ?? req.baseUrl)) || undefined;
+      if (recording && route) {
+        const name = spanNames.get(res) ?? `${req.method} ${route}`;
+        server!.updateName(name).setAttribute('http.route', route);
+        handedOver.get(req)?.span?.updateName(name).setAttribute('http.route', route);
+      }
+      if (options.handBackDebugSpans && server) handBackDebugSpans(req, this, server);
+      return (writeHead as (...a: unknown[]) => Response).apply(this, args);
+    } as Response['writeHead'];
+    // 'close' comes after 'finish', and alone when the client went away before the answer was complete.
+    res.once('close', () => {
+      const ended = performance.now();
+      const handed = handedOver.get(req);
+      if (handed?.span) {
+        handed.span.setAttribute('http.response.status_code', res.statusCode);
+        if (res.statusCode >= 500) handed.span.setStatus({ code: SpanStatusCode.ERROR });
+        handed.span.end();
+      }
+      // No attribute objects while no meter reads them (the embedded default).
+      if (!metricsOn()) return;
+      recordHistogram(METRICS.httpServerRequestDuration, (ended - started) / 1000, dataPoint(req, res, route, service));
+      if (handed?.service) {
+        recordHistogram(METRICS.httpServerRequestDuration, (ended - handed.started) / 1000, dataPoint(req, res, route, handed.service));
+      }
+    });
+    next();
+  };
+}
+
+/** Data points' attributes by method, route, status and app: made once, then shared by every request alike. */
+const dataPoints = new Map<string, Attributes>();
+
+/** A request's data point attributes for one hop (`service`); those a handler added make a new object. */
+function dataPoint(req: Request, res: Response, route: string | undefined, service: string): Attributes {
+  const method = KNOWN_METHODS.has(req.method) ? req.method : '_OTHER';
+  const status = res.headersSent ? res.statusCode : 0;
+  const added = requestMetricAttributes(res);
+  const key = `${method} ${route ?? ''} ${status} ${service}`;
+  let attributes = added ? undefined : dataPoints.get(key);
+  if (attributes) return attributes;
+  attributes = {
+    'http.request.method': method,
+    ...(route && { 'http.route': route }),
+    ...(status ? { 'http.response.status_code': status } : { 'error.type': 'aborted' }),
+    ...(status >= 500 && { 'error.type': String(status) }),
+    'udp.service': service,
+    ...added,
+  };
+  // Bounded: routes are patterns and statuses few, but a path no route took is named by its prefix.
+  if (!added && dataPoints.size < 10_000) dataPoints.set(key, attributes);
+  return attributes;
+}
+
+/**
+ * A service hands the spans of a call back to the gateway that asked (request header `x-udp-debug-spans: 1`):
+ * when the answer's headers are written, the spans of this call seen in this process (those under its server span,
+ * collected by that span's id, not by the trace id a caller could share with other calls) go into the response
+ * header of the same name (gzip + base64). The gateway drops that request header from clients and removes the
+ * response header before answering, so neither crosses the public edge. Called by `observeServerRequests` just
+ * before the headers go, once the server span has its name.
+ */
+export function handBackDebugSpans(req: Request, res: Response, server: Span): void {
+  if (req.header(DEBUG_SPANS_HEADER) !== '1') return;
+  server.setAttribute('http.response.status_code', res.statusCode);
+  if (!res.headersSent) res.setHeader(DEBUG_SPANS_HEADER, encodeDebugSpans(debugSpanCapture.collect(server.spanContext().spanId)));
 }

@@ -77,6 +77,9 @@ export async function stopMetrics(): Promise<void> {
   await stopping?.shutdown();
 }
 
+/** Whether a meter records: callers skip building attributes when none does. */
+export const metricsOn = (): boolean => meter !== null;
+
 /** Records one value of a histogram of the catalogue (no-op while metrics are off). */
 export function recordHistogram(entry: MetricEntry & { kind: 'histogram' }, value: number, attributes: Attributes): void {
   if (!meter) return;

@@ -22,12 +22,14 @@ import { LRUCache } from 'lru-cache';
 
 /**
  * Sampling per endpoint from its measured request rate (issue 11): quiet endpoints keep every trace, busy ones a
- * fraction so that stored traces stay near `tracesPerEndpointPerS`; failed and slow calls are always kept.
+ * fraction so that stored traces stay near `tracesPerEndpointPerS`; failed and slow calls of recorded traces are
+ * always kept (every trace is recorded, so every failed or slow call kept, only with TRACE_RECORD_ALL).
  *
  * Two halves. The head (EndpointRateSampler) runs where a trace starts: it measures the endpoint's rate and writes
  * the keep probability into the W3C tracestate (`udp=p:<p>`), which travels with the trace context to every process.
- * Every span is still recorded, so the debug block sees all of them. The tail (TailSamplingProcessor) runs in each
- * process in front of the exporter: when the process's local root span of a trace ends, it keeps the trace's spans
+ * With a collector the head records only the traces it keeps (the tail's rule on the same trace id) and those of calls
+ * asking for their debug block: a trace left out costs a non-recording span, not a recorded one dropped at its end.
+ * The tail (TailSamplingProcessor) runs in each process in front of the exporter: when the process's local root span of a trace ends, it keeps the trace's spans
  * if the trace id's random part falls under p (the same answer in every process, so kept traces are whole), or if a
  * span failed, or if the local root was slow; otherwise it drops them.
  *
@@ -90,10 +92,13 @@ export interface EndpointSamplerOptions {
   /** Traces of an opted-out key are not recorded at all (no export, empty debug block). */
   optedOut?: (key: string) => boolean;
   /**
-   * false where nothing but the debug block reads spans: only traces of calls that ask for it are recorded.
-   * Default true (an exporter or another processor sees every trace).
+   * Which traces the head records. 'sampled' (an exporter, the default with a collector): the traces it keeps (the
+   * trace id's random part under p, the tail's own rule) and those of calls asking for their debug block; any other
+   * call costs a non-recording span only. 'debug' (nothing exports): only calls asking for their debug block. 'all'
+   * (an in-process processor, TRACE_RECORD_ALL): every trace, so the tail can keep failed and slow calls whole.
+   * Default 'all'.
    */
-  recordEveryTrace?: boolean;
+  record?: 'all' | 'sampled' | 'debug';
   meter?: RateMeter;
 }
 
@@ -113,15 +118,15 @@ export class EndpointRateSampler implements Sampler {
     this.meter = options.meter ?? new RateMeter();
   }
 
-  shouldSample(context: Context, _traceId: string, name: string, _kind: SpanKind, attributes: Attributes): SamplingResult {
+  shouldSample(context: Context, traceId: string, name: string, _kind: SpanKind, attributes: Attributes): SamplingResult {
     const parent = trace.getSpanContext(context);
     const valid = parent !== undefined && trace.isSpanContextValid(parent);
     // A child in this process follows its trace: recorded when the trace is (the tail decides what is exported).
     if (valid && !parent.isRemote) return this.follow(parent);
+    const record = this.options.record ?? 'all';
+    const debug = context.getValue(DEBUG_REQUESTED) === true;
     // First, as it is the cheapest: most calls, where nothing but a debug block would read their spans.
-    if (this.options.recordEveryTrace === false && context.getValue(DEBUG_REQUESTED) !== true && !valid) {
-      return { decision: SamplingDecision.NOT_RECORD };
-    }
+    if (record === 'debug' && !debug && !valid) return { decision: SamplingDecision.NOT_RECORD };
     const key = (this.options.keyOf ?? endpointKeyOf)(name, attributes);
     // Opted out whoever the caller is: a sampled parent does not make an opted-out codops recorded.
     if (this.options.optedOut?.(key)) return { decision: SamplingDecision.NOT_RECORD };
@@ -131,12 +136,12 @@ export class EndpointRateSampler implements Sampler {
       // kept) the sampled flag decides nothing: the trace gets this head's decision, as if it started here, so no
       // caller can force a keep probability of 1 by sending a sampled traceparent without our state.
       if (parent.traceState?.get(STATE_KEY) !== undefined || !(parent.traceFlags & 1)) return this.follow(parent);
-      if (this.options.recordEveryTrace === false && context.getValue(DEBUG_REQUESTED) !== true) {
-        return { decision: SamplingDecision.NOT_RECORD };
-      }
+      if (record === 'debug' && !debug) return { decision: SamplingDecision.NOT_RECORD };
     }
     const rate = this.meter.observe(key);
     const p = Math.min(1, this.options.tracesPerEndpointPerS / rate);
+    // The tail would drop this trace (same rule, same trace id): not recorded at all, unless its debug block is asked for.
+    if (record === 'sampled' && !debug && traceRandomness(traceId) >= p) return { decision: SamplingDecision.NOT_RECORD };
     return {
       decision: SamplingDecision.RECORD_AND_SAMPLED,
       traceState: (valid && parent.traceState ? parent.traceState : createTraceState()).set(STATE_KEY, `p:${p.toFixed(6)}`),

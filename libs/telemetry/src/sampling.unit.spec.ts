@@ -132,7 +132,7 @@ describe('sampling per endpoint from its measured rate', () => {
 });
 
 describe('where nothing exports spans, only calls that ask for their debug block are recorded', () => {
-  const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, recordEveryTrace: false });
+  const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, record: 'debug' });
   const propagator = new DebugRequestPropagator();
   const incoming = (headers: Record<string, string>) => propagator.extract(ROOT_CONTEXT, headers, defaultTextMapGetter);
   const decide = (context = ROOT_CONTEXT) =>
@@ -166,7 +166,7 @@ describe('where nothing exports spans, only calls that ask for their debug block
     expect(decide(foreign)).toBe(SamplingDecision.NOT_RECORD);
   });
 
-  it('with an exporter (the default), every trace is recorded', () => {
+  it('with every trace asked for (the default; TRACE_RECORD_ALL), every trace is recorded', () => {
     const recordAll = new EndpointRateSampler({ tracesPerEndpointPerS: 10 });
     expect(recordAll.shouldSample(ROOT_CONTEXT, traceId(), 'GET', SpanKind.SERVER, { 'url.path': '/a' }).decision).toBe(
       SamplingDecision.RECORD_AND_SAMPLED,
@@ -186,5 +186,34 @@ describe('redaction', () => {
       'url.path': '/api/history/v2',
     });
     expect(attributes).toEqual({ 'url.full': 'http://h/api/history/v2', 'url.path': '/api/history/v2' });
+  });
+});
+
+describe('with an exporter, the head records only the traces the tail would keep', () => {
+  it('given a busy endpoint, records about target/rate of its traces, each one the tail keeps, and every one asking for its block', () => {
+    let now = 0;
+    const sampler = new EndpointRateSampler({ tracesPerEndpointPerS: 10, record: 'sampled', meter: new RateMeter(10, () => now) });
+    const { kept, processor } = sink();
+    const tail = new TailSamplingProcessor(processor, { slowMs: 1000 });
+    let recorded = 0;
+    // 20 s at 1000 requests/s.
+    for (let ms = 0; ms < 20_000; ms++) {
+      now = ms;
+      const id = traceId();
+      const result = sampler.shouldSample(ROOT_CONTEXT, id, 'GET', SpanKind.SERVER, { 'url.path': '/api/history/v2' });
+      if (result.decision === SamplingDecision.NOT_RECORD) continue;
+      recorded++;
+      tail.onEnd(rootSpan(id, result.traceState!.serialize()));
+    }
+    expect(recorded).toBeGreaterThan(150);
+    expect(recorded).toBeLessThan(320);
+    // The head kept what the tail keeps: nothing recorded is dropped at its end.
+    expect(kept).toHaveLength(recorded);
+    expect(tail.stats.dropped).toBe(0);
+    const debug = new DebugRequestPropagator().extract(ROOT_CONTEXT, { 'x-service-debug-secret': 'x' }, defaultTextMapGetter);
+    const asked = Array.from({ length: 50 }, () =>
+      sampler.shouldSample(debug, traceId(), 'GET', SpanKind.SERVER, { 'url.path': '/api/history/v2' }),
+    );
+    expect(asked.every((r) => r.decision === SamplingDecision.RECORD_AND_SAMPLED)).toBe(true);
   });
 });
