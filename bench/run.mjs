@@ -2,7 +2,7 @@
 // npm run bench: every figure of the speed targets, in one run, on loopback, against a bare node:http baseline.
 // Bounded loops only; every server is a child process on 127.0.0.1 and is stopped at the end; the data dirs are removed.
 // `--ten-million` adds the 10,000,000-entry figures (a second data dir, seeded straight into the store).
-import { execFileSync, spawn } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -32,6 +32,8 @@ const pollers = (users) => Array.from({ length: Math.min(POLLERS, users) }, (_, 
 const CRASH_WRITES = arg('crash-writes', 2000);
 const START_TIMEOUT_S = arg('start-timeout', 180);
 const TEN_MILLION = process.argv.includes('--ten-million');
+/** `--no-files` leaves out the count of our files a POST runs through (a jest run of tools/embedded/write-path.api.spec.ts). */
+const FILES = !process.argv.includes('--no-files');
 const BIG_USERS = arg('big-users', 100000);
 const BIG_ENTRIES = arg('big-entries', 100);
 const BIG_START_TIMEOUT_S = arg('big-start-timeout', 900);
@@ -261,6 +263,23 @@ async function readRows(system, dataDir, tokenFor, label, pollers) {
 const readFigure = (m) =>
   `ours ${int(m.ours.requests.average)} req/s (p99 ${m.ours.latency.p99} ms) / bare ${int(m.bare.requests.average)} req/s (p99 ${m.bare.latency.p99} ms) = **${fmt(m.ratio, 3)}** of bare; express 5 ${int(m.express.requests.average)} req/s = ${fmt(m.express.requests.average / m.bare.requests.average, 3)} of bare (ours = ${fmt(m.ours.requests.average / m.express.requests.average, 3)} of express); load ${fmt(m.load[0])} → ${fmt(m.load[1])}`;
 
+/**
+ * The files of ours a POST runs through, as tools/embedded/write-path.api.spec.ts counts them (V8's precise coverage
+ * of one warm POST in the embedded system, the writer thread's file added): its `[write-path]` lines, from a jest run
+ * of that spec alone. Undefined when the spec printed no count.
+ */
+function writePathFiles() {
+  const run = spawnSync(
+    process.execPath,
+    [join(root, 'node_modules', 'jest', 'bin', 'jest.js'), '-c', 'tools/embedded/jest.config.js', 'tools/embedded/write-path.api.spec.ts'],
+    { cwd: root, encoding: 'utf8', timeout: 300_000, maxBuffer: 16 * 2 ** 20 },
+  );
+  const total = /\[write-path\][^\n]*?: (\d+) files/.exec(run.stdout ?? '');
+  if (!total) return { failure: `no [write-path] count (jest ${run.status ?? run.signal}): ${(run.stderr ?? '').slice(-300)}` };
+  const parts = [...(run.stdout ?? '').matchAll(/^ {2}(\S[^:\n]*): (\d+)$/gm)].map(([, part, n]) => `${part} ${n}`);
+  return { total: Number(total[1]), parts, passed: run.status === 0 };
+}
+
 const statusCount = (statuses, test) =>
   Object.entries(statuses)
     .filter(([s]) => test(s))
@@ -449,6 +468,19 @@ async function main() {
     notes.push(`history-svc's files at the ${name === 'first start' ? 'first start' : `start ${name}`}: ${s.files}.`);
   }
   rmSync(dataDir, { recursive: true, force: true });
+
+  if (FILES) {
+    phase('files a POST runs through (jest: tools/embedded/write-path.api.spec.ts)');
+    const files = writePathFiles();
+    row(
+      "files of ours a POST /api/history/v2 runs through, embedded, every file counted (edge, adapters, telemetry, index files, the writer thread's file), by tools/embedded/write-path.api.spec.ts",
+      files.total === undefined
+        ? `not measured: ${files.failure}`
+        : `**${files.total}** (${files.parts.join(', ')})${files.passed ? '' : '; the spec itself failed'}`,
+      '<= 20',
+      files.total !== undefined && files.total <= 20,
+    );
+  }
 
   // ---------- 10,000,000 entries, on demand ----------
   if (TEN_MILLION) {
