@@ -3,7 +3,7 @@
 // Bounded loops only; every server is a child process on 127.0.0.1 and is stopped at the end; the data dirs are removed.
 // `--ten-million` adds the 10,000,000-entry figures (a second data dir, seeded straight into the store).
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir, totalmem } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -34,6 +34,8 @@ const START_TIMEOUT_S = arg('start-timeout', 180);
 const TEN_MILLION = process.argv.includes('--ten-million');
 /** `--no-files` leaves out the count of our files a POST runs through (a jest run of tools/embedded/write-path.api.spec.ts). */
 const FILES = !process.argv.includes('--no-files');
+/** `--no-peer` leaves out the Emmett-style peer (bench/emmett-peer: installed there at its first use, sqlite3 compiled). */
+const PEER = !process.argv.includes('--no-peer');
 const BIG_USERS = arg('big-users', 100000);
 const BIG_ENTRIES = arg('big-entries', 100);
 const BIG_START_TIMEOUT_S = arg('big-start-timeout', 900);
@@ -196,8 +198,10 @@ const pollPath = (lastUpdate) => `/api/history/v2?with_deleted=true&after=${last
  * gateway. `page`: GET PAGE over the READERS users (each connection's next request is another user's page). `poll`:
  * the sync poll over `pollers` (seeded users, each one's last_update from one GET first). Every answer is fetched and
  * checked through the gateway first. The bare server is left running for the POST generator's own figure.
+ * `withPeer`: the page is also measured, after the gateway, against the Emmett-style peer (bench/emmett-peer, its own
+ * SQLite file seeded with the same readers through its own appends), with the same requests; its answers checked first.
  */
-async function readRows(system, dataDir, tokenFor, label, pollers) {
+async function readRows(system, dataDir, tokenFor, label, pollers, withPeer = false) {
   const base = `http://127.0.0.1:${system.port}`;
   const http = client(base, 8);
   const pages = {};
@@ -235,6 +239,40 @@ async function readRows(system, dataDir, tokenFor, label, pollers) {
   const express = start([join(root, 'bench', 'express-server.mjs'), answersFile], dataDir, /^(\d+)\n/, 'stdout');
   const [barePort, expressPort] = await Promise.all([bare.ready, express.ready]);
   const measured = { barePort, bareChild: bare.child };
+  let peer;
+  if (withPeer) {
+    const failure = installPeer();
+    if (failure) measured.peerFailure = failure;
+    else {
+      phase(`${label}: starting the Emmett-style peer (${READERS} readers x ${PER_READER} appended through its store)`);
+      const peerDir = mkdtempSync(join(dataDir, 'emmett-peer-'));
+      const started = performance.now();
+      peer = start(
+        [
+          join(root, 'bench', 'emmett-peer', 'server.mjs'),
+          peerDir,
+          join(dataDir, 'secrets', 'jwt-signing.key'),
+          String(READERS),
+          String(PER_READER),
+        ],
+        dataDir,
+        /^(\d+)\n/,
+        'stdout',
+      );
+      const peerPort = await peer.ready;
+      measured.peerSeedS = (performance.now() - started) / 1000;
+      const peerGet = client(`http://127.0.0.1:${peerPort}`, 8);
+      let bytes = 0;
+      for (const { path, headers } of workloads.page.requests) {
+        const res = await peerGet('GET', path, headers);
+        const count = res.status === 200 ? JSON.parse(res.body).data.length : -1;
+        if (count !== Math.min(100, PER_READER)) throw new Error(`${label}: the peer's page: ${res.status}, ${count} entries`);
+        bytes += res.body.length;
+      }
+      measured.peerPort = peerPort;
+      measured.peerBytes = bytes / workloads.page.requests.length;
+    }
+  }
   for (const [name, w] of Object.entries(workloads)) {
     const load = loadavg()[0];
     const run = async (who, url) => {
@@ -246,7 +284,9 @@ async function readRows(system, dataDir, tokenFor, label, pollers) {
     const bareRun = await run('bare server', `http://127.0.0.1:${barePort}`);
     const expressRun = await run('express 5', `http://127.0.0.1:${expressPort}`);
     const ourRun = await run('gateway', base);
+    const peerRun = name === 'page' && peer ? await run('Emmett-style peer', `http://127.0.0.1:${measured.peerPort}`) : undefined;
     measured[name] = {
+      peer: peerRun,
       ...w,
       bare: bareRun,
       express: expressRun,
@@ -256,6 +296,7 @@ async function readRows(system, dataDir, tokenFor, label, pollers) {
     };
   }
   await stopChild(express.child);
+  if (peer) await stopChild(peer.child);
   return measured;
 }
 
@@ -278,6 +319,27 @@ function writePathFiles() {
   if (!total) return { failure: `no [write-path] count (jest ${run.status ?? run.signal}): ${(run.stderr ?? '').slice(-300)}` };
   const parts = [...(run.stdout ?? '').matchAll(/^ {2}(\S[^:\n]*): (\d+)$/gm)].map(([, part, n]) => `${part} ${n}`);
   return { total: Number(total[1]), parts, passed: run.status === 0 };
+}
+
+/**
+ * The Emmett-style peer's own install (bench/emmett-peer/package-lock.json, exact versions), apart from the
+ * project's node_modules: its sqlite3 is compiled at install (about a minute) and nothing else of the project needs
+ * it. Installed once; returns a reason when it cannot be.
+ */
+function installPeer() {
+  const dir = join(root, 'bench', 'emmett-peer');
+  if (existsSync(join(dir, 'node_modules', 'sqlite3', 'build', 'Release', 'node_sqlite3.node'))) return undefined;
+  phase('installing the Emmett-style peer (bench/emmett-peer: npm ci, sqlite3 compiled for this Node)');
+  const nodeDir = dirname(dirname(process.execPath));
+  const run = spawnSync('npm', ['ci', '--no-audit', '--no-fund', '--loglevel=error'], {
+    cwd: dir,
+    encoding: 'utf8',
+    timeout: 600_000,
+    env: { ...process.env, npm_config_nodedir: nodeDir },
+  });
+  return run.status === 0
+    ? undefined
+    : `npm ci in bench/emmett-peer failed (${run.status ?? run.signal}): ${(run.stderr ?? '').slice(-300)}`;
 }
 
 const statusCount = (statuses, test) =>
@@ -318,7 +380,7 @@ async function main() {
   const firstLong = await postLong(0);
   system.postAnswer = firstLong.body;
 
-  const reads = await readRows(system, dataDir, tokenFor, `${(USERS * PER_USER) / 1e6}M`, pollers(USERS));
+  const reads = await readRows(system, dataDir, tokenFor, `${(USERS * PER_USER) / 1e6}M`, pollers(USERS), PEER);
 
   phase(`writes: the open-loop generator against the bare server, then POST through the gateway, ${RATE}/s`);
   const writers = await Promise.all(Array.from({ length: 200 }, (_, u) => tokenFor(`bench-writer-${u}`)));
@@ -332,7 +394,21 @@ async function main() {
   const postLoad = [loadavg()[0]];
   const generatorRun = await openLoop(postTo(client(`http://127.0.0.1:${reads.barePort}`, 256), 'urn:media:'), POSTS, RATE);
   await stopChild(reads.bareChild);
-  const postRun = await openLoop(postTo(client(base, 256), 'urn:media:'), POSTS, RATE);
+  // The first refusal's problem type and detail, so the row says which limit or conflict answered (no token in it).
+  let firstRefusal;
+  const postGateway = postTo(client(base, 256), 'urn:media:');
+  const postRun = await openLoop(
+    (i) =>
+      postGateway(i).then((res) => {
+        if (res.status >= 300 && firstRefusal === undefined) {
+          const { type, detail } = JSON.parse(res.body.toString() || '{}');
+          firstRefusal = `${res.status} ${type ?? ''}: ${String(detail ?? '').slice(0, 160)}`;
+        }
+        return res;
+      }),
+    POSTS,
+    RATE,
+  );
   postLoad.push(loadavg()[0]);
   const served = (run) => statusCount(run.statuses, (s) => s.startsWith('2')) / run.seconds;
   const postServed = served(postRun);
@@ -405,6 +481,18 @@ async function main() {
     'of bare >= 0.25 (aim 0.35)',
     reads.page.ratio >= 0.25,
   );
+  if (PEER) {
+    const peer = reads.page.peer;
+    const ofPeer = peer && reads.page.ours.requests.average / peer.requests.average;
+    row(
+      `the same GET against the Emmett-style peer (bench/emmett-peer: express 5, @event-driven-io/emmett-sqlite on sqlite3, inline projection, a HS256 check per request; the ${READERS} readers appended through its store, ${int(reads.peerBytes)} bytes a page), same requests, right after the gateway`,
+      peer
+        ? `ours ${int(reads.page.ours.requests.average)} req/s / peer ${int(peer.requests.average)} req/s (p99 ${peer.latency.p99} ms) = **${fmt(ofPeer, 2)}×**; the peer = ${fmt(peer.requests.average / reads.page.bare.requests.average, 3)} of bare (${int(reads.page.bare.requests.average)}), express 5 ${int(reads.page.express.requests.average)}; load ${fmt(reads.page.load[1])}`
+        : `not measured: ${reads.peerFailure}`,
+      '>= 2×',
+      peer !== undefined && ofPeer >= 2,
+    );
+  }
   row(
     `sync poll when nothing changed: GET ${pollPath('<last_update>')} (one-entry page, ${int(reads.poll.bytes)} bytes), rotating over ${reads.poll.users} users (${PER_USER} entries each; last_update from one GET each first), as above`,
     readFigure(reads.poll),
@@ -413,7 +501,7 @@ async function main() {
   );
   row(
     `POST /api/history/v2 over 200 users, ${RATE.toLocaleString('en-US')}/s offered, open loop, ${POSTS.toLocaleString('en-US')} requests; the same generator against the bare server first`,
-    `**served ${int(postServed)}/s** (2xx over ${fmt(postRun.seconds, 2)} s), p50 ${fmt(percentile(postRun.latencies, 50))} ms, **p99 ${fmt(postP99)} ms**, **${postNon2xx} non-2xx** (${post5xx} × 5xx, ${post429} × 429${postFailed ? `, ${postFailed} without an answer` : ''}), statuses ${JSON.stringify(postRun.statuses)}; bare with the same generator: served ${int(generatorServed)}/s, p99 ${fmt(percentile(generatorRun.latencies, 99))} ms${generatorServed < 0.98 * RATE ? ' (**the generator did not reach the offered rate**)' : ''}; load ${fmt(postLoad[0])} → ${fmt(postLoad[1])}`,
+    `**served ${int(postServed)}/s** (2xx over ${fmt(postRun.seconds, 2)} s), p50 ${fmt(percentile(postRun.latencies, 50))} ms, **p99 ${fmt(postP99)} ms**, **${postNon2xx} non-2xx** (${post5xx} × 5xx, ${post429} × 429${postFailed ? `, ${postFailed} without an answer` : ''}), statuses ${JSON.stringify(postRun.statuses)}${firstRefusal ? `, the first refusal: ${firstRefusal}` : ''}; bare with the same generator: served ${int(generatorServed)}/s, p99 ${fmt(percentile(generatorRun.latencies, 99))} ms${generatorServed < 0.98 * RATE ? ' (**the generator did not reach the offered rate**)' : ''}; load ${fmt(postLoad[0])} → ${fmt(postLoad[1])}`,
     `>= ${int(0.98 * RATE)}/s served, p99 < 50 ms, 0 non-2xx`,
     postServed >= 0.98 * RATE && postP99 < 50 && postNon2xx === 0,
   );
@@ -456,6 +544,9 @@ async function main() {
     '< 300 MiB',
     holdingRss < 300,
   );
+  if (reads.peerSeedS !== undefined) {
+    notes.push(`The Emmett-style peer started and seeded its ${READERS} readers x ${PER_READER} in ${fmt(reads.peerSeedS)} s.`);
+  }
   notes.push(
     `${(USERS * PER_USER).toLocaleString('en-US')}-entry store seeded in ${fmt(seeded.seconds)} s (${storedEvents.toLocaleString('en-US')} events).`,
   );
