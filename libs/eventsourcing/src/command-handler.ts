@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { type AppendResult, type EventStore, type EventToAppend, type RecordedEvent, StoreUnavailableError, WrongExpectedRevisionError } from '@udp/eventstore';
+import {
+  type AppendResult,
+  type EventStore,
+  type EventToAppend,
+  type RecordedEvent,
+  StoreUnavailableError,
+  WrongExpectedRevisionError,
+} from '@udp/eventstore';
 import { timeSlices } from '@udp/retry';
 import { METRICS, recordHistogram } from '@udp/telemetry';
 import { type Aggregate, type AggregateStream, domainEventOf } from './aggregate';

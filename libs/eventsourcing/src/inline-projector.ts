@@ -120,7 +120,7 @@ export class InlineProjector {
    * service unhealthy meanwhile; the write is answered once its rows are there or its wait times out (logged).
    */
   private async applyWithRetries(events: RecordedEvent[]): Promise<void> {
-    const { slice } = timeSlices();
+    const { slice } = timeSlices(2);
     let from = 0;
     for (let attempt = 1; ; attempt++) {
       try {

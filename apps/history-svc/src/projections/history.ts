@@ -197,7 +197,10 @@ export function historyTrendingProjection(readModels: ReadModelStore, options: H
  * single history projection (entries and counts together) before the counts had a projection of their own: the
  * trending projection then goes on from the entries' checkpoint. Before any projector runs.
  */
-export async function buildTrendingWatches(readModels: ReadModelStore, options: HistoryProjectionOptions = DEFAULT_TRENDING): Promise<void> {
+export async function buildTrendingWatches(
+  readModels: ReadModelStore,
+  options: HistoryProjectionOptions = DEFAULT_TRENDING,
+): Promise<void> {
   const checkpoints = readModels.checkpoints();
   if ((await checkpoints.load(HISTORY_TRENDING_PROJECTION)) !== null) return;
   const projected = await checkpoints.load(HISTORY_PROJECTION);
@@ -207,7 +210,14 @@ export async function buildTrendingWatches(readModels: ReadModelStore, options: 
   const live = await historyEntries(readModels).find({ deleted: false, date: { $gte: horizon } }, { readOnly: true });
   const watches = trendingWatches(readModels);
   for (const entry of live) {
-    await watches.upsertIfNewer({ _id: entry._id, userId: entry.userId, item_id: entry.item_id, date: entry.date, deleted: false, revision: entry.revision });
+    await watches.upsertIfNewer({
+      _id: entry._id,
+      userId: entry.userId,
+      item_id: entry.item_id,
+      date: entry.date,
+      deleted: false,
+      revision: entry.revision,
+    });
   }
   await checkpoints.save(HISTORY_TRENDING_PROJECTION, projected);
 }
