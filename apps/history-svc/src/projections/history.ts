@@ -279,6 +279,40 @@ async function applyToEntries(
 }
 
 /**
+ * A collection whose `deleteMany` deletes page by page, each page handed to `beforeDelete` first (taken out of the
+ * trending counts), with other requests let in between: an erasure of 100,000 entries neither holds the event loop
+ * nor parses every entry at once.
+ */
+function pagedErasure<D extends HistoryEntryDocument>(
+  documents: Collection<D>,
+  beforeDelete?: (page: D[]) => Promise<void>,
+): Collection<D> {
+  // Pages of 100 when each is taken out of the counts, of 500 when only deleted.
+  const pageSize = beforeDelete ? ERASURE_PAGE : 5 * ERASURE_PAGE;
+  return {
+    get: (id) => documents.get(id),
+    find: (filter, findOptions) => documents.find(filter, findOptions),
+    count: (filter) => documents.count(filter),
+    upsertIfNewer: (doc) => documents.upsertIfNewer(doc),
+    updateMany: (filter, set) => documents.updateMany(filter, set),
+    async deleteMany(filter) {
+      // Deleted entries too: an hour an earlier delete left at zero still names the item.
+      let deleted = 0;
+      for (;;) {
+        const page = await documents.find(filter, { limit: pageSize, readOnly: true });
+        if (page.length === 0) return deleted;
+        await beforeDelete?.(page);
+        const gone = await documents.deleteMany({ _id: { $in: page.map((entry) => entry._id) } });
+        // Nothing deleted would find the same page again for ever; the filter then names what cannot be deleted.
+        if (gone === 0) throw new Error(`documents found for erasure could not be deleted`);
+        deleted += gone;
+        await letOthersRun();
+      }
+    },
+  };
+}
+
+/**
  * The read models as the erasure participant sees them: deleting what the counts were made from (the history entries,
  * or with the counts' own projection the watches: `counted`) first takes it out of the trending counts (erasure
  * deletes a user's documents with `deleteMany`; nothing else deletes entries).
@@ -288,34 +322,14 @@ export function erasingTrendingToo(
   options: HistoryProjectionOptions = DEFAULT_TRENDING,
   counted: typeof HISTORY_COLLECTION | typeof TRENDING_WATCHES_COLLECTION = HISTORY_COLLECTION,
 ): ReadModelStore {
-  const entries = readModels.collection<HistoryEntryDocument>(counted);
-  const trending = trendingCounter(readModels, entries, options);
-  const erasingEntries: Collection<HistoryEntryDocument> = {
-    get: (id) => entries.get(id),
-    find: (filter, findOptions) => entries.find(filter, findOptions),
-    count: (filter) => entries.count(filter),
-    upsertIfNewer: (doc) => entries.upsertIfNewer(doc),
-    updateMany: (filter, set) => entries.updateMany(filter, set),
-    async deleteMany(filter) {
-      // Page by page, each taken out of the counts and then deleted, with other requests let in between: an erasure
-      // of 100,000 entries neither holds the event loop nor parses every entry at once. Deleted entries too: an
-      // hour an earlier delete left at zero still names the item.
-      let deleted = 0;
-      for (;;) {
-        const page = await entries.find(filter, { limit: ERASURE_PAGE, readOnly: true });
-        if (page.length === 0) return deleted;
-        await trending.entriesErased(page);
-        const gone = await entries.deleteMany({ _id: { $in: page.map((entry) => entry._id) } });
-        // Nothing deleted would find the same page again for ever; the filter then names what cannot be deleted.
-        if (gone === 0) throw new Error('history entries found for erasure could not be deleted');
-        deleted += gone;
-        await letOthersRun();
-      }
-    },
-  };
+  const counter = trendingCounter(readModels, readModels.collection<HistoryEntryDocument>(counted), options);
+  const erasing = new Map<string, Collection<HistoryEntryDocument>>([
+    [counted, pagedErasure(readModels.collection<HistoryEntryDocument>(counted), (page) => counter.entriesErased(page))],
+  ]);
+  // The entries, when the counts were made from the watches: deleted page by page too (50,000 at once held the event loop).
+  if (counted !== HISTORY_COLLECTION) erasing.set(HISTORY_COLLECTION, pagedErasure(historyEntries(readModels)));
   return {
-    collection: <T extends Document>(name: string) =>
-      (name === counted ? erasingEntries : readModels.collection<T>(name)) as unknown as Collection<T>,
+    collection: <T extends Document>(name: string) => (erasing.get(name) ?? readModels.collection<T>(name)) as unknown as Collection<T>,
     ensureIndex: (collection, keys, options) => readModels.ensureIndex(collection, keys, options),
     checkpoints: () => readModels.checkpoints(),
     caughtUp: async () => readModels.caughtUp?.(),
