@@ -275,8 +275,13 @@ async function waitUntilApplied(write: WriteSide, streamId: string, result: Comm
   const late = new Promise<boolean>((resolve) => {
     timer = setTimeout(() => resolve(false), write.readYourWritesTimeoutMs);
   });
+  const waiting = performance.now();
   const visible = await Promise.race([applied.then(() => true), late]);
   clearTimeout(timer);
+  recordHistogram(METRICS.readYourWritesWait, (performance.now() - waiting) / 1000, {
+    'udp.service': write.inline?.service ?? 'unknown',
+    'udp.visible': visible,
+  });
   if (!visible) write.onSlowProjection?.(streamId, result.nextExpectedRevision);
 }
 
