@@ -5,8 +5,8 @@ import { embeddedForSuite, othersWriteAndRead, recentEntries } from './testing/l
  * Issue 27 #7, as the attacker did it on `npm start`: two users post 5,000-entry batches back to back while other
  * users read (and others write then read). A batch's work (its 5,000 events projected into the read models) is
  * applied in slices with other requests let in between, so the readers' p99 stays near 50 ms. Prints
- * `[batch-load] …`, the writers' figure too: a write waits until its own event is projected, behind the batch's
- * (the inline projection of issue 28 removes that wait).
+ * `[batch-load] …`. The other writers' p99 too (issue 28): each write's own rows are applied inline, not behind the
+ * batch's 5,000 events in the one projector.
  */
 const { call } = embeddedForSuite('batch-load', { LOG_LEVEL: 'warn' });
 const BATCHES = Number(process.env.BATCH_LOAD_BATCHES ?? 8);
@@ -41,4 +41,8 @@ it('keeps other users fast while two users post 5,000-entry batches back to back
   // The issue's target is 50 ms; on this 2-core machine the readers' p99 measured 39-59 ms (596 ms before the
   // projection and the long commands were sliced): asserted with room for a loaded CI machine.
   expect(reads.p99).toBeLessThan(100);
+  // The other writers: 836-3,251 ms before issue 28 (each write waited behind the batch in the one projector), now
+  // 177-378 ms on this 2-core machine at a load average of 2.5-4.5 (the CPU the batch itself takes, not a wait).
+  // The issue's 100 ms is not met here; asserted with room, so that a write waiting behind the batch again fails.
+  expect(load.p99).toBeLessThan(600);
 });

@@ -22,11 +22,13 @@ export function serverlessEnv(dataDir: string, settings: Record<string, string> 
  */
 export function embeddedProcess(name: string) {
   const dataDir = mkdtempSync(join(tmpdir(), `udp-${name}-`));
-  const distDir = join(root, 'tmp', `${name}-${process.pid}`);
+  const given = process.env.UDP_EMBEDDED_DIST;
+  const distDir = given ?? join(root, 'tmp', `${name}-${process.pid}`);
   return {
     root,
     dataDir,
     build(): void {
+      if (given) return;
       execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir], { stdio: 'inherit' });
     },
     start(settings: Record<string, string> = {}, timeoutMs?: number): Promise<StartedProcess> {
@@ -39,7 +41,7 @@ export function embeddedProcess(name: string) {
     },
     remove(): void {
       rmSync(dataDir, { recursive: true, force: true });
-      rmSync(distDir, { recursive: true, force: true });
+      if (!given) rmSync(distDir, { recursive: true, force: true });
     },
   };
 }

@@ -1,6 +1,6 @@
 import type { Consumer } from '@udp/bus';
 import { erasureEvents, exportEvents } from '@udp/contracts';
-import { type Projector, commandHandler, currentState, writeSide } from '@udp/eventsourcing';
+import { InlineProjector, type Projector, commandHandler, currentState, writeSide } from '@udp/eventsourcing';
 import { serviceHttpApp } from '@udp/http-kit';
 import type { CheckpointStore } from '@udp/readmodel';
 import { type ServiceApp, type ServiceDeps, startServiceProjections } from '@udp/runtime';
@@ -90,8 +90,13 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   const [erasuresProjector] = projections.wholeProjectors;
   // The worker's writes are acknowledged whatever the read models' state (as before: a build in flight must record
   // its outcome), each waiting (bounded) for the projector that shows it.
-  const writeSideOf = (projector: Projector) =>
-    writeSide({ store, projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger });
+  const writeSideOf = (projector: Projector | InlineProjector) =>
+    writeSide({
+      store,
+      ...(projector instanceof InlineProjector ? { inline: projector } : { projector }),
+      readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
+      logger,
+    });
   const handleExports = commandHandler(exportsAggregate, { write: writeSideOf(projections.projector), now });
 
   const rows = exportRows(readModels);

@@ -8,11 +8,15 @@ import {
   HISTORY_COLLECTION,
   HISTORY_HEADS_COLLECTION,
   HISTORY_PROJECTION,
+  TRENDING_WATCHES_COLLECTION,
+  buildTrendingWatches,
   erasingTrendingToo,
   historyEntries,
   historyDocumentsOfUser,
   historyHeads,
+  historyOwnRowsProjection,
   historyProjection,
+  historyTrendingProjection,
 } from './projections/history';
 import { historyChangesPublisher } from './projections/history-changes';
 import { buildTrendingCounts, trendingIndexes } from './projections/trending';
@@ -39,16 +43,26 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
   // Erasure deletes a user's head by its user.
   await readModels.ensureIndex(HISTORY_HEADS_COLLECTION, { userId: 1 });
   await trendingIndexes(readModels);
+  // One process (no segments): each user's entries and head are applied inline from the append, the trending counts
+  // by their own projector; the distributed mode's replicas apply both with one projection, by segments.
+  const inline = !deps.segments;
+  if (inline) {
+    await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, { item_id: 1, date: -1 }, { queriedByProjection: true });
+    await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, { userId: 1 }, { queriedByProjection: true });
+  }
   await buildTrendingCounts(readModels, historyEntries(readModels), { ...trending, projection: HISTORY_PROJECTION });
+  if (inline) await buildTrendingWatches(readModels, trending);
   const aggregate = historyAggregate({ maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries });
   // Folded states in memory and as snapshots: an erased user's are forgotten, all saved at stop.
   const foldedStates = serviceStateCache(deps, aggregate, deps.cachedHistories);
   // The erasure participant deletes through `erasingTrendingToo`: an erased user's entries leave the counts.
   const projections = await startServiceProjections(
-    { ...deps, readModels: erasingTrendingToo(readModels, trending) },
+    { ...deps, readModels: erasingTrendingToo(readModels, trending, inline ? TRENDING_WATCHES_COLLECTION : undefined) },
     {
       service: 'history-svc',
-      projection: historyProjection(readModels, trending),
+      ...(inline
+        ? { projection: historyOwnRowsProjection(readModels), inline, shared: [historyTrendingProjection(readModels, trending)] }
+        : { projection: historyProjection(readModels, trending) }),
       publisher: historyChangesPublisher(bus),
       erasure: { streamsOfUser: historyStreamsOfUser, documentsOfUser: historyDocumentsOfUser },
       states: foldedStates,

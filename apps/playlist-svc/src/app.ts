@@ -34,6 +34,8 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
   const projections = await startServiceProjections(deps, {
     service: 'playlist-svc',
     projection: playlistsProjection(readModels),
+    // Each user's own rows: applied inline from the append in one process (no wait on a projector).
+    inline: true,
     publisher: playlistChangesPublisher(bus),
     erasure: { streamsOfUser: playlistStreamsOfUser, documentsOfUser: playlistDocumentsOfUser },
     states: foldedStates,

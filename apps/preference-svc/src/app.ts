@@ -45,6 +45,8 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
   const projections = await startServiceProjections(deps, {
     service: 'preference-svc',
     projection: preferenceProjection(readModels),
+    // Each user's own rows: applied inline from the append in one process (no wait on a projector).
+    inline: true,
     erasure: {
       streamsOfUser: async (userId) => [...(await preferenceStreamsOfUser(store)(userId)), preferenceQuotaStreamId(userId)],
       documentsOfUser: preferenceDocumentsOfUser,

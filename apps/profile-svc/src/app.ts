@@ -15,6 +15,8 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
   const projections = await startServiceProjections(deps, {
     service: 'profile-svc',
     projection: profileProjection(readModels),
+    // Each user's own rows: applied inline from the append in one process (no wait on a projector).
+    inline: true,
     erasure: { streamsOfUser: profileStreamsOfUser, documentsOfUser: profileDocumentsOfUser(readModels, store) },
   });
 

@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { type AppendResult, type EventStore, type RecordedEvent, StoreUnavailableError, WrongExpectedRevisionError } from '@udp/eventstore';
+import {
+  type AppendResult,
+  type EventStore,
+  type EventToAppend,
+  type RecordedEvent,
+  StoreUnavailableError,
+  WrongExpectedRevisionError,
+} from '@udp/eventstore';
 import { timeSlices } from '@udp/retry';
 import { METRICS, recordHistogram } from '@udp/telemetry';
 import { type Aggregate, type AggregateStream, domainEventOf } from './aggregate';
@@ -16,6 +23,11 @@ export interface WriteSide {
     waitFor(streamId: string, revision: number, timeoutMs: number, position?: bigint): Promise<boolean>;
     readonly service?: string;
   };
+  /**
+   * The service's own read-model rows, applied from the append itself (InlineProjector): the write is answered once
+   * they are, with no wait on the asynchronous projector. Set instead of `projector` in the single-process mode.
+   */
+  inline?: { applyAppended(events: RecordedEvent[]): Promise<void>; readonly service?: string };
   readYourWritesTimeoutMs: number;
   onSlowProjection?: (streamId: string, revision: number) => void;
   /** Throws StoreUnavailableError while a store the write needs besides the event store is down. */
@@ -61,6 +73,8 @@ export interface WriteSideOptions {
   store: EventStore;
   /** Absent: writes are acknowledged once durable (a worker whose writes no client reads back at once). */
   projector?: WriteSide['projector'];
+  /** The own rows applied from the append (instead of waiting for `projector`). */
+  inline?: WriteSide['inline'];
   readYourWritesTimeoutMs?: number;
   logger?: WarningLogger;
   /** The read-model store: writes are refused while it is down (they could not become visible). */
@@ -68,10 +82,11 @@ export interface WriteSideOptions {
 }
 
 /** A service's write side: its store, its projector, the read-your-writes bound, slow projections logged. */
-export function writeSide({ store, projector, readYourWritesTimeoutMs = 5000, logger, readModels }: WriteSideOptions): WriteSide {
+export function writeSide({ store, projector, inline, readYourWritesTimeoutMs = 5000, logger, readModels }: WriteSideOptions): WriteSide {
   return {
     store,
     projector,
+    inline,
     readYourWritesTimeoutMs,
     ready: readModels ? availabilityGate('read models', readModels) : undefined,
     onSlowProjection: (streamId, revision) =>
@@ -137,8 +152,9 @@ export function commandHandler<C extends Command, E extends DomainEvent, S, Id>(
     await deps.write.ready?.();
     // `Unstamped<C>` plus its metadata is a `C`; TypeScript cannot see it through the generic conditional type.
     const stamped = { ...command, metadata: { now: deps.now() } } as unknown as C;
-    const result = await decideAndAppend(aggregate, deps.write.store, id, stream, stamped, deps.states, deps.beforeAppend);
-    if (result.newEvents.length > 0) await waitUntilVisible(deps.write, stream.id, result);
+    const { applied, ...result } = await decideAndAppend(aggregate, deps.write, id, stream, stamped, deps.states, deps.beforeAppend);
+    if (applied) await waitUntilApplied(deps.write, stream.id, result, applied);
+    else if (result.newEvents.length > 0) await waitUntilVisible(deps.write, stream.id, result);
     return result;
   };
 }
@@ -169,14 +185,15 @@ function foldRecorded<E extends DomainEvent, S>(
 
 async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   aggregate: Aggregate<C, E, S, Id>,
-  store: EventStore,
+  write: WriteSide,
   id: Id,
   stream: AggregateStream,
   command: C,
   states: StateCache<S> | undefined,
   beforeAppend: BeforeAppend<Id, E, S> | undefined,
-): Promise<CommandResult<E, S>> {
+): Promise<CommandResult<E, S> & { applied?: Promise<void> }> {
   const { decider } = aggregate;
+  const { store } = write;
   const { slice } = timeSlices();
   for (let attempt = 1; ; attempt++) {
     let start: CachedState<S> | undefined = await states?.load(stream.id);
@@ -211,11 +228,61 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
       if (attempt > aggregate.conflictRetries) throw new ConcurrencyConflictError(stream.id, attempt);
       continue;
     }
-    // Durable from here: the state is remembered (a snapshot that cannot be saved is only logged) and answered.
+    // Durable from here: the own rows are applied (handed over before any other await, so in store order), the
+    // state is remembered (a snapshot that cannot be saved is only logged) and answered.
+    const applied = write.inline && applyInline(write.inline, store, stream.id, read.revision + 1, toAppend, appended);
+    // Failing only while the service stops; awaited (and answered) by the handler unless the line below throws first.
+    applied?.catch(() => undefined);
     const after = { revision: appended.nextRevision, lastEventId: toAppend.at(-1)!.id, state: newState };
     await states?.remember(stream.id, after, { fromRevision: read.revision, folded: recorded.length + newEvents.length });
-    return { newEvents, newState, nextExpectedRevision: appended.nextRevision, position: appended.position };
+    return { newEvents, newState, nextExpectedRevision: appended.nextRevision, position: appended.position, applied };
   }
+}
+
+/**
+ * The appended events as the store recorded them, handed to the inline projection. A store that does not say where
+ * it put each event (an append retried after it was stored) is read back instead.
+ */
+function applyInline(
+  inline: NonNullable<WriteSide['inline']>,
+  store: EventStore,
+  streamId: string,
+  firstRevision: number,
+  appended: EventToAppend[],
+  result: AppendResult,
+): Promise<void> {
+  const stored = result.stored;
+  if (!stored || stored.positions.length !== appended.length) {
+    return store.readStream(streamId, { fromRevision: firstRevision }).then(({ events }) => inline.applyAppended(events));
+  }
+  return inline.applyAppended(
+    appended.map((event, i) => ({
+      id: event.id,
+      streamId,
+      revision: firstRevision + i,
+      position: stored.positions[i],
+      type: event.type,
+      data: event.data,
+      metadata: event.metadata ?? {},
+      createdAt: stored.createdAt,
+    })),
+  );
+}
+
+/** Waits (bounded) for the inline projection to apply the write; a late one is logged, the write acknowledged. */
+async function waitUntilApplied(write: WriteSide, streamId: string, result: CommandResult<unknown, unknown>, applied: Promise<void>) {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<boolean>((resolve) => {
+    timer = setTimeout(() => resolve(false), write.readYourWritesTimeoutMs);
+  });
+  const waiting = performance.now();
+  const visible = await Promise.race([applied.then(() => true), late]);
+  clearTimeout(timer);
+  recordHistogram(METRICS.readYourWritesWait, (performance.now() - waiting) / 1000, {
+    'udp.service': write.inline?.service ?? 'unknown',
+    'udp.visible': visible,
+  });
+  if (!visible) write.onSlowProjection?.(streamId, result.nextExpectedRevision);
 }
 
 /** Waits (bounded) for the service's read model to show the write; a late one is logged, the write acknowledged. */

@@ -3,6 +3,7 @@ export * from './state-cache';
 export * from './concurrency-conflict';
 export * from './command-handler';
 export * from './projector';
+export * from './inline-projector';
 export * from './integration-publisher';
 export * from './trace-context';
 export * from './erasure-participant';

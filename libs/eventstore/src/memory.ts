@@ -30,9 +30,11 @@ export class MemoryEventStore implements EventStore {
     }
     let revision = current;
     const now = Date.now();
+    const positions: bigint[] = [];
     for (const e of events) {
       revision += 1;
       this.lastPosition += 1n;
+      positions.push(this.lastPosition);
       const recorded: RecordedEvent = {
         id: e.id ?? randomUUID(),
         streamId,
@@ -48,7 +50,7 @@ export class MemoryEventStore implements EventStore {
     }
     this.streams.set(streamId, existing);
     for (const s of this.subscriptions) s.notify();
-    return { nextRevision: revision, position: this.lastPosition };
+    return { nextRevision: revision, position: this.lastPosition, stored: { positions, createdAt: now } };
   }
 
   async deleteStream(streamId: string): Promise<void> {

@@ -39,6 +39,11 @@ export interface AppendResult {
   /** Revision of the last event now in the stream. */
   nextRevision: number;
   position: bigint;
+  /**
+   * Set by a store that knows them when this append stored its events now (not a retry of one already stored): each
+   * event's position and when they were stored, so an inline projection applies them without reading them back.
+   */
+  stored?: { positions: bigint[]; createdAt: number };
 }
 
 export interface SubscriptionOptions {

@@ -187,7 +187,12 @@ export class SqliteEventStore implements EventStore {
       batch.forEach((append, i) => {
         const outcome = reply.outcomes?.[i];
         if (!outcome) append.reject(new StoreUnavailableError('event store', `commit failed: ${reply.failure ?? 'no answer'}`));
-        else if (outcome.ok) append.resolve({ nextRevision: outcome.nextRevision, position: outcome.position });
+        else if (outcome.ok)
+          append.resolve({
+            nextRevision: outcome.nextRevision,
+            position: outcome.position,
+            ...(outcome.stored && { stored: outcome.stored }),
+          });
         else if (outcome.wrongRevision)
           append.reject(new WrongExpectedRevisionError(append.streamId, outcome.wrongRevision.expected, outcome.wrongRevision.actual));
         else append.reject(new Error(outcome.message));

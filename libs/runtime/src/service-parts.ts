@@ -7,6 +7,7 @@ import {
   type Command,
   type CommandHandler,
   type DomainEvent,
+  InlineProjector,
   Projector,
   StateCache,
   commandHandler,
@@ -75,8 +76,19 @@ export function serviceStateCache<S>(
 export interface ServiceProjectionsOptions {
   /** The participant's name in erasure confirmations. */
   service: string;
-  /** The read model the service answers from; its writes wait for it ("read your writes"). */
+  /**
+   * The read model the service answers from: its writes are answered once it shows them ("read your writes"). With
+   * `inline` and no segments it is applied by the command handler from each append (InlineProjector); otherwise by
+   * a projector the writes wait for.
+   */
   projection: Projection;
+  /**
+   * `projection` holds only each user's own rows, and every append to its streams goes through the command handler:
+   * in a single process (no segments) it is applied inline. The distributed mode's replicas keep the projector.
+   */
+  inline?: boolean;
+  /** What many users share (history's trending): each its own asynchronous projector, which no write waits for. */
+  shared?: Projection[];
   /** A second projection that publishes the service's changes on the bus, if it has one. */
   publisher?: Projection;
   /** Where the publisher keeps its checkpoint (default: the read models'; the export-worker's embedded mode: a file). */
@@ -93,8 +105,8 @@ export interface ServiceProjectionsOptions {
 }
 
 export interface ServiceProjections {
-  /** The read-model projector (the write side waits for it). */
-  projector: Projector;
+  /** The read model's projector (the write side waits for it), or its inline projector. */
+  projector: Projector | InlineProjector;
   /**
    * The command handler of one of the service's aggregates, set up once: the service's store and clock, and its writes
    * acknowledged once `projector`'s read model shows them (writes refused while the read models are down).
@@ -107,14 +119,14 @@ export interface ServiceProjections {
   /** What the service's HTTP app is built with besides its routes: logger, health (the bus too when it publishes), readiness, identity. */
   httpOptions: {
     logger: Logger;
-    health: { store: EventStore; readModels: ReadModelStore; bus?: Bus; projectors: Projector[] };
+    health: { store: EventStore; readModels: ReadModelStore; bus?: Bus; projectors: Array<Projector | InlineProjector> };
     maxProjectionLagSeconds?: number;
     identity: InternalIdentity;
   };
   /** The projectors of `wholeProjections`, in their order. */
   wholeProjectors: Projector[];
   /** Every running projector, for the health check. */
-  projectors: Projector[];
+  projectors: Array<Projector | InlineProjector>;
   /** Stops the erasure participant (it uses the projectors), saves the folded states, then stops the projectors. */
   stop(): Promise<void>;
 }
@@ -124,12 +136,14 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
   const { store, readModels, bus, logger, segments } = deps;
   const checkpoints = readModels.checkpoints();
   const service = options.service;
-  const projector = new Projector(store, checkpoints, options.projection, { logger, service, segments });
+  const inline = options.inline && !segments ? new InlineProjector(store, checkpoints, options.projection, { logger, service }) : undefined;
+  const projector = inline ?? new Projector(store, checkpoints, options.projection, { logger, service, segments });
+  const shared = (options.shared ?? []).map((p) => new Projector(store, checkpoints, p, { logger, service, segments }));
   const wholeProjectors = (options.wholeProjections ?? []).map((p) => new Projector(store, checkpoints, p, { logger, service }));
   const publisher =
     options.publisher &&
     new Projector(store, options.publisherCheckpoints ?? checkpoints, options.publisher, { logger, service, publishes: true, segments });
-  const projectors = [projector, ...wholeProjectors, ...(publisher ? [publisher] : [])];
+  const projectors = [projector, ...shared, ...wholeProjectors, ...(publisher ? [publisher] : [])];
   for (const each of projectors) await each.start();
   await readModels.caughtUp?.();
   const erasure = await erasureParticipant({
@@ -139,11 +153,17 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
     readModels,
     logger,
     now: deps.now,
-    projectors: [projector],
+    projectors: [projector, ...shared],
     ...options.erasure,
     states: options.states && [options.states],
   });
-  const write = writeSide({ store, projector, readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs, logger, readModels });
+  const write = writeSide({
+    store,
+    ...(inline ? { inline } : { projector: projector as Projector }),
+    readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
+    logger,
+    readModels,
+  });
   return {
     projector,
     wholeProjectors,

@@ -1,7 +1,15 @@
 import { type Projection, aggregateProjection, userScopedId } from '@udp/eventsourcing';
 import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
 import { type HistoryEvent, historyStreams } from '../domain/aggregate';
-import { type CountedAt, type TrendingCounter, type TrendingOptions, letOthersRun, trendingCounter } from './trending';
+import {
+  type CountedAt,
+  type TrendingCounter,
+  type TrendingOptions,
+  letOthersRun,
+  trendingBucketOf,
+  trendingCounter,
+  trendingHorizon,
+} from './trending';
 
 /**
  * One document per (user, item): the entry as the API shows it, plus the stream revision of its last change,
@@ -39,10 +47,26 @@ export const HISTORY_COLLECTION = 'history_entries';
 export const HISTORY_HEADS_COLLECTION = 'history_heads';
 export const entryDocumentId = (userId: string, itemId: string) => userScopedId(userId, itemId);
 
+/**
+ * What the trending projection counted of one (user, item): the entry as it last saw it, while it is live and its
+ * hour in the window (else no document). Kept apart from `history_entries`, which the inline projection changes
+ * before the trending projector applies the same event: the counts need the state before it.
+ */
+export interface TrendingWatchDocument {
+  _id: string;
+  userId: string;
+  item_id: string;
+  date: number;
+  deleted: false;
+  revision: number;
+}
+export const TRENDING_WATCHES_COLLECTION = 'trending_watches';
+
 /** Every read-model document of a user (erasure deletes them). */
 export const historyDocumentsOfUser = (userId: string) => [
   { collection: HISTORY_COLLECTION, filter: { userId } },
   { collection: HISTORY_HEADS_COLLECTION, filter: { userId } },
+  { collection: TRENDING_WATCHES_COLLECTION, filter: { userId } },
 ];
 
 export function historyEntries(readModels: ReadModelStore): Collection<HistoryEntryDocument> {
@@ -53,7 +77,13 @@ export function historyHeads(readModels: ReadModelStore): Collection<HistoryHead
   return readModels.collection<HistoryHeadDocument>(HISTORY_HEADS_COLLECTION);
 }
 
+export function trendingWatches(readModels: ReadModelStore): Collection<TrendingWatchDocument> {
+  return readModels.collection<TrendingWatchDocument>(TRENDING_WATCHES_COLLECTION);
+}
+
 export const HISTORY_PROJECTION = 'history-entries';
+/** The trending counts' own projection (single process: the entries are applied inline, the counts after). */
+export const HISTORY_TRENDING_PROJECTION = 'history-trending';
 /** Entries erased per step (taken out of the trending counts, then deleted in one transaction). */
 const ERASURE_PAGE = 100;
 
@@ -83,12 +113,122 @@ export function historyProjection(readModels: ReadModelStore, options: HistoryPr
 }
 
 /**
- * Each change of an entry is counted for trending first, then written: an entry already at the event's revision
- * was counted already (see `trendingCounter`).
+ * A user's own rows only, `history_entries` and `history_heads`, applied inline from each append in a single process
+ * (the trending counts: `historyTrendingProjection`). Every write is conditional on the stream revision.
+ */
+export function historyOwnRowsProjection(readModels: ReadModelStore): Projection {
+  const entries = historyEntries(readModels);
+  const heads = historyHeads(readModels);
+  return aggregateProjection({
+    name: HISTORY_PROJECTION,
+    aggregate: historyStreams,
+    async apply(event, { id: userId, revision, position }) {
+      await applyToEntries(entries, null, event, userId, { revision, counted: { position: Number(position), key: 'all' } });
+      await heads.upsertIfNewer({ _id: userId, userId, revision, position: String(position) });
+    },
+  });
+}
+
+/**
+ * The trending counts, from the events, by an asynchronous projector of their own: what each (user, item) counted
+ * before an event is its `trending_watches` document, not the entry (already changed inline). The counts are
+ * changed first, then the watch: a stop in between applies the event again, finds the watch unchanged, and the
+ * counts' position says the change was made.
+ */
+export function historyTrendingProjection(readModels: ReadModelStore, options: HistoryProjectionOptions = DEFAULT_TRENDING): Projection {
+  const watches = trendingWatches(readModels);
+  const trending = trendingCounter(readModels, watches, options);
+  let prunedBefore = 0;
+  /** The watch an entry's state leaves (none when deleted or older than the window). */
+  const watchOf = (userId: string, entry: { item_id: string; date: number; deleted: boolean }, revision: number) =>
+    !entry.deleted && trendingBucketOf(entry.date) >= trendingHorizon(options.now(), options.windowMs)
+      ? { _id: entryDocumentId(userId, entry.item_id), userId, item_id: entry.item_id, date: entry.date, deleted: false as const, revision }
+      : null;
+  const settle = async (id: string, next: TrendingWatchDocument | null) => {
+    if (next) await watches.upsertIfNewer(next);
+    else await watches.deleteMany({ _id: id });
+  };
+  return aggregateProjection({
+    name: HISTORY_TRENDING_PROJECTION,
+    aggregate: historyStreams,
+    async apply(event, { id: userId, revision, position, segment }) {
+      const counted = { position: Number(position), key: segment === undefined ? 'all' : `s${segment}` };
+      const horizon = trendingHorizon(options.now(), options.windowMs);
+      // Watches that left the window count nowhere: dropped once an hour, as the counts' hours are.
+      if (horizon > prunedBefore) {
+        await watches.deleteMany({ date: { $lt: horizon } });
+        prunedBefore = horizon;
+      }
+      switch (event.type) {
+        case 'HistoryItemRecorded': {
+          const { itemId, date, deleted } = event.data;
+          const id = entryDocumentId(userId, itemId);
+          const stored = await watches.get(id);
+          if (stored && stored.revision >= revision) return;
+          await trending.entryChanged(stored, { _id: id, item_id: itemId, date, deleted }, counted);
+          await settle(id, watchOf(userId, { item_id: itemId, date, deleted }, revision));
+          return;
+        }
+        case 'HistoryItemDeleted': {
+          const id = entryDocumentId(userId, event.data.itemId);
+          const stored = await watches.get(id);
+          if (!stored || stored.revision >= revision) return;
+          await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, counted);
+          await settle(id, null);
+          return;
+        }
+        case 'HistoryCleared': {
+          const itemIds = new Set(event.data.itemIds);
+          const live = await watches.find({ userId, revision: { $lt: revision } }, { readOnly: true });
+          for (const [i, stored] of live.filter((watch) => itemIds.has(watch.item_id)).entries()) {
+            await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, counted);
+            await settle(stored._id, null);
+            if (i % 1000 === 999) await letOthersRun();
+          }
+          return;
+        }
+      }
+    },
+  });
+}
+
+/**
+ * Copies the live entries of the window into `trending_watches`, once, for read models that were projected by the
+ * single history projection (entries and counts together) before the counts had a projection of their own: the
+ * trending projection then goes on from the entries' checkpoint. Before any projector runs.
+ */
+export async function buildTrendingWatches(
+  readModels: ReadModelStore,
+  options: HistoryProjectionOptions = DEFAULT_TRENDING,
+): Promise<void> {
+  const checkpoints = readModels.checkpoints();
+  if ((await checkpoints.load(HISTORY_TRENDING_PROJECTION)) !== null) return;
+  const projected = await checkpoints.load(HISTORY_PROJECTION);
+  // A new file: the trending projector applies every event.
+  if (projected === null) return;
+  const horizon = trendingHorizon(options.now(), options.windowMs);
+  const live = await historyEntries(readModels).find({ deleted: false, date: { $gte: horizon } }, { readOnly: true });
+  const watches = trendingWatches(readModels);
+  for (const entry of live) {
+    await watches.upsertIfNewer({
+      _id: entry._id,
+      userId: entry.userId,
+      item_id: entry.item_id,
+      date: entry.date,
+      deleted: false,
+      revision: entry.revision,
+    });
+  }
+  await checkpoints.save(HISTORY_TRENDING_PROJECTION, projected);
+}
+
+/**
+ * Each change of an entry is counted for trending first (unless `trending` is null: counted by its own projection),
+ * then written: an entry already at the event's revision was counted already (see `trendingCounter`).
  */
 async function applyToEntries(
   entries: Collection<HistoryEntryDocument>,
-  trending: TrendingCounter,
+  trending: TrendingCounter | null,
   event: HistoryEvent,
   userId: string,
   { revision, counted: position }: { revision: number; counted: CountedAt },
@@ -109,7 +249,7 @@ async function applyToEntries(
       };
       const stored = await entries.get(entry._id);
       if (stored && stored.revision >= revision) return;
-      await trending.entryChanged(stored, entry, position);
+      await trending?.entryChanged(stored, entry, position);
       await entries.upsertIfNewer(entry);
       return;
     }
@@ -117,18 +257,20 @@ async function applyToEntries(
       const stored = await entries.get(entryDocumentId(userId, event.data.itemId));
       if (!stored || stored.revision >= revision) return;
       const tombstone = { ...stored, deleted: true, date: event.data.date, revision };
-      await trending.entryChanged(stored, tombstone, position);
+      await trending?.entryChanged(stored, tombstone, position);
       await entries.upsertIfNewer(tombstone);
       return;
     }
     case 'HistoryCleared': {
       const filter = { userId, item_id: { $in: event.data.itemIds }, revision: { $lt: revision } };
-      // The live ones among them, picked with a set: `$in` on the memory read model tests every id for every entry.
-      const itemIds = new Set(event.data.itemIds);
-      const live = await entries.find({ userId, revision: { $lt: revision }, deleted: false }, { readOnly: true });
-      for (const [i, stored] of live.filter((entry) => itemIds.has(entry.item_id)).entries()) {
-        await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, position);
-        if (i % 1000 === 999) await letOthersRun();
+      if (trending) {
+        // The live ones among them, picked with a set: `$in` on the memory read model tests every id for every entry.
+        const itemIds = new Set(event.data.itemIds);
+        const live = await entries.find({ userId, revision: { $lt: revision }, deleted: false }, { readOnly: true });
+        for (const [i, stored] of live.filter((entry) => itemIds.has(entry.item_id)).entries()) {
+          await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, position);
+          if (i % 1000 === 999) await letOthersRun();
+        }
       }
       await entries.updateMany(filter, { deleted: true, date: event.data.date, revision });
       return;
@@ -137,38 +279,57 @@ async function applyToEntries(
 }
 
 /**
- * The read models as the erasure participant sees them: deleting history entries first takes them out of the
- * trending counts (erasure deletes a user's entries with `deleteMany`; nothing else deletes entries).
+ * A collection whose `deleteMany` deletes page by page, each page handed to `beforeDelete` first (taken out of the
+ * trending counts), with other requests let in between: an erasure of 100,000 entries neither holds the event loop
+ * nor parses every entry at once.
  */
-export function erasingTrendingToo(readModels: ReadModelStore, options: HistoryProjectionOptions = DEFAULT_TRENDING): ReadModelStore {
-  const entries = historyEntries(readModels);
-  const trending = trendingCounter(readModels, entries, options);
-  const erasingEntries: Collection<HistoryEntryDocument> = {
-    get: (id) => entries.get(id),
-    find: (filter, findOptions) => entries.find(filter, findOptions),
-    count: (filter) => entries.count(filter),
-    upsertIfNewer: (doc) => entries.upsertIfNewer(doc),
-    updateMany: (filter, set) => entries.updateMany(filter, set),
+function pagedErasure<D extends HistoryEntryDocument>(
+  documents: Collection<D>,
+  beforeDelete?: (page: D[]) => Promise<void>,
+): Collection<D> {
+  // Pages of 100 when each is taken out of the counts, of 500 when only deleted.
+  const pageSize = beforeDelete ? ERASURE_PAGE : 5 * ERASURE_PAGE;
+  return {
+    get: (id) => documents.get(id),
+    find: (filter, findOptions) => documents.find(filter, findOptions),
+    count: (filter) => documents.count(filter),
+    upsertIfNewer: (doc) => documents.upsertIfNewer(doc),
+    updateMany: (filter, set) => documents.updateMany(filter, set),
     async deleteMany(filter) {
-      // Page by page, each taken out of the counts and then deleted, with other requests let in between: an erasure
-      // of 100,000 entries neither holds the event loop nor parses every entry at once. Deleted entries too: an
-      // hour an earlier delete left at zero still names the item.
+      // Deleted entries too: an hour an earlier delete left at zero still names the item.
       let deleted = 0;
       for (;;) {
-        const page = await entries.find(filter, { limit: ERASURE_PAGE, readOnly: true });
+        const page = await documents.find(filter, { limit: pageSize, readOnly: true });
         if (page.length === 0) return deleted;
-        await trending.entriesErased(page);
-        const gone = await entries.deleteMany({ _id: { $in: page.map((entry) => entry._id) } });
+        await beforeDelete?.(page);
+        const gone = await documents.deleteMany({ _id: { $in: page.map((entry) => entry._id) } });
         // Nothing deleted would find the same page again for ever; the filter then names what cannot be deleted.
-        if (gone === 0) throw new Error('history entries found for erasure could not be deleted');
+        if (gone === 0) throw new Error(`documents found for erasure could not be deleted`);
         deleted += gone;
         await letOthersRun();
       }
     },
   };
+}
+
+/**
+ * The read models as the erasure participant sees them: deleting what the counts were made from (the history entries,
+ * or with the counts' own projection the watches: `counted`) first takes it out of the trending counts (erasure
+ * deletes a user's documents with `deleteMany`; nothing else deletes entries).
+ */
+export function erasingTrendingToo(
+  readModels: ReadModelStore,
+  options: HistoryProjectionOptions = DEFAULT_TRENDING,
+  counted: typeof HISTORY_COLLECTION | typeof TRENDING_WATCHES_COLLECTION = HISTORY_COLLECTION,
+): ReadModelStore {
+  const counter = trendingCounter(readModels, readModels.collection<HistoryEntryDocument>(counted), options);
+  const erasing = new Map<string, Collection<HistoryEntryDocument>>([
+    [counted, pagedErasure(readModels.collection<HistoryEntryDocument>(counted), (page) => counter.entriesErased(page))],
+  ]);
+  // The entries, when the counts were made from the watches: deleted page by page too (50,000 at once held the event loop).
+  if (counted !== HISTORY_COLLECTION) erasing.set(HISTORY_COLLECTION, pagedErasure(historyEntries(readModels)));
   return {
-    collection: <T extends Document>(name: string) =>
-      (name === HISTORY_COLLECTION ? erasingEntries : readModels.collection<T>(name)) as unknown as Collection<T>,
+    collection: <T extends Document>(name: string) => (erasing.get(name) ?? readModels.collection<T>(name)) as unknown as Collection<T>,
     ensureIndex: (collection, keys, options) => readModels.ensureIndex(collection, keys, options),
     checkpoints: () => readModels.checkpoints(),
     caughtUp: async () => readModels.caughtUp?.(),

@@ -137,7 +137,7 @@ type EntryState = Pick<HistoryEntryDocument, '_id' | 'item_id' | 'date' | 'delet
  * before and after an event, *before* it writes the entry: if the process stops in between, the event is applied
  * again, finds the entry unchanged, computes the same change, and the counts' `position` says it was made already.
  */
-export function trendingCounter(readModels: ReadModelStore, entries: Collection<HistoryEntryDocument>, options: TrendingOptions) {
+export function trendingCounter<W extends EntryState>(readModels: ReadModelStore, entries: Collection<W>, options: TrendingOptions) {
   const counts = trendingCounts(readModels);
   let prunedBefore = 0;
 

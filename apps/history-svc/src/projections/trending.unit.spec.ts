@@ -2,7 +2,19 @@ import type { RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { deleted, recorded } from '../testing/history-events';
 import { log, randomHistory, scanned } from '../testing/trending-histories';
-import { HISTORY_COLLECTION, HISTORY_PROJECTION, erasingTrendingToo, historyEntries, historyProjection } from './history';
+import {
+  HISTORY_COLLECTION,
+  HISTORY_PROJECTION,
+  HISTORY_TRENDING_PROJECTION,
+  TRENDING_WATCHES_COLLECTION,
+  buildTrendingWatches,
+  erasingTrendingToo,
+  historyDocumentsOfUser,
+  historyEntries,
+  historyOwnRowsProjection,
+  historyProjection,
+  historyTrendingProjection,
+} from './history';
 import {
   TRENDING_BUCKET_MS,
   TRENDING_BUILT_CHECKPOINT,
@@ -219,5 +231,60 @@ describe('trending counts with segments (replicas applying their segments side b
     // Then every user counts, once
     expect(await t.answer({ minUsers: 1 })).toEqual(await t.expected({ minUsers: 1 }));
     expect((await t.answer({ minUsers: 1 }))[0]).toMatchObject({ item_id: 'urn:shared', users: 3 });
+  });
+});
+
+describe('the trending counts by their own projection (one process: entries applied inline)', () => {
+  /** The entries' projection and the counts' projection, each over every event, as InlineProjector and a Projector apply them. */
+  async function split(readModels: MemoryReadModelStore, events: RecordedEvent[], options: { now: () => number; windowMs: number }) {
+    const own = historyOwnRowsProjection(readModels);
+    const counts = historyTrendingProjection(readModels, options);
+    for (const event of events) await own.apply(event);
+    for (const event of events) await counts.apply(event);
+  }
+  const countsOf = async (readModels: MemoryReadModelStore) =>
+    (await trendingCounts(readModels).find({}))
+      .map(({ _id, users, date }) => ({ _id, users, date }))
+      .sort((a, b) => (a._id < b._id ? -1 : 1));
+
+  it.each([1, 2, 3, 4])('count what the single projection counts, the answer too (random history, seed %i)', async (seed) => {
+    const events = log(randomHistory(seed, 400, now));
+    const single = await setup();
+    await single.apply(events);
+    const inline = await setup();
+    await split(inline.readModels, events, inline.options);
+    expect(await countsOf(inline.readModels)).toEqual(await countsOf(single.readModels));
+    expect(await inline.answer()).toEqual(await single.expected());
+  });
+
+  it('go on from read models the single projection made: the watches built from the entries at its checkpoint', async () => {
+    const events = log(randomHistory(7, 400, now));
+    const single = await setup();
+    await single.apply(events);
+    const t = await setup();
+    await t.apply(events.slice(0, 200));
+    await t.readModels.checkpoints().save(HISTORY_PROJECTION, events[199].position);
+    await buildTrendingWatches(t.readModels, t.options);
+    expect(await t.readModels.checkpoints().load(HISTORY_TRENDING_PROJECTION)).toBe(events[199].position);
+    await split(t.readModels, events.slice(200), t.options);
+    expect(await countsOf(t.readModels)).toEqual(await countsOf(single.readModels));
+  });
+
+  it('lose an erased user: the erasure deletes the watches through erasingTrendingToo', async () => {
+    const t = await setup();
+    await split(
+      t.readModels,
+      log([
+        ['a', recorded('urn:hit', 1, now - DAY)],
+        ['b', recorded('urn:hit', 1, now - DAY)],
+        ['c', recorded('urn:hit', 1, now - DAY)],
+      ]),
+      t.options,
+    );
+    expect(await t.answer({ minUsers: 3 })).toEqual([{ item_id: 'urn:hit', users: 3, date: now - DAY }]);
+    const erasing = erasingTrendingToo(t.readModels, t.options, TRENDING_WATCHES_COLLECTION);
+    for (const { collection, filter } of historyDocumentsOfUser('c')) await erasing.collection(collection).deleteMany(filter);
+    expect(await t.answer({ minUsers: 2 })).toEqual([{ item_id: 'urn:hit', users: 2, date: now - DAY }]);
+    expect(await historyEntries(t.readModels).find({ userId: 'c' })).toEqual([]);
   });
 });

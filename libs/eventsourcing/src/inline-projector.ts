@@ -1,0 +1,175 @@
+import type { EventStore, RecordedEvent } from '@udp/eventstore';
+import type { CheckpointStore } from '@udp/readmodel';
+import { backoffDelayMs, timeSlices } from '@udp/retry';
+import { METRICS, recordCounter } from '@udp/telemetry';
+import type { WarningLogger } from './command-handler';
+import type { Projection } from './projector';
+import { withEventTraceContext } from './trace-context';
+
+export interface InlineProjectorOptions {
+  logger?: WarningLogger;
+  /** The app it runs for (`udp.service` on its metrics). */
+  service?: string;
+  /** First pause before applying a failed append again; doubles up to `maxRetryDelayMs`. */
+  retryDelayMs?: number;
+  maxRetryDelayMs?: number;
+}
+
+/** One append being applied: its events' first and last store positions, and whether it is done. */
+interface InFlight {
+  first: bigint;
+  last: bigint;
+  done: boolean;
+}
+
+/**
+ * A user's own read-model rows, applied by the writer (the command handler) as soon as its append is stored, in
+ * the request that made it: a write is readable when it is answered, and waits for no one else's events. The
+ * asynchronous `Projector` keeps what many users share (trending) and the change publisher, where a delay harms
+ * no writer.
+ *
+ * Not one transaction with the append: the events are committed (fsync) by the event store's writer thread, and the
+ * rows by the read models' connection on this thread, in their next batched commit. What makes that safe is the
+ * checkpoint: it is saved in the read models' transaction and moves only over appends whose rows are all applied,
+ * so a crash between the two commits leaves it before the lost rows, and `start` applies again every event after
+ * it (the projection is idempotent, each row guarded by its stream revision). Hence every appended event's rows
+ * exist once the process has started, and once its write is answered.
+ *
+ * One stream's appends are applied in their order (a head must never claim a revision whose entries are not
+ * there); different streams' side by side, each a few milliseconds at a time, so one user's 5,000-entry batch is
+ * applied between the other users' requests, not before them.
+ *
+ * Every append to its streams must go through it (the command handler's `inline`): one made elsewhere would show
+ * only after a restart. Single process only: the distributed mode's replicas keep the asynchronous projector.
+ */
+export class InlineProjector {
+  /** Appends applied or being applied, in position order, down to the first not yet done. */
+  private readonly inFlight: InFlight[] = [];
+  /** The last application of each stream, which the next one of the stream waits for. */
+  private readonly tails = new Map<string, Promise<void>>();
+  private failure: unknown = null;
+  private stopping = false;
+
+  constructor(
+    private readonly store: EventStore,
+    private readonly checkpoints: CheckpointStore,
+    private readonly projection: Projection,
+    private readonly options: InlineProjectorOptions = {},
+  ) {}
+
+  /** The projection's name (its checkpoint's and its metrics'). */
+  get name(): string {
+    return this.projection.name;
+  }
+
+  get service(): string {
+    return this.options.service ?? 'unknown';
+  }
+
+  /** Never a change publisher. */
+  readonly publishes = false;
+
+  /**
+   * Applies every event stored after the checkpoint (a crash's lost rows, or all of them for a new read-model file),
+   * in store order, before the service answers.
+   */
+  async start(): Promise<void> {
+    const from = (await this.checkpoints.load(this.projection.name)) ?? undefined;
+    const subscription = this.store.subscribe({ fromPosition: from, streamPrefixes: this.projection.streamPrefixes }, async (event) => {
+      await this.applyOne(event);
+      await this.checkpoints.save(this.projection.name, event.position);
+    });
+    await subscription.caughtUp();
+    await subscription.stop();
+  }
+
+  /**
+   * The events one append stored (in their order), applied after what the stream's earlier appends stored. Called
+   * as soon as the append resolved, before anything else is awaited, so that appends are taken in store order.
+   */
+  applyAppended(events: RecordedEvent[]): Promise<void> {
+    if (events.length === 0) return Promise.resolve();
+    const entry: InFlight = { first: events[0].position, last: events.at(-1)!.position, done: false };
+    let at = this.inFlight.length;
+    while (at > 0 && this.inFlight[at - 1].first > entry.first) at--;
+    this.inFlight.splice(at, 0, entry);
+    const streamId = events[0].streamId;
+    const run = async () => {
+      await this.applyWithRetries(events);
+      entry.done = true;
+      await this.advanceCheckpoint();
+    };
+    const previous = this.tails.get(streamId) ?? Promise.resolve();
+    const applied = previous.then(run, run);
+    this.tails.set(streamId, applied);
+    void applied.finally(() => {
+      if (this.tails.get(streamId) === applied) this.tails.delete(streamId);
+    });
+    return applied;
+  }
+
+  /** The checkpoint moves over the appends done, up to the first one still being applied. */
+  private async advanceCheckpoint(): Promise<void> {
+    let last: bigint | undefined;
+    while (this.inFlight[0]?.done) last = this.inFlight.shift()!.last;
+    if (last !== undefined) await this.checkpoints.save(this.projection.name, last);
+  }
+
+  /**
+   * The read models failing (disk full) leave the events stored and the rows not: tried again with back-off, the
+   * service unhealthy meanwhile; the write is answered once its rows are there or its wait times out (logged).
+   */
+  private async applyWithRetries(events: RecordedEvent[]): Promise<void> {
+    const { slice } = timeSlices(2);
+    let from = 0;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        for (; from < events.length; from++) {
+          await this.applyOne(events[from]);
+          // A long append (a batch of 5,000 entries) is applied a few milliseconds at a time: other requests go between.
+          await slice();
+        }
+        this.failure = null;
+        return;
+      } catch (error) {
+        this.failure = error;
+        const event = events[from];
+        this.options.logger?.warn(
+          { err: error, projection: this.projection.name, streamId: event.streamId, revision: event.revision, attempt },
+          'inline projection failed; retrying',
+        );
+        if (this.stopping) throw error;
+        const pause = backoffDelayMs(attempt, { baseMs: this.options.retryDelayMs ?? 100, maxMs: this.options.maxRetryDelayMs ?? 5000 });
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
+  }
+
+  private async applyOne(event: RecordedEvent): Promise<void> {
+    await withEventTraceContext(event, () => this.projection.apply(event));
+    recordCounter(METRICS.projectionApplied, 1, { 'udp.service': this.service, 'udp.projection': this.projection.name });
+  }
+
+  /** Resolves once every append handed over so far is applied (erasure: before the user's rows are deleted). */
+  async caughtUp(): Promise<void> {
+    await Promise.all([...this.tails.values()].map((tail) => tail.catch(() => undefined)));
+  }
+
+  /** Nothing is remembered per stream once applied. */
+  forget(): void {}
+
+  healthy(): boolean {
+    return this.failure === null;
+  }
+
+  /** Applied in the writer's request: never behind once answered (a failing one shows as unhealthy). */
+  async lag(): Promise<{ events: number; seconds: number }> {
+    return { events: 0, seconds: 0 };
+  }
+
+  /** Lets the appends under way finish (their writes are being answered). */
+  async stop(): Promise<void> {
+    this.stopping = true;
+    await this.caughtUp();
+  }
+}

@@ -1,0 +1,77 @@
+import { MemoryEventStore, type RecordedEvent } from '@udp/eventstore';
+import { MemoryReadModelStore } from '@udp/readmodel';
+import { InlineProjector } from './inline-projector';
+import type { Projection } from './projector';
+
+/** A projection that records what it applied, and holds the events of `held` streams (or `stream@revision`) until `release`. */
+function recordingProjection() {
+  const applied: string[] = [];
+  let release!: () => void;
+  const gate = new Promise<void>((resolve) => (release = resolve));
+  const held = new Set<string>();
+  const projection: Projection = {
+    name: 'rows',
+    streamPrefixes: ['s-'],
+    async apply(event) {
+      if (held.has(event.streamId) || held.has(`${event.streamId}@${event.revision}`)) await gate;
+      applied.push(`${event.streamId}@${event.revision}`);
+    },
+  };
+  return { projection, applied, held, release: () => release() };
+}
+
+async function append(store: MemoryEventStore, streamId: string, count: number, from = -1): Promise<RecordedEvent[]> {
+  await store.appendToStream(
+    streamId,
+    Array.from({ length: count }, (_, i) => ({ id: `${streamId}-${from + 1 + i}`, type: 'T', data: {} })),
+    { expectedRevision: from === -1 ? 'no_stream' : from },
+  );
+  return (await store.readStream(streamId, { fromRevision: from + 1 })).events;
+}
+
+describe('InlineProjector', () => {
+  it('moves its checkpoint only past appends whose rows are all applied, whatever finished first', async () => {
+    const store = new MemoryEventStore();
+    const readModels = new MemoryReadModelStore();
+    const { projection, applied, held, release } = recordingProjection();
+    const inline = new InlineProjector(store, readModels.checkpoints(), projection);
+    await inline.start();
+    held.add('s-a');
+    const first = inline.applyAppended(await append(store, 's-a', 2));
+    const second = await append(store, 's-b', 1);
+    await inline.applyAppended(second);
+    // s-b is applied, s-a (stored before it) is not: a restart must apply s-a again, so the checkpoint stays before it.
+    expect(applied).toEqual(['s-b@0']);
+    expect(await readModels.checkpoints().load('rows')).toBeNull();
+    release();
+    await first;
+    expect(await readModels.checkpoints().load('rows')).toBe(second[0].position);
+  });
+
+  it("applies one stream's appends in their order, even when the first is still being applied", async () => {
+    const store = new MemoryEventStore();
+    const { projection, applied, held, release } = recordingProjection();
+    const inline = new InlineProjector(store, new MemoryReadModelStore().checkpoints(), projection);
+    await inline.start();
+    held.add('s-a@0');
+    const first = inline.applyAppended(await append(store, 's-a', 1));
+    const later = inline.applyAppended(await append(store, 's-a', 1, 0));
+    await new Promise((resolve) => setImmediate(resolve));
+    // The second append waits for the first, held: nothing of the stream is applied out of order.
+    expect(applied).toEqual([]);
+    release();
+    await Promise.all([first, later]);
+    expect(applied).toEqual(['s-a@0', 's-a@1']);
+  });
+
+  it('applies at start every event stored after its checkpoint (rows a crash lost)', async () => {
+    const store = new MemoryEventStore();
+    const readModels = new MemoryReadModelStore();
+    const stored = await append(store, 's-a', 3);
+    await readModels.checkpoints().save('rows', stored[0].position);
+    const { projection, applied } = recordingProjection();
+    await new InlineProjector(store, readModels.checkpoints(), projection).start();
+    expect(applied).toEqual(['s-a@1', 's-a@2']);
+    expect(await readModels.checkpoints().load('rows')).toBe(stored[2].position);
+  });
+});
