@@ -28,6 +28,13 @@ export interface WriteSide {
    * they are, with no wait on the asynchronous projector. Set instead of `projector` in the single-process mode.
    */
   inline?: { applyAppended(events: RecordedEvent[]): Promise<void>; readonly service?: string };
+  /**
+   * (With `inline`) The asynchronous projectors of what users share (trending). An append of `PACED_APPEND_EVENTS`
+   * events or more is answered once they have applied it too (bounded like the rest): the user who brings a batch of
+   * work waits for it, not the others, and no user can pile up a backlog faster than it is applied (an erasure waits
+   * for that backlog).
+   */
+  paced?: Array<NonNullable<WriteSide['projector']>>;
   readYourWritesTimeoutMs: number;
   onSlowProjection?: (streamId: string, revision: number) => void;
   /** Throws StoreUnavailableError while a store the write needs besides the event store is down. */
@@ -75,6 +82,8 @@ export interface WriteSideOptions {
   projector?: WriteSide['projector'];
   /** The own rows applied from the append (instead of waiting for `projector`). */
   inline?: WriteSide['inline'];
+  /** (With `inline`) The shared projectors a large append waits for (`WriteSide.paced`). */
+  paced?: WriteSide['paced'];
   readYourWritesTimeoutMs?: number;
   logger?: WarningLogger;
   /** The read-model store: writes are refused while it is down (they could not become visible). */
@@ -82,11 +91,20 @@ export interface WriteSideOptions {
 }
 
 /** A service's write side: its store, its projector, the read-your-writes bound, slow projections logged. */
-export function writeSide({ store, projector, inline, readYourWritesTimeoutMs = 5000, logger, readModels }: WriteSideOptions): WriteSide {
+export function writeSide({
+  store,
+  projector,
+  inline,
+  paced,
+  readYourWritesTimeoutMs = 5000,
+  logger,
+  readModels,
+}: WriteSideOptions): WriteSide {
   return {
     store,
     projector,
     inline,
+    paced,
     readYourWritesTimeoutMs,
     ready: readModels ? availabilityGate('read models', readModels) : undefined,
     onSlowProjection: (streamId, revision) =>
@@ -153,8 +171,10 @@ export function commandHandler<C extends Command, E extends DomainEvent, S, Id>(
     // `Unstamped<C>` plus its metadata is a `C`; TypeScript cannot see it through the generic conditional type.
     const stamped = { ...command, metadata: { now: deps.now() } } as unknown as C;
     const { applied, ...result } = await decideAndAppend(aggregate, deps.write, id, stream, stamped, deps.states, deps.beforeAppend);
-    if (applied) await waitUntilApplied(deps.write, stream.id, result, applied);
-    else if (result.newEvents.length > 0) await waitUntilVisible(deps.write, stream.id, result);
+    if (applied) {
+      await waitUntilApplied(deps.write, stream.id, result, applied);
+      if (result.newEvents.length >= PACED_APPEND_EVENTS) await waitForPacing(deps.write, stream.id, result);
+    } else if (result.newEvents.length > 0) await waitUntilVisible(deps.write, stream.id, result);
     return result;
   };
 }
@@ -267,6 +287,19 @@ function applyInline(
       createdAt: stored.createdAt,
     })),
   );
+}
+
+/** An append of this many events or more waits for the shared projectors too (`WriteSide.paced`): a batch, not a write. */
+export const PACED_APPEND_EVENTS = 100;
+
+/** Waits (bounded by the read-your-writes timeout, together) for the shared projectors to apply a large append. */
+async function waitForPacing(write: WriteSide, streamId: string, result: CommandResult<unknown, unknown>): Promise<void> {
+  const until = performance.now() + write.readYourWritesTimeoutMs;
+  for (const projector of write.paced ?? []) {
+    const left = until - performance.now();
+    if (left <= 0) return;
+    await projector.waitFor(streamId, result.nextExpectedRevision, left, result.position);
+  }
 }
 
 /** Waits (bounded) for the inline projection to apply the write; a late one is logged, the write acknowledged. */

@@ -159,7 +159,7 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
   });
   const write = writeSide({
     store,
-    ...(inline ? { inline } : { projector: projector as Projector }),
+    ...(inline ? { inline, paced: shared } : { projector: projector as Projector }),
     readYourWritesTimeoutMs: deps.readYourWritesTimeoutMs,
     logger,
     readModels,

@@ -1,3 +1,4 @@
+import { PACED_APPEND_EVENTS } from '@udp/eventsourcing';
 import { type Collection, type Document, MemoryReadModelStore, type ReadModelStore } from '@udp/readmodel';
 import { startTestSystem, type TestSystem } from '@udp/test-system';
 import { createHistoryService } from '../app';
@@ -99,4 +100,29 @@ it('counts the writes for trending once the projector goes on', async () => {
     found = await counts.find({});
   }
   expect(found).toEqual([expect.objectContaining({ users: 3 })]);
+});
+
+it('answers a batch of PACED_APPEND_EVENTS entries or more once the trending projector has applied it too', async () => {
+  const alice = await as('alice');
+  const carol = await as('carol');
+  expect((await alice.post('/api/history/v2', { item_id: 'urn:a', date: NOW - 1 })).status).toBe(200);
+  await countsReached;
+  // Carol brings a batch of work for the shared projector: she waits for it, and alice, meanwhile, does not.
+  const data = Array.from({ length: PACED_APPEND_EVENTS }, (_, i) => ({ item_id: `urn:batch:${i}`, date: NOW - 10_000 + i }));
+  let answered = false;
+  const batch = carol.post('/api/history/v2/batch', { data }).then((res) => {
+    answered = true;
+    return res;
+  });
+  expect((await alice.post('/api/history/v2', { item_id: 'urn:d', date: NOW })).status).toBe(200);
+  // Her entries are readable (inline), and her answer still waits for the held projector.
+  let shown = 0;
+  for (let polls = 0; polls < 500 && shown < PACED_APPEND_EVENTS; polls++) {
+    shown = (await carol.get('/api/history/v2?limit=500')).body.data.length;
+    if (shown < PACED_APPEND_EVENTS) await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  expect(shown).toBe(PACED_APPEND_EVENTS);
+  expect(answered).toBe(false);
+  release();
+  expect((await batch).status).toBe(204);
 });
