@@ -65,7 +65,7 @@ it('starts no span, recording or not, for a request whose trace is not recorded'
   try {
     const read = await fetch(`${base}/api/history/v2?limit=100`, { headers: { authorization } });
     expect(read.status).toBe(200);
-    expect((await read.json()).data).toHaveLength(1);
+    expect(((await read.json()) as { data: unknown[] }).data).toHaveLength(1);
     const written = await fetch(`${base}/api/history/v2`, {
       method: 'POST',
       headers: { authorization, 'content-type': 'application/json' },
