@@ -14,7 +14,7 @@ import {
   sendProblem,
   serviceOf,
 } from '@udp/http-kit';
-import type { Logger } from '@udp/telemetry';
+import { type Logger, traceRequest } from '@udp/telemetry';
 import { answerPreflight, corsHeaders } from './cors';
 import { docsPage } from './docs-page';
 import { authenticate, checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
@@ -63,6 +63,8 @@ export function createGateway(options: GatewayOptions): Express {
   app.set('etag', false);
   // req.ip is the client only when the peer is a trusted proxy; an untrusted peer's X-Forwarded-For is ignored.
   app.set('trust proxy', options.trustedProxies?.length ? options.trustedProxies : false);
+  // The request's trace, decided once: a SERVER span only when the head sampler records it (libs/telemetry edge.ts).
+  app.use(traceRequest);
   app.use(requestId);
   // The gateway's access line also says how long the service took (`upstream_ms`), when one was called.
   app.use(

@@ -4,7 +4,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { SpanKind, context, trace } from '@opentelemetry/api';
 import { IDENTITY_HEADER } from '@udp/auth';
 import { HttpError, handOverInProcess } from '@udp/http-kit';
-import { DEBUG_SECRET_HEADER, DEBUG_SPANS_HEADER } from '@udp/telemetry';
+import { DEBUG_SECRET_HEADER, DEBUG_SPANS_HEADER, unrecordedTraceparent } from '@udp/telemetry';
 
 /** Headers a client may not pass on: hop-by-hop ones, credentials, and anything only the gateway may set. */
 const DROPPED = new Set([
@@ -31,8 +31,7 @@ const DROPPED = new Set([
 ]);
 /**
  * A caller's W3C trace context is not passed on as it came: the gateway starts its own trace (a caller's context is
- * continued only from TRACE_TRUSTED_CALLERS, libs/telemetry/src/edge.ts), and the HTTP instrumentation injects the
- * gateway's. Without this, a caller's `tracestate` and `baggage` would reach the service whenever the gateway's
+ * continued only from TRACE_TRUSTED_CALLERS, libs/telemetry/src/edge.ts), and sends the gateway's (`forward`). Without this, a caller's `tracestate` and `baggage` would reach the service whenever the gateway's
  * context has none of its own to write over them.
  */
 const CALLER_TRACE_CONTEXT = ['traceparent', 'tracestate', 'baggage'];
@@ -86,6 +85,10 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
     for (const [name, value] of Object.entries(req.headers)) if (!DROPPED.has(name)) headers[name] = value;
     for (const name of CALLER_TRACE_CONTEXT) delete headers[name];
     Object.assign(headers, extra(req, res), forwardedHeaders(req), { 'x-request-id': req.id });
+    // A trace not recorded has no span to send on: its id goes with the sampled flag off, so the service keeps the
+    // trace id and does not record it either (a recorded trace's context is sent by the HTTP client instrumentation).
+    const unrecorded = unrecordedTraceparent(req);
+    if (unrecorded) headers.traceparent = unrecorded;
     const times: { started: bigint; ended?: bigint } = { started: process.hrtime.bigint() };
     upstreamTimes.set(res, times);
     const upstream = http.request(

@@ -10,7 +10,10 @@ import {
   encodeDebugSpans,
   metricsOn,
   recordHistogram,
+  requestLogger,
   requestMetricAttributes,
+  requestTraceOf,
+  traceRequest,
 } from '@udp/telemetry';
 import { illFormedJsonBody, refuseIllFormedQuery, refuseNonUtf8Body } from './input-text';
 import { HttpError, badRequest, unauthorized } from './problem';
@@ -95,7 +98,8 @@ export function serviceEdge(options: ServiceEdgeOptions) {
       return next();
     }
     const checks = () => rejectUndecodablePath(req, res, (error?: unknown) => (error ? next(error) : refuseIllFormedQuery(req, res, next)));
-    context(req, res, () => observe(req, res, checks));
+    // The trace first: the gateway's, continued from its traceparent (a span only when the gateway records it).
+    traceRequest(req, res, () => context(req, res, () => observe(req, res, checks)));
   };
 }
 
@@ -148,10 +152,13 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
   };
 }
 
-/** `req.log`, made on first use: most requests never log, and a child logger per request is measurable. */
+/**
+ * `req.log`, made on first use: most requests never log, and a child logger per request is measurable. Its lines
+ * carry the request id and the request's trace (set by the edge's `traceRequest`).
+ */
 function defineLog(req: Request, logger: Logger): () => Logger {
   let child: Logger | undefined;
-  const log = () => (child ??= logger.child({ request_id: req.id }));
+  const log = () => (child ??= requestLogger(logger, req.id, requestTraceOf(req)));
   Object.defineProperty(req, 'log', { configurable: true, get: log });
   return log;
 }

@@ -4,7 +4,7 @@ import { GATEWAY_PRINCIPAL, IDENTITY_HEADER, type Authenticator, type InternalId
 import { type EndpointConfig, type PersonalisationConfig, personalisationApi } from '@udp/contracts';
 import { authenticateCaller } from '@udp/gateway-core';
 import { HttpError, badRequest, mountRoute, nameServerSpan } from '@udp/http-kit';
-import { addRequestMetricAttributes } from '@udp/telemetry';
+import { addRequestMetricAttributes, requestSpanOf } from '@udp/telemetry';
 import { debugBlock, endpointAnswer, streamAnswer } from './answers';
 import type { ServiceUrls } from './components';
 import { debugUnlocked } from './debug-access';
@@ -49,7 +49,7 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
       'service.component.chosen': chosen,
       'service.component.selection': selection,
     };
-    const gateway = gatewaySpan(res, endpointName);
+    const gateway = gatewaySpan(req, res, endpointName);
     gateway.span.setAttributes({ ...attributes, 'service.request_id': req.id });
     // Names from the configuration only (looked up above), so the metric's label values are bounded.
     addRequestMetricAttributes(res, { 'service.codops': codopsName, 'service.endpoint': endpointName, 'service.component': chosen });
@@ -115,8 +115,9 @@ function endpointOf(config: PersonalisationConfig, codopsName: string, endpointN
  * our own, which `end` ends. A server span that does not record (an opted-out codops) stays the gateway span:
  * nothing below it records.
  */
-function gatewaySpan(res: Response, endpointName: string): { span: Span; end: () => void } {
-  const server = trace.getActiveSpan();
+function gatewaySpan(req: Request, res: Response, endpointName: string): { span: Span; end: () => void } {
+  // A trace not recorded has no active span: the request's trace id, in a span that records nothing.
+  const server = trace.getActiveSpan() ?? requestSpanOf(req);
   if (server) {
     nameServerSpan(res, server, endpointName);
     return { span: server, end: () => undefined };

@@ -1,17 +1,27 @@
 import { BlockList, isIP, type Server, type Socket } from 'node:net';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import {
-  type Context,
   type Span,
   type SpanContext,
-  type TextMapGetter,
-  type TextMapPropagator,
-  type TextMapSetter,
+  type Tracer,
   ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  TraceFlags,
+  context,
+  propagation,
   trace,
 } from '@opentelemetry/api';
+import { type IdGenerator, type Sampler, SamplingDecision } from '@opentelemetry/sdk-trace-base';
+import { HEAD_DECIDED, markDebugRequested, isDebugRequested } from './sampling';
 
 /**
+ * The edge of every HTTP server of ours, for tracing: the gateway's and, in the distributed mode, each service's.
+ * OpenTelemetry's HTTP instrumentation is not used for incoming requests (it made a span, its attributes and a context
+ * switch for every request, recorded or not: docs/performance.md, "Tracing"). `traceRequest` asks the head sampler
+ * first, on a trace id it chose, and only a trace the sampler records gets a SERVER span, made active for the request;
+ * any other request keeps its trace id alone (its log lines, the next hop's `traceparent`, sampled flag off).
+ *
  * The public edge (docs/architecture.md, "Tracing at the public edge"): every request that reaches the gateway's
  * server from a caller that is not trusted starts a new trace. Its `traceparent`, `tracestate` and `baggage` are not
  * continued: a client could otherwise choose the trace id of its calls (and join other calls' traces), mark them
@@ -23,8 +33,6 @@ import {
 
 /** Sockets accepted by a public edge server: whether the peer is a trusted caller. */
 const edgeSockets = new WeakMap<Socket, boolean>();
-/** Header objects of requests whose trace context is not continued, with the caller's context to link to. */
-const untrusted = new WeakMap<object, SpanContext | null>();
 
 /** Addresses and CIDR ranges (`10.0.0.0/8`, `::1`, `fd00::/8`), comma separated; throws on a malformed entry. */
 export function parseTrustedCallers(value: string | undefined): BlockList {
@@ -59,39 +67,125 @@ function isTrusted(list: BlockList, address: string | undefined): boolean {
   return v4 ? list.check(v4, 'ipv4') : list.check(address, isIP(address) === 6 ? 'ipv6' : 'ipv4');
 }
 
+/** What startTracing hands the edge: the head sampler, the tracer and the ids the SDK gives root spans. */
+export interface EdgeTracing {
+  sampler: Sampler;
+  tracer: Tracer;
+  ids: EdgeIdGenerator;
+}
+let edgeTracing: EdgeTracing | null = null;
+export function setEdgeTracing(tracing: EdgeTracing | null): void {
+  edgeTracing = tracing;
+}
+
 /**
- * Called by the HTTP instrumentation for each incoming request before it reads the trace context: a request at the
- * edge from an untrusted caller has its headers marked, so the propagator ignores them.
+ * The SDK's ids, except that the next root span may take the trace id the edge already chose (and sampled on):
+ * `startSpan` is synchronous, so the id set just before is the one it takes.
  */
-export function noteIncomingRequest(request: IncomingMessage): void {
-  if (edgeSockets.get(request.socket) === false) untrusted.set(request.headers, null);
+export class EdgeIdGenerator implements IdGenerator {
+  next: string | undefined;
+  constructor(private readonly random: IdGenerator) {}
+  generateTraceId(): string {
+    const id = this.next ?? this.random.generateTraceId();
+    this.next = undefined;
+    return id;
+  }
+  generateSpanId(): string {
+    return this.random.generateSpanId();
+  }
+  newTraceId(): string {
+    return this.random.generateTraceId();
+  }
 }
 
-/** After the server span started: the caller's own trace, if it sent one, becomes a link (never the parent). */
-export function linkCallerTrace(span: Span, request: unknown): void {
-  const headers = (request as { headers?: unknown }).headers;
-  const caller = typeof headers === 'object' && headers !== null ? untrusted.get(headers) : undefined;
-  if (caller) span.addLink({ context: caller, attributes: { 'udp.link': 'caller traceparent (not continued at the edge)' } });
+/** The trace of one incoming request: its id, and its SERVER span when the trace is recorded. */
+export interface RequestTrace {
+  traceId: string;
+  /** Only in a recorded trace; active while the request is handled. */
+  span?: Span;
+}
+const requestTraces = new WeakMap<IncomingMessage, RequestTrace>();
+
+/** The request's trace as its edge decided it (none where tracing is off). */
+export function requestTraceOf(req: IncomingMessage): RequestTrace | undefined {
+  return requestTraces.get(req);
 }
 
-/** Extracts through `inner` except from the headers of an untrusted edge request: there, nothing (the caller's context is kept for the link). */
-export class EdgePropagator implements TextMapPropagator {
-  constructor(private readonly inner: TextMapPropagator) {}
+/**
+ * The request's span: the recorded SERVER span, or, in a trace not recorded, a non-recording span of its trace id
+ * (made only when asked: a handler that runs work under the request's trace, e.g. a personalisation call).
+ */
+export function requestSpanOf(req: IncomingMessage): Span | undefined {
+  const t = requestTraces.get(req);
+  if (!t || t.span || !edgeTracing) return t?.span;
+  return trace.wrapSpanContext({ traceId: t.traceId, spanId: edgeTracing.ids.generateSpanId(), traceFlags: TraceFlags.NONE });
+}
 
-  inject(context: Context, carrier: unknown, setter: TextMapSetter): void {
-    this.inner.inject(context, carrier, setter);
-  }
+/**
+ * The `traceparent` a hop over HTTP sends for a trace not recorded: the sampled flag off, so that the next process
+ * does not record it either (a recorded trace's context is sent by the HTTP client instrumentation).
+ */
+export function unrecordedTraceparent(req: IncomingMessage): string | undefined {
+  const t = requestTraces.get(req);
+  if (!t || t.span || !edgeTracing) return undefined;
+  return `00-${t.traceId}-${edgeTracing.ids.generateSpanId()}-00`;
+}
 
-  extract(context: Context, carrier: unknown, getter: TextMapGetter): Context {
-    if (typeof carrier === 'object' && carrier !== null && untrusted.has(carrier)) {
-      const caller = trace.getSpanContext(this.inner.extract(ROOT_CONTEXT, carrier, getter));
-      if (caller && trace.isSpanContextValid(caller)) untrusted.set(carrier, caller);
-      return context;
-    }
-    return this.inner.extract(context, carrier, getter);
+/**
+ * A server's first middleware: decides the request's trace once. The parent is the caller's context (none from an
+ * untrusted caller at the public edge); the head sampler is asked on the trace id the SERVER span would get, and the
+ * span is made only when the trace is recorded (the sampler's answer is handed to it, not asked again). A recorded
+ * request runs in its span's context, its request and response events too, and the span ends with the answer.
+ */
+export function traceRequest(req: IncomingMessage, res: ServerResponse, next: () => void): void {
+  const tracing = edgeTracing;
+  if (!tracing) return next();
+  const headers = req.headers;
+  const extracted = propagation.extract(ROOT_CONTEXT, headers);
+  let parent = extracted;
+  let caller: SpanContext | undefined;
+  if (edgeSockets.get(req.socket) === false) {
+    // An untrusted caller: only the debug mark is kept, its own trace as a link.
+    const theirs = trace.getSpanContext(extracted);
+    if (theirs && trace.isSpanContextValid(theirs)) caller = theirs;
+    parent = isDebugRequested(extracted) ? markDebugRequested(ROOT_CONTEXT) : ROOT_CONTEXT;
   }
-
-  fields(): string[] {
-    return this.inner.fields();
+  const remote = trace.getSpanContext(parent);
+  const continued = remote !== undefined && trace.isSpanContextValid(remote);
+  const traceId = continued ? remote.traceId : tracing.ids.newTraceId();
+  const method = req.method ?? 'GET';
+  const path = (req.url ?? '/').split('?')[0];
+  const attributes = { 'url.path': path };
+  const decision = tracing.sampler.shouldSample(parent, traceId, method, SpanKind.SERVER, attributes, []);
+  if (decision.decision === SamplingDecision.NOT_RECORD) {
+    requestTraces.set(req, { traceId });
+    return next();
   }
+  if (!continued) tracing.ids.next = traceId;
+  const span = tracing.tracer.startSpan(
+    method,
+    {
+      kind: SpanKind.SERVER,
+      attributes: {
+        'http.request.method': method,
+        'url.path': path,
+        'url.scheme': 'encrypted' in req.socket ? 'https' : 'http',
+        'network.peer.address': req.socket.remoteAddress,
+        'user_agent.original': headers['user-agent'],
+      },
+      links: caller && [{ context: caller, attributes: { 'udp.link': 'caller traceparent (not continued at the edge)' } }],
+    },
+    parent.setValue(HEAD_DECIDED, decision),
+  );
+  tracing.ids.next = undefined;
+  requestTraces.set(req, { traceId: span.spanContext().traceId, span });
+  const active = trace.setSpan(parent, span);
+  context.bind(active, req);
+  context.bind(active, res);
+  res.once('close', () => {
+    span.setAttribute('http.response.status_code', res.statusCode);
+    if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
+    span.end();
+  });
+  context.with(active, next);
 }

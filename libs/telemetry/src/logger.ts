@@ -43,6 +43,28 @@ function sharedPrettyStream(): DestinationStream | null {
   return prettyStream;
 }
 
+const TRACE_BOUND = Symbol('udp.trace-bound');
+
+/**
+ * A request's logger: every line carries the request id and the request's trace id (and its server span's id when
+ * the trace is recorded), from the request's context rather than from the active span. Loggers made from it keep
+ * them (pino's children inherit from their parent).
+ */
+export function requestLogger(
+  logger: Logger,
+  requestId: string,
+  trace?: { traceId: string; span?: { spanContext(): { spanId: string } } },
+): Logger {
+  if (!trace) return logger.child({ request_id: requestId });
+  const child = logger.child({
+    request_id: requestId,
+    trace_id: trace.traceId,
+    ...(trace.span && { span_id: trace.span.spanContext().spanId }),
+  });
+  (child as { [TRACE_BOUND]?: boolean })[TRACE_BOUND] = true;
+  return child;
+}
+
 /**
  * Structured JSON logs (pretty on a terminal: `logFormat`). Every line carries the active trace id (joins logs to traces); request handlers add
  * the request id through a child logger. Credentials never reach a log line.
@@ -66,7 +88,9 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
       ],
       censor: '[redacted]',
     },
-    mixin() {
+    mixin(_object, _level, logger) {
+      // A request's logger carries its trace already (a trace not recorded has no active span to read it from).
+      if ((logger as { [TRACE_BOUND]?: boolean })[TRACE_BOUND]) return {};
       const context = trace.getActiveSpan()?.spanContext();
       return context ? { trace_id: context.traceId, span_id: context.spanId } : {};
     },

@@ -43,6 +43,14 @@ const STATE_KEY = 'udp';
 export const DEBUG_SECRET_HEADER = 'x-service-debug-secret';
 
 const DEBUG_REQUESTED = createContextKey('udp.debug-requested');
+export const markDebugRequested = (context: Context): Context => context.setValue(DEBUG_REQUESTED, true);
+export const isDebugRequested = (context: Context): boolean => context.getValue(DEBUG_REQUESTED) === true;
+
+/**
+ * The head's answer for the span about to start, given by the edge that already asked (edge.ts, `traceRequest`): the
+ * sampler is asked once per request, and its rate meter counts each request once.
+ */
+export const HEAD_DECIDED = createContextKey('udp.head-decided');
 
 /**
  * Marks the context of an incoming request that carries the debug header, so the head sampler can record its trace.
@@ -119,6 +127,8 @@ export class EndpointRateSampler implements Sampler {
   }
 
   shouldSample(context: Context, traceId: string, name: string, _kind: SpanKind, attributes: Attributes): SamplingResult {
+    const decided = context.getValue(HEAD_DECIDED) as SamplingResult | undefined;
+    if (decided) return decided;
     const parent = trace.getSpanContext(context);
     const valid = parent !== undefined && trace.isSpanContextValid(parent);
     // A child in this process follows its trace: recorded when the trace is (the tail decides what is exported).

@@ -2,7 +2,7 @@ import type { Context } from '@opentelemetry/api';
 import type { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
 import type { ReadableSpan, Span, SpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { debugSpanCapture } from './debug-spans';
-import { EdgePropagator, linkCallerTrace, noteIncomingRequest } from './edge';
+import { EdgeIdGenerator, setEdgeTracing } from './edge';
 import { redactAttributes } from './redaction';
 import { processResource } from './resource';
 import { DebugRequestPropagator, EndpointRateSampler, TailSamplingProcessor } from './sampling';
@@ -39,6 +39,8 @@ export interface TracingOptions {
   tracesPerEndpointPerS?: number;
   /** A call at least this long is always kept. */
   slowMs?: number;
+  /** Which traces the head records (EndpointSamplerOptions.record); default from the exporter and processors. */
+  record?: 'all' | 'sampled' | 'debug';
 }
 
 /** Endpoints whose traces are not recorded at all (an opted-out codops); set by the gateway. */
@@ -74,61 +76,62 @@ export function startTracing(options: TracingOptions): boolean {
     processors.push(new TailSamplingProcessor(new BatchSpanProcessor(new OTLPTraceExporter({ url })), { slowMs }));
   }
   const tracesPerEndpointPerS = options.tracesPerEndpointPerS ?? positive(process.env.TRACES_PER_ENDPOINT_PER_S) ?? 10;
+  const { RandomIdGenerator } = require('@opentelemetry/sdk-trace-base') as typeof import('@opentelemetry/sdk-trace-base');
+  const ids = new EdgeIdGenerator(new RandomIdGenerator());
+  const sampler = new EndpointRateSampler({
+    tracesPerEndpointPerS,
+    optedOut: (key) => optedOut(key),
+    // An in-process processor (a test's) reads every span; an exporter only the traces the head keeps, unless
+    // TRACE_RECORD_ALL asks for every trace recorded so that the tail keeps failed and slow calls whole.
+    record:
+      options.record ??
+      ((options.extraProcessors?.length ?? 0) > 0 || (options.otlpEndpoint && process.env.TRACE_RECORD_ALL === 'true')
+        ? 'all'
+        : options.otlpEndpoint
+          ? 'sampled'
+          : 'debug'),
+  });
   provider = new NodeTracerProvider({
     resource: processResource(options.serviceName),
-    sampler: new EndpointRateSampler({
-      tracesPerEndpointPerS,
-      optedOut: (key) => optedOut(key),
-      // An in-process processor (a test's) reads every span; an exporter only the traces the head keeps, unless
-      // TRACE_RECORD_ALL asks for every trace recorded so that the tail keeps failed and slow calls whole.
-      record:
-        (options.extraProcessors?.length ?? 0) > 0 || (options.otlpEndpoint && process.env.TRACE_RECORD_ALL === 'true')
-          ? 'all'
-          : options.otlpEndpoint
-            ? 'sampled'
-            : 'debug',
-    }),
+    sampler,
+    idGenerator: ids,
     spanProcessors: [new QueryRedactingProcessor(processors)],
   });
   // W3C trace context and baggage (the SDK's defaults), plus the mark of a call that asks for its debug block.
   provider.register({
-    // The W3C part is not extracted from untrusted callers at the public edge (edge.ts).
+    // Nothing of it is continued from untrusted callers at the public edge (edge.ts).
     propagator: new core.CompositePropagator({
-      propagators: [
-        new EdgePropagator(
-          new core.CompositePropagator({ propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator()] }),
-        ),
-        new DebugRequestPropagator(),
-      ],
+      propagators: [new core.W3CTraceContextPropagator(), new core.W3CBaggagePropagator(), new DebugRequestPropagator()],
     }),
   });
   registerInstrumentations({ tracerProvider: provider, instrumentations: instrumentations() });
+  setEdgeTracing({ sampler, ids, tracer: provider.getTracer('udp-http-edge') });
   return true;
 }
 
 /**
- * HTTP always (the gateway and every service), and Node's `fetch` (undici) always: the export-worker's reads of the
+ * Outgoing HTTP always (the gateway's forwarding, the personalisation calls to services, the export callbacks), and
+ * Node's `fetch` (undici) always: the export-worker's reads of the
  * services and the identity provider's userinfo calls (libs/auth) continue the current trace and carry its W3C
  * context, so an export is one trace from request to callback. Like the HTTP client spans, a `fetch` outside any
  * trace (background work) makes no root span. A client library's instrumentation only where its adapter is
  * configured, so the embedded mode (SQLite, memory read models, in-process bus) loads none of them. No Express
  * instrumentation: it wraps every layer of every request (docs/performance.md, "Tracing") for route-handler spans
  * the debug block does not need; http-kit's observeServerRequests names the server span after the route instead.
+ * No incoming HTTP instrumentation either: each server's edge starts its span itself, only in a recorded trace
+ * (edge.ts, `traceRequest`).
  */
 function instrumentations() {
   const { HttpInstrumentation } = require('@opentelemetry/instrumentation-http') as typeof import('@opentelemetry/instrumentation-http');
   const list: import('@opentelemetry/instrumentation').Instrumentation[] = [
     new HttpInstrumentation({
-      // Runs before the trace context is read: marks an untrusted caller's request at the public edge (edge.ts).
-      startIncomingSpanHook: (request) => {
-        noteIncomingRequest(request);
-        return {};
-      },
+      disableIncomingRequestInstrumentation: true,
+      // A call outside a recorded trace makes no span (the edge sends a request's unrecorded trace on: proxy.ts).
+      requireParentforOutgoingSpans: true,
       // Query strings can hold personal data: keep only the path in span names and attributes.
       requestHook: (span, request) => {
         const path = 'path' in request && typeof request.path === 'string' ? request.path.split('?')[0] : undefined;
         if (path) span.setAttribute('url.path', path);
-        linkCallerTrace(span, request);
       },
     }),
   ];
@@ -154,6 +157,7 @@ function instrumentations() {
 }
 
 export async function stopTracing(): Promise<void> {
+  setEdgeTracing(null);
   await provider?.shutdown();
   provider = null;
 }
