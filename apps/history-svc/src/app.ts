@@ -10,6 +10,7 @@ import {
   HISTORY_PROJECTION,
   TRENDING_WATCHES_COLLECTION,
   buildTrendingWatches,
+  fillEntryAnswers,
   erasingTrendingToo,
   historyEntries,
   historyDocumentsOfUser,
@@ -50,6 +51,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
     await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, { item_id: 1, date: -1 }, { queriedByProjection: true });
     await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, { userId: 1 }, { queriedByProjection: true });
   }
+  // Entries of an earlier version's read models get their answers, once, before anything reads or projects.
+  await fillEntryAnswers(readModels);
   await buildTrendingCounts(readModels, historyEntries(readModels), { ...trending, projection: HISTORY_PROJECTION });
   if (inline) await buildTrendingWatches(readModels, trending);
   const aggregate = historyAggregate({ maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries });

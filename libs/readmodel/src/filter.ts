@@ -1,4 +1,4 @@
-import type { Document, FieldCondition, Filter, Scalar, Sort } from './port';
+import { type Document, type FieldCondition, type Filter, type Param, type PreparedFilter, type Scalar, type Sort, isParam } from './port';
 
 type Test<V> = (value: V) => boolean;
 
@@ -191,4 +191,34 @@ export function outsideBounds(value: unknown, bounds: NumericBounds): boolean {
   if (upper && (value > upper.value || (!upper.inclusive && value === upper.value))) return true;
   if (lower && (value < lower.value || (!lower.inclusive && value === lower.value))) return true;
   return false;
+}
+
+/** The value `param` is given: of its declared type, or an error (a prepared shape never meets another type). */
+export function paramValue(param: Param, values: Readonly<Record<string, Scalar>>): Scalar {
+  const value = values[param.$param];
+  if (typeof value !== param.type) throw new Error(`read-model query parameter ${param.$param} must be a ${param.type}`);
+  return value;
+}
+
+/** A prepared filter with its params' values in place: the filter an adapter without prepared statements runs. */
+export function bindParams(filter: PreparedFilter, values: Readonly<Record<string, Scalar>>): Filter {
+  const bound: Filter = {};
+  for (const [key, condition] of Object.entries(filter)) {
+    if (condition === undefined) continue;
+    if (key === '$or' || key === '$and') bound[key] = (condition as PreparedFilter[]).map((branch) => bindParams(branch, values));
+    else if (isParam(condition)) bound[key] = paramValue(condition, values);
+    else if (condition !== null && typeof condition === 'object')
+      bound[key] = Object.fromEntries(
+        Object.entries(condition).map(([op, operand]) => [op, isParam(operand) ? paramValue(operand, values) : operand]),
+      ) as FieldCondition;
+    else bound[key] = condition;
+  }
+  return bound;
+}
+
+/** The selected fields of a document, a missing one as null. */
+export function selectFields<K extends string>(doc: Document, fields: readonly K[]): Record<K, unknown> {
+  const selected = {} as Record<K, unknown>;
+  for (const field of fields) selected[field] = fieldOf(doc, field) ?? null;
+  return selected;
 }

@@ -1,5 +1,27 @@
-import { cloneData, comparatorFor, compileFilter, fieldOf, numericBounds, outsideBounds, sortDocuments } from './filter';
-import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, Sort, VersionedDocument } from './port';
+import {
+  bindParams,
+  cloneData,
+  comparatorFor,
+  compileFilter,
+  fieldOf,
+  numericBounds,
+  outsideBounds,
+  selectFields,
+  sortDocuments,
+} from './filter';
+import type {
+  CheckpointStore,
+  Collection,
+  Document,
+  Filter,
+  FindOptions,
+  PreparedFilter,
+  PreparedFind,
+  PreparedFindOptions,
+  ReadModelStore,
+  Sort,
+  VersionedDocument,
+} from './port';
 
 /**
  * Documents in a Map. Each declared index keeps, per value of its first key, the documents sorted by the
@@ -148,6 +170,16 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     const found = this.select(filter, options);
     // Stored documents are never changed in place (`put` stores a new object), so a read-only reader may have them.
     return options.readOnly ? found : found.map((d) => cloneData(d));
+  }
+
+  prepareFind<K extends keyof T & string>(
+    filter: PreparedFilter,
+    { sort, select }: PreparedFindOptions<K>,
+  ): PreparedFind<{ [F in K]: T[F] | null }> {
+    return async (values, limit) =>
+      this.select(bindParams(filter, values), { sort, limit }).map(
+        (doc) => cloneData(selectFields(doc, select)) as { [F in K]: T[F] | null },
+      );
   }
 
   async count(filter: Filter): Promise<number> {

@@ -3,7 +3,19 @@ import type { Db, Filter as MongoFilter, MongoClient } from 'mongodb';
 // Required when the adapter is used: embedded mode never pays for loading the driver.
 const driver = () => require('mongodb') as typeof import('mongodb');
 import { LastWriteFailure, StoreUnavailableError } from '@udp/eventstore';
-import type { CheckpointStore, Collection, Document, Filter, FindOptions, ReadModelStore, VersionedDocument } from './port';
+import { bindParams, selectFields } from './filter';
+import type {
+  CheckpointStore,
+  Collection,
+  Document,
+  Filter,
+  FindOptions,
+  PreparedFilter,
+  PreparedFind,
+  PreparedFindOptions,
+  ReadModelStore,
+  VersionedDocument,
+} from './port';
 
 const DUPLICATE_KEY = 11000;
 
@@ -62,6 +74,21 @@ class MongoCollection<T extends Document> implements Collection<T> {
       if (options.limit !== undefined) cursor = cursor.limit(options.limit);
       return (await cursor.toArray()) as T[];
     });
+  }
+
+  prepareFind<K extends keyof T & string>(
+    filter: PreparedFilter,
+    { sort, select }: PreparedFindOptions<K>,
+  ): PreparedFind<{ [F in K]: T[F] | null }> {
+    const projection = Object.fromEntries([['_id', 0], ...select.map((field) => [field, 1])]);
+    return (values, limit) =>
+      reachable(async () => {
+        let cursor = this.c.find(bindParams(filter, values) as MongoFilter<Document>, { projection });
+        if (sort) cursor = cursor.sort(sort);
+        if (limit !== undefined) cursor = cursor.limit(limit);
+        // A field the document lacks is null, as in the other adapters.
+        return (await cursor.toArray()).map((doc) => selectFields(doc as Document, select) as { [F in K]: T[F] | null });
+      });
   }
 
   count(filter: Filter): Promise<number> {

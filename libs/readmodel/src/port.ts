@@ -28,9 +28,46 @@ export interface FindOptions {
   readOnly?: boolean;
 }
 
+/**
+ * A value a prepared find is given each time it runs, standing in its filter for a scalar of one type
+ * (`param('before', 'number')`): the filter's shape, and so its translation, is fixed once.
+ */
+export interface Param {
+  readonly $param: string;
+  readonly type: 'string' | 'number' | 'boolean';
+}
+
+export const param = (name: string, type: Param['type']): Param => ({ $param: name, type });
+
+export const isParam = (value: unknown): value is Param =>
+  value !== null && typeof value === 'object' && typeof (value as Param).$param === 'string';
+
+type Operand = Scalar | Param;
+export type PreparedCondition =
+  Operand | { $eq?: Operand; $ne?: Operand; $gt?: Operand; $gte?: Operand; $lt?: Operand; $lte?: Operand; $in?: Scalar[] };
+/** A filter whose scalars may be `Param`s (not inside `$in`). */
+export type PreparedFilter = { [field: string]: PreparedCondition | PreparedFilter[] | undefined } & {
+  $or?: PreparedFilter[];
+  $and?: PreparedFilter[];
+};
+
+/**
+ * A find prepared once: run with its params' values (by name) and a limit, it answers the selected fields of the
+ * matching documents in the prepared order (a missing field is null). What a hot read asks for: no filter
+ * translated per call, and only the fields it shows (SQLite: the selected fields get columns of their own, so a
+ * page of answers is read without parsing a document).
+ */
+export type PreparedFind<R> = (params: Readonly<Record<string, Scalar>>, limit?: number) => Promise<R[]>;
+
+export interface PreparedFindOptions<K extends string> {
+  sort?: Sort;
+  select: readonly K[];
+}
+
 export interface Collection<T extends Document> {
   get(id: string): Promise<T | null>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
+  prepareFind<K extends keyof T & string>(filter: PreparedFilter, options: PreparedFindOptions<K>): PreparedFind<{ [F in K]: T[F] | null }>;
   count(filter: Filter): Promise<number>;
   /** Writes `doc` unless the stored one has the same or a newer revision. True when written. */
   upsertIfNewer(doc: T & VersionedDocument): Promise<boolean>;

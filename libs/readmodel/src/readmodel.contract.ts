@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { ReadModelStore } from './port';
+import { type ReadModelStore, param } from './port';
 
 interface Entry {
   _id: string;
@@ -175,6 +175,59 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
         { ...doc('u1', 'b', 30, 2, true), note: 'changed' },
         doc('u1', 'a', 10, 1, true),
       ]);
+    });
+
+    it('runs a prepared find with its parameters, answering the selected fields in order (a missing one as null)', async () => {
+      const c = store.collection<Entry>(name);
+      for (const [item, date, deleted] of [
+        ['a', 10, false],
+        ['b', 20, false],
+        ['c', 20, true],
+        ['d', 30, false],
+      ] as const) {
+        await c.upsertIfNewer({ ...doc('u1', item, date, 1, deleted), ...(item !== 'c' && { note: `note ${item}` }) });
+      }
+      await c.upsertIfNewer({ ...doc('u2', 'a', 15), note: 'other user' });
+      const order = { date: -1, itemId: 1 } as const;
+      const live = c.prepareFind({ userId: param('user', 'string'), deleted: false }, { sort: order, select: ['note'] });
+      expect(await live({ user: 'u1' })).toEqual([{ note: 'note d' }, { note: 'note b' }, { note: 'note a' }]);
+      expect(await live({ user: 'u1' }, 2)).toEqual([{ note: 'note d' }, { note: 'note b' }]);
+      expect(await live({ user: 'u2' })).toEqual([{ note: 'other user' }]);
+      expect(await live({ user: 'nobody' })).toEqual([]);
+      // A date cursor as the history's pages have it, and each operator with a parameter.
+      const before = c.prepareFind(
+        {
+          userId: param('user', 'string'),
+          $or: [
+            { date: { $lt: param('before', 'number') } },
+            { date: param('before', 'number'), itemId: { $gt: param('after', 'string') } },
+          ],
+        },
+        { sort: order, select: ['itemId', 'deleted', 'note'] },
+      );
+      expect(await before({ user: 'u1', before: 20, after: 'b' })).toEqual([
+        { itemId: 'c', deleted: true, note: null },
+        { itemId: 'a', deleted: false, note: 'note a' },
+      ]);
+      const ranges = c.prepareFind(
+        {
+          userId: param('user', 'string'),
+          date: { $gte: param('from', 'number'), $lte: param('to', 'number') },
+          itemId: { $ne: param('not', 'string') },
+        },
+        { sort: order, select: ['itemId'] },
+      );
+      expect(await ranges({ user: 'u1', from: 20, to: 30, not: 'b' })).toEqual([{ itemId: 'd' }, { itemId: 'c' }]);
+      const flagged = c.prepareFind({ deleted: param('deleted', 'boolean') }, { sort: order, select: ['_id'] });
+      expect(await flagged({ deleted: true })).toEqual([{ _id: 'u1/c' }]);
+      // A parameter of another type than declared is refused, not compared as MongoDB would not.
+      await expect(live({ user: 5 })).rejects.toThrow(/user/);
+      // A prepared find sees later changes.
+      await c.upsertIfNewer({ ...doc('u1', 'a', 40, 2), note: 'note a again' });
+      await c.updateMany({ userId: 'u1', itemId: 'd' }, { deleted: true, revision: 3 });
+      expect(await live({ user: 'u1' })).toEqual([{ note: 'note a again' }, { note: 'note b' }]);
+      await c.deleteMany({ userId: 'u1' });
+      expect(await live({ user: 'u1' })).toEqual([]);
     });
 
     it('keeps checkpoints per projection', async () => {

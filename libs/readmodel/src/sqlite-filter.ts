@@ -1,4 +1,14 @@
-import type { FieldCondition, Filter, Scalar, Sort } from './port';
+import { type FieldCondition, type Filter, type Param, type PreparedFilter, type Scalar, type Sort, isParam } from './port';
+
+/** A statement parameter taken from a prepared find's param when it runs, as `as` makes it. */
+export class Bound {
+  constructor(
+    readonly param: Param,
+    readonly as: (value: Scalar) => unknown,
+  ) {}
+}
+const bound = (param: Param, as: (value: Scalar) => unknown) => new Bound(param, as);
+const same = (value: Scalar) => value;
 
 /**
  * The port's filter subset as SQL over documents stored as JSON text (`doc`) with some fields also in columns, with
@@ -83,7 +93,7 @@ export interface SqlCondition {
  * `filter` as a WHERE clause. `partitionFields`: the first fields of the collection's indexes; an equality on one
  * also gets the term on its key column, which is what lets SQLite use the index.
  */
-export function whereSql(filter: Filter, columns: FieldColumns, partitionFields: ReadonlySet<string>): SqlCondition {
+export function whereSql(filter: Filter | PreparedFilter, columns: FieldColumns, partitionFields: ReadonlySet<string>): SqlCondition {
   const terms: string[] = [];
   const params: unknown[] = [];
   const add = (sql: string, ...values: unknown[]) => {
@@ -105,8 +115,13 @@ export function whereSql(filter: Filter, columns: FieldColumns, partitionFields:
     // The id is a column of its own, keyed like an index's first field (`key`): found by its index, never by a scan.
     const keyed = key === '_id' ? { key: 'key', columns: ID_COLUMN } : partitionFields.has(key) ? { key: keyColumnOf(key), columns } : null;
     const field = key === '_id' ? 'id' : fieldSql(key, columns);
-    const equality = condition === null || typeof condition !== 'object' ? condition : (condition as { $eq?: Scalar }).$eq;
-    if (keyed && equality !== undefined && equality !== null) add(`${keyed.key} = ?`, partitionKey(columnValue(equality)));
+    const equality =
+      condition === null || typeof condition !== 'object' || isParam(condition) ? condition : (condition as { $eq?: Scalar | Param }).$eq;
+    if (keyed && equality !== undefined && equality !== null)
+      add(
+        `${keyed.key} = ?`,
+        isParam(equality) ? bound(equality, (value) => partitionKey(columnValue(value))) : partitionKey(columnValue(equality)),
+      );
     // A list of values: the list of their keys too, so that SQLite reads the index once per value.
     const listed =
       condition !== null && typeof condition === 'object' && Object.keys(condition).length === 1
@@ -114,27 +129,28 @@ export function whereSql(filter: Filter, columns: FieldColumns, partitionFields:
         : undefined;
     if (keyed && listed && listed.length > 0 && listed.every((v) => v !== null))
       add(`${keyed.key} IN (SELECT value FROM json_each(?))`, JSON.stringify(listed.map((v) => partitionKey(columnValue(v)))));
-    for (const term of conditionSql(key, field, key === '_id' ? ID_COLUMN : columns, condition as FieldCondition))
+    for (const term of conditionSql(key, field, key === '_id' ? ID_COLUMN : columns, condition as FieldCondition | Param))
       add(term.sql, ...term.params);
   }
   return terms.length === 0 ? { sql: '1', params: [] } : { sql: terms.join(' AND '), params };
 }
 
-function conditionSql(key: string, field: string, columns: FieldColumns, condition: FieldCondition): SqlCondition[] {
-  if (condition === null || typeof condition !== 'object') return [equalsSql(key, field, columns, condition)];
+function conditionSql(key: string, field: string, columns: FieldColumns, condition: FieldCondition | Param): SqlCondition[] {
+  if (condition === null || typeof condition !== 'object' || isParam(condition)) return [equalsSql(key, field, columns, condition)];
   return Object.entries(condition).map(([op, operand]) => operatorSql(key, field, columns, op, operand));
 }
 
 function operatorSql(key: string, field: string, columns: FieldColumns, op: string, operand: unknown): SqlCondition {
   switch (op) {
     case '$eq':
-      return equalsSql(key, field, columns, operand as Scalar);
+      return equalsSql(key, field, columns, operand as Scalar | Param);
     case '$ne': {
-      const equal = equalsSql(key, field, columns, operand as Scalar);
+      const equal = equalsSql(key, field, columns, operand as Scalar | Param);
       // Total, never NULL: a missing field is unequal to any value but null.
       return { sql: `NOT IFNULL(${equal.sql}, 0)`, params: equal.params };
     }
     case '$in': {
+      if (Array.isArray(operand) && operand.some(isParam)) throw new Error('$in takes a list of values, not a prepared parameter');
       const values = operand as Scalar[];
       if (values.length === 0) return { sql: '0', params: [] };
       const strings = values.filter((v) => typeof v === 'string');
@@ -160,8 +176,15 @@ function operatorSql(key: string, field: string, columns: FieldColumns, op: stri
   }
 }
 
-function equalsSql(key: string, field: string, columns: FieldColumns, operand: Scalar): SqlCondition {
+function equalsSql(key: string, field: string, columns: FieldColumns, operand: Scalar | Param): SqlCondition {
   if (operand === null) return { sql: `${field} IS NULL`, params: [] };
+  if (isParam(operand)) {
+    if (columns.has(key)) return { sql: `${field} = ?`, params: [bound(operand, columnValue)] };
+    if (operand.type === 'boolean')
+      return { sql: `json_type(doc, '$.${key}') = ?`, params: [bound(operand, (value) => (value ? 'true' : 'false'))] };
+    if (operand.type === 'number') return { sql: `(${field} = ? AND ${typeSql(key, columns, 'number')})`, params: [bound(operand, same)] };
+    return { sql: `${field} = ?`, params: [bound(operand, same)] };
+  }
   if (columns.has(key)) return { sql: `${field} = ?`, params: [columnValue(operand)] };
   if (typeof operand === 'boolean') return { sql: `json_type(doc, '$.${key}') = '${operand ? 'true' : 'false'}'`, params: [] };
   // JSON true is the integer 1 to json_extract.
@@ -171,6 +194,10 @@ function equalsSql(key: string, field: string, columns: FieldColumns, operand: S
 
 /** Only values of the operand's type compare (MongoDB's type bracketing); null and other operands match nothing. */
 function rangeSql(key: string, field: string, columns: FieldColumns, op: string, operand: unknown): SqlCondition {
+  if (isParam(operand)) {
+    const as = columns.has(key) ? columnValue : (value: Scalar) => (value === true ? 1 : value === false ? 0 : value);
+    return { sql: `(${field} ${op} ? AND ${typeSql(key, columns, operand.type)})`, params: [bound(operand, as)] };
+  }
   const kind = typeof operand;
   if (kind !== 'string' && kind !== 'number' && kind !== 'boolean') return { sql: '0', params: [] };
   const value = columns.has(key) ? columnValue(operand) : operand === true ? 1 : operand === false ? 0 : operand;

@@ -6,8 +6,23 @@ import { LRUCache } from 'lru-cache';
 import { StoreUnavailableError, workerEntry } from '@udp/eventstore';
 import type { CheckpointerData, CheckpointerMessage, CheckpointerReply } from './sqlite-checkpointer';
 import { destroyFiles, nextGeneration, recordCurrent, settleGenerations } from './sqlite-generations';
-import type { CheckpointStore, Collection, Document, Filter, FindOptions, IndexOptions, ReadModelStore, VersionedDocument } from './port';
+import { paramValue } from './filter';
+import type {
+  CheckpointStore,
+  Collection,
+  Document,
+  Filter,
+  FindOptions,
+  IndexOptions,
+  PreparedFilter,
+  PreparedFind,
+  PreparedFindOptions,
+  ReadModelStore,
+  Scalar,
+  VersionedDocument,
+} from './port';
 import {
+  Bound,
   checkFieldName,
   columnOf,
   columnValue,
@@ -185,8 +200,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     const fields = Object.keys(keys).map(checkFieldName);
     if (fields.length === 0) return;
     const target = this.collection(collection) as unknown as SqliteCollection<Document>;
-    this.commit();
-    this.schemaEpoch++;
+    this.schemaChanging();
     target.addKeyColumn(fields[0]);
     for (const field of fields.slice(1)) target.addColumn(field);
     const columns = fields.map((field, i) => `${i === 0 ? keyColumnOf(field) : columnOf(field)}${keys[field] === -1 ? ' DESC' : ''}`);
@@ -216,6 +230,12 @@ export class SqliteReadModelStore implements ReadModelStore {
 
   checkpoints(): CheckpointStore {
     return this.checkpointStore;
+  }
+
+  /** Before a column or an index is added: the open transaction committed, a compaction's copy made stale. */
+  schemaChanging(): void {
+    this.commit();
+    this.schemaEpoch++;
   }
 
   async ping(): Promise<boolean> {
@@ -558,6 +578,48 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     });
   }
 
+  /**
+   * The statement is made once, with the selected fields read from columns of their own (added now, filled from the
+   * documents stored): a call binds its values and runs it, translating nothing. Made again on the connection open
+   * now after a compaction switched files.
+   */
+  prepareFind<K extends keyof T & string>(
+    filter: PreparedFilter,
+    { sort, select }: PreparedFindOptions<K>,
+  ): PreparedFind<{ [F in K]: T[F] | null }> {
+    const fields = select.map(checkFieldName);
+    const missing = fields.filter((field) => field !== '_id' && !this.columns.has(field));
+    if (missing.length) {
+      this.store.schemaChanging();
+      for (const field of missing) this.addColumn(field);
+    }
+    const where = whereSql(filter, this.columns, this.partitionFields);
+    const selected = fields.map((field) => (field === '_id' ? 'id' : columnOf(field))).join(', ');
+    const sql = `SELECT ${selected} FROM ${this.table} WHERE ${where.sql}${orderSql(sort, this.columns)} LIMIT ?`;
+    const binders = where.params.map((p) =>
+      p instanceof Bound ? (values: Readonly<Record<string, Scalar>>) => p.as(paramValue(p.param, values)) : () => p,
+    );
+    let db: Database.Database | null = null;
+    let statement!: Database.Statement;
+    const single = fields.length === 1 ? fields[0] : undefined;
+    type Row = { [F in K]: T[F] | null };
+    return async (values, limit = -1) => {
+      if (db !== this.store.database) {
+        db = this.store.database;
+        statement = single === undefined ? db.prepare(sql).raw() : db.prepare(sql).pluck();
+      }
+      const params = binders.map((bind) => bind(values));
+      params.push(limit);
+      const rows = this.store.read(() => statement.all(...params) as unknown[]);
+      if (single !== undefined) return rows.map((value) => ({ [single]: fromColumn(value) }) as Row);
+      return rows.map((row) => {
+        const result: Record<string, unknown> = {};
+        for (let i = 0; i < fields.length; i++) result[fields[i]] = fromColumn((row as unknown[])[i]);
+        return result as Row;
+      });
+    };
+  }
+
   async count(filter: Filter): Promise<number> {
     const where = this.where(filter);
     const statement = this.store.statement(`SELECT count(*) FROM ${this.table} WHERE ${where.sql}`).pluck();
@@ -642,6 +704,9 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     return whereSql(filter, this.columns, this.partitionFields);
   }
 }
+
+/** A column's value as the document holds it (booleans are kept as one-byte blobs: `columnValue`). */
+const fromColumn = (value: unknown) => (Buffer.isBuffer(value) ? value[0] === 1 : value);
 
 function ownStatements(db: Database.Database) {
   return {

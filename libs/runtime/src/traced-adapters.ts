@@ -61,6 +61,10 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
     return {
       get: (id) => op('find', () => collection.get(id)),
       find: (filter, options) => op('find', () => collection.find(filter, options)),
+      prepareFind: (filter, options) => {
+        const run = collection.prepareFind(filter, options);
+        return (values, limit) => op('find', () => run(values, limit));
+      },
       count: (filter) => op('count', () => collection.count(filter)),
       upsertIfNewer: (doc) => op('update', () => collection.upsertIfNewer(doc)),
       updateMany: (filter, set) => op('update', () => collection.updateMany(filter, set)),

@@ -22,6 +22,7 @@ function holdingTheCounts(inner: ReadModelStore): ReadModelStore {
   const holding = <T extends Document>(collection: Collection<T>): Collection<T> => ({
     get: (id) => collection.get(id),
     find: (filter, options) => collection.find(filter, options),
+    prepareFind: (filter, options) => collection.prepareFind(filter, options),
     count: (filter) => collection.count(filter),
     async upsertIfNewer(doc) {
       countsTouched();

@@ -41,8 +41,11 @@ export function historyRoutes({ handle, model, now, tagVersion }: HistoryRouteDe
     mountRoute(router, api.list, async ({ query }, req, res) => {
       const userId = userIdOf(res);
       const page = await listHistory(model, userId, query);
-      // The same version of the user's history and the same (parsed) query answer the same bytes.
-      const tag = page.version === undefined ? undefined : tagVersion(`${userId}\n${page.version}\n${JSON.stringify(query)}`);
+      // The same version of the user's history and the same query string answer the same bytes (the text as sent:
+      // parsing is deterministic, and a query written another way only gets another tag).
+      const search = req.url.indexOf('?');
+      const tag =
+        page.version === undefined ? undefined : tagVersion(`${userId}\n${page.version}\n${search < 0 ? '' : req.url.slice(search + 1)}`);
       sendJsonTextConditionally(req, res, () => historyJson(page), tag);
     });
 

@@ -1,7 +1,7 @@
 import type { History, HistoryQuery, Item, Positions, PositionsQuery } from '@udp/contracts';
 import { HISTORY_LIMITS } from '@udp/contracts';
-import type { Collection, Filter } from '@udp/readmodel';
-import type { HistoryEntryDocument, HistoryHeadDocument } from './history';
+import { type Collection, type Filter, type Param, type PreparedFilter, type Scalar, param } from '@udp/readmodel';
+import { type HistoryEntryDocument, type HistoryHeadDocument, toItem } from './history';
 import { BEGINNING, type SyncPosition, formatSyncToken, parseSyncToken, positionAfter } from './sync-token';
 
 /** List order: newest first; entries with the same date by item id, so the order is stable for paging. */
@@ -58,22 +58,9 @@ function selection(userId: string, query: HistoryQuery, includeDeleted: boolean)
   return filter;
 }
 
-/**
- * An entry as the API shows it. Its JSON text is made once per stored document: the memory read model hands
- * out the documents it holds (`readOnly`) and stores a new one for every change, so a changed entry never
- * finds an old text here, and a list answer is mostly a join of texts already made.
- */
-const itemTexts = new WeakMap<HistoryEntryDocument, string>();
-
-function itemText(doc: HistoryEntryDocument): string {
-  let text = itemTexts.get(doc);
-  if (text === undefined) itemTexts.set(doc, (text = JSON.stringify(toItem(doc))));
-  return text;
-}
-
-/** A page of the history with its entries as stored; `historyJson` makes the answer's bytes. */
+/** A page of the history with its entries' answers (JSON texts); `historyJson` makes the answer's bytes. */
 export interface HistoryPage extends Omit<History, 'data'> {
-  entries: HistoryEntryDocument[];
+  answers: string[];
   /**
    * The version of the user's history the page was read from, when known: the same version and query
    * always give the same page (the version changes with every change of the user's entries).
@@ -82,19 +69,67 @@ export interface HistoryPage extends Omit<History, 'data'> {
 }
 
 /** The page's answer, byte for byte `JSON.stringify` of the History it stands for (`data` first). */
-export function historyJson({ entries, version: _version, ...rest }: HistoryPage): string {
-  return `{"data":[${entries.map(itemText).join(',')}],${JSON.stringify(rest).slice(1)}`;
+export function historyJson({ answers, version: _version, ...rest }: HistoryPage): string {
+  return `{"data":[${answers.join(',')}],${JSON.stringify(rest).slice(1)}`;
 }
 
-export function toItem(doc: HistoryEntryDocument): Item {
-  return {
-    date: doc.date,
-    deleted: doc.deleted,
-    ...(doc.device_id !== undefined && { device_id: doc.device_id }),
-    id: doc.id,
-    item_id: doc.item_id,
-    ...(doc.last_playback_position !== undefined && { last_playback_position: doc.last_playback_position }),
-  };
+/** What a page reads of an entry: its answer, and in change order where the next page starts. */
+type PageRow = { answer: string | null; revision?: number | null; item_id?: string | null };
+type Run = (values: Record<string, Scalar>, limit: number) => Promise<PageRow[]>;
+
+/**
+ * The prepared finds of a read model, one per shape of query (which filters it has), made when first asked: a
+ * page binds the query's values to the statement of its shape and translates nothing.
+ */
+const preparedFinds = new WeakMap<HistoryReadModel, Map<string, Run>>();
+
+function prepared(model: HistoryReadModel, shape: string, make: () => Run): Run {
+  let finds = preparedFinds.get(model);
+  if (!finds) preparedFinds.set(model, (finds = new Map()));
+  let run = finds.get(shape);
+  if (!run) finds.set(shape, (run = make()));
+  return run;
+}
+
+const USER = param('userId', 'string');
+
+/** The date filters of a query with parameters for its values (the shape: which of them it has). */
+function preparedSelection(query: HistoryQuery, includeDeleted: boolean): PreparedFilter {
+  const filter: PreparedFilter = { userId: USER };
+  if (!includeDeleted) filter.deleted = false;
+  const date: { $gte?: Param; $lt?: Param } = {};
+  if (query.after !== undefined) date.$gte = param('after', 'number');
+  if (query.before !== undefined && query.before_item_id !== undefined) {
+    const before = param('before', 'number');
+    filter.$or = [{ date: { $lt: before } }, { date: before, item_id: { $gt: param('beforeItemId', 'string') } }];
+  } else if (query.before !== undefined) {
+    date.$lt = param('before', 'number');
+  }
+  if (Object.keys(date).length) filter.date = date;
+  return filter;
+}
+
+/** `changedSince` with parameters: entries changed after `from` and before the applied head. */
+function preparedChanges(selected: PreparedFilter, afterItemId: boolean): PreparedFilter {
+  const changed: PreparedFilter = afterItemId
+    ? {
+        revision: { $lt: param('applied', 'number') },
+        $or: [
+          { revision: { $gt: param('fromCount', 'number') } },
+          { revision: param('fromCount', 'number'), item_id: { $gt: param('fromItemId', 'string') } },
+        ],
+      }
+    : { revision: { $gte: param('fromCount', 'number'), $lt: param('applied', 'number') } };
+  return { userId: USER, $and: [selected, changed] };
+}
+
+/** The date of the user's newest entry (0 for none): `last_update`. */
+function newestDate(model: HistoryReadModel, userId: string): Promise<number> {
+  const run = prepared(model, 'newest', () => {
+    const find = model.entries.prepareFind({ userId: USER }, { sort: ORDER, select: ['date'] });
+    return find as unknown as Run;
+  });
+  return run({ userId }, 1).then((rows) => (rows[0] as { date?: number } | undefined)?.date ?? 0);
 }
 
 /**
@@ -108,6 +143,71 @@ export async function listHistory(model: HistoryReadModel, userId: string, query
   const limit = query.limit ?? HISTORY_LIMITS.defaultPageSize;
   const { count: applied, version } = await appliedChanges(model, userId);
   const changeMode = query.since !== undefined;
+  const includeDeleted = query.with_deleted ?? changeMode;
+  const values: Record<string, Scalar> = { userId };
+  if (query.after !== undefined) values.after = query.after;
+  if (query.before !== undefined) values.before = query.before;
+  const cursor = query.before === undefined ? '' : query.before_item_id === undefined ? 'lt' : 'item';
+  if (cursor === 'item') values.beforeItemId = query.before_item_id!;
+  let shape = `${includeDeleted ? 'all' : 'live'} ${query.after === undefined ? '' : 'after'} ${cursor}`;
+  let from: SyncPosition | undefined;
+  if (query.since !== undefined) {
+    const since = parseSyncToken(query.since);
+    // A token past the head does not belong to this history's change order (e.g. one given before the user's data
+    // was erased and begun again): it counts from the beginning, so nothing is ever missed.
+    from = since.count > applied ? BEGINNING : since;
+    values.applied = applied;
+    values.fromCount = from.count;
+    if (from.afterItemId !== undefined) values.fromItemId = from.afterItemId;
+    shape += ` since ${from.afterItemId === undefined ? '' : 'item'}`;
+  }
+  const run = prepared(model, shape, () => {
+    const selected = preparedSelection(query, includeDeleted);
+    const filter = from === undefined ? selected : preparedChanges(selected, from.afterItemId !== undefined);
+    const find = model.entries.prepareFind(filter, {
+      sort: changeMode ? CHANGE_ORDER : ORDER,
+      select: changeMode ? ['answer', 'revision', 'item_id'] : ['answer'],
+    });
+    return find as unknown as Run;
+  });
+  const [rows, lastUpdate] = await Promise.all([limit === 0 ? [] : run(values, limit + 1), newestDate(model, userId)]);
+  const more = rows.length > limit;
+  const shown = rows.slice(0, limit);
+  const answers = shown.map((row) => row.answer);
+  // Entries written before they kept their answer, until `fillEntryAnswers` has run (e.g. by another instance).
+  if (answers.includes(null)) return listHistoryFromDocuments(model, userId, query, applied, version);
+  const last = shown[shown.length - 1];
+  let position: SyncPosition = { count: applied };
+  let next: string | undefined;
+  if (more && last) {
+    if (changeMode) {
+      position = positionAfter(last.revision!, last.item_id!);
+      next = nextChangesQuery(query, position);
+    } else {
+      const { date, item_id } = JSON.parse(last.answer!) as Item;
+      next = nextQuery(query, { date, item_id });
+    }
+  }
+  return {
+    answers: answers as string[],
+    last_update: lastUpdate,
+    ...(next !== undefined && { next }),
+    sync_token: formatSyncToken(position),
+    total: shown.length,
+    version,
+  };
+}
+
+/** `listHistory` from whole documents, each entry's answer made here: for entries written without one. */
+async function listHistoryFromDocuments(
+  model: HistoryReadModel,
+  userId: string,
+  query: HistoryQuery,
+  applied: number,
+  version: string,
+): Promise<HistoryPage> {
+  const limit = query.limit ?? HISTORY_LIMITS.defaultPageSize;
+  const changeMode = query.since !== undefined;
   const filter = selection(userId, query, query.with_deleted ?? changeMode);
   const where = query.since !== undefined ? changedSince(userId, filter, parseSyncToken(query.since), applied) : filter;
   const [page, newest] = await Promise.all([
@@ -119,7 +219,7 @@ export async function listHistory(model: HistoryReadModel, userId: string, query
   const last = shown[shown.length - 1];
   const position = more && last && changeMode ? positionAfter(last.revision, last.item_id) : { count: applied };
   return {
-    entries: shown,
+    answers: shown.map((doc) => JSON.stringify(toItem(doc))),
     last_update: newest[0]?.date ?? 0,
     ...(more && last && { next: changeMode ? nextChangesQuery(query, position) : nextQuery(query, last) }),
     sync_token: formatSyncToken(position),
@@ -138,7 +238,7 @@ function carried(query: HistoryQuery): URLSearchParams {
 }
 
 /** The query string that continues the same query after `last`. */
-function nextQuery(query: HistoryQuery, last: HistoryEntryDocument): string {
+function nextQuery(query: HistoryQuery, last: Pick<Item, 'date' | 'item_id'>): string {
   const params = carried(query);
   params.set('before', String(last.date));
   params.set('before_item_id', last.item_id);

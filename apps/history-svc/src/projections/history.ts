@@ -1,3 +1,4 @@
+import type { Item } from '@udp/contracts';
 import { type Projection, aggregateProjection, userScopedId } from '@udp/eventsourcing';
 import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
 import { type HistoryEvent, historyStreams } from '../domain/aggregate';
@@ -25,6 +26,30 @@ export interface HistoryEntryDocument {
   device_id?: string;
   last_playback_position?: number;
   revision: number;
+  /**
+   * The entry as the API shows it, as JSON text, made by every write of the document: a page is the join of its
+   * entries' answers (history-queries.ts). Missing only in read models written before it was kept
+   * (`fillEntryAnswers` adds it at start).
+   */
+  answer?: string;
+}
+
+/** An entry as the API shows it. */
+export function toItem(doc: Omit<HistoryEntryDocument, 'answer'>): Item {
+  return {
+    date: doc.date,
+    deleted: doc.deleted,
+    ...(doc.device_id !== undefined && { device_id: doc.device_id }),
+    id: doc.id,
+    item_id: doc.item_id,
+    ...(doc.last_playback_position !== undefined && { last_playback_position: doc.last_playback_position }),
+  };
+}
+
+/** The entry with its answer made from what it holds now. */
+export function withAnswer(doc: HistoryEntryDocument): HistoryEntryDocument {
+  const { answer: _old, ...entry } = doc;
+  return { ...entry, answer: JSON.stringify(toItem(entry)) };
 }
 
 /**
@@ -222,6 +247,29 @@ export async function buildTrendingWatches(
   await checkpoints.save(HISTORY_TRENDING_PROJECTION, projected);
 }
 
+/** Marks read models whose entries all hold their answer (a checkpoint of this name, never a position). */
+const ANSWERS_FILLED = 'history-entries-answers';
+
+/**
+ * Adds its answer to every entry written before entries kept one (a read-model file of an earlier version), user by
+ * user, once; the next starts find the mark. Before any projector runs. Idempotent: each write is conditional on the
+ * entry's revision, so an entry changed meanwhile (another instance) keeps the answer its change made.
+ */
+export async function fillEntryAnswers(readModels: ReadModelStore): Promise<number> {
+  const checkpoints = readModels.checkpoints();
+  if ((await checkpoints.load(ANSWERS_FILLED)) !== null) return 0;
+  const entries = historyEntries(readModels);
+  let filled = 0;
+  for (const { userId } of await historyHeads(readModels).find({}, { readOnly: true })) {
+    for (const stored of await entries.find({ userId, answer: null }, { readOnly: true })) {
+      filled += await entries.updateMany({ _id: stored._id, revision: stored.revision }, { answer: withAnswer(stored).answer });
+      if (filled % 1000 === 999) await letOthersRun();
+    }
+  }
+  await checkpoints.save(ANSWERS_FILLED, 0n);
+  return filled;
+}
+
 /**
  * Each change of an entry is counted for trending first (unless `trending` is null: counted by its own projection),
  * then written: an entry already at the event's revision was counted already (see `trendingCounter`).
@@ -236,7 +284,7 @@ async function applyToEntries(
   switch (event.type) {
     case 'HistoryItemRecorded': {
       const { itemId, id, date, deleted, deviceId, lastPlaybackPosition } = event.data;
-      const entry: HistoryEntryDocument = {
+      const entry = withAnswer({
         _id: entryDocumentId(userId, itemId),
         userId,
         item_id: itemId,
@@ -246,7 +294,7 @@ async function applyToEntries(
         revision,
         ...(deviceId !== undefined && { device_id: deviceId }),
         ...(lastPlaybackPosition !== undefined && { last_playback_position: lastPlaybackPosition }),
-      };
+      });
       const stored = await entries.get(entry._id);
       if (stored && stored.revision >= revision) return;
       await trending?.entryChanged(stored, entry, position);
@@ -256,23 +304,22 @@ async function applyToEntries(
     case 'HistoryItemDeleted': {
       const stored = await entries.get(entryDocumentId(userId, event.data.itemId));
       if (!stored || stored.revision >= revision) return;
-      const tombstone = { ...stored, deleted: true, date: event.data.date, revision };
+      const tombstone = withAnswer({ ...stored, deleted: true, date: event.data.date, revision });
       await trending?.entryChanged(stored, tombstone, position);
       await entries.upsertIfNewer(tombstone);
       return;
     }
     case 'HistoryCleared': {
-      const filter = { userId, item_id: { $in: event.data.itemIds }, revision: { $lt: revision } };
-      if (trending) {
-        // The live ones among them, picked with a set: `$in` on the memory read model tests every id for every entry.
-        const itemIds = new Set(event.data.itemIds);
-        const live = await entries.find({ userId, revision: { $lt: revision }, deleted: false }, { readOnly: true });
-        for (const [i, stored] of live.filter((entry) => itemIds.has(entry.item_id)).entries()) {
-          await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, position);
-          if (i % 1000 === 999) await letOthersRun();
-        }
+      // Picked with a set: `$in` on the memory read model tests every id for every entry.
+      const itemIds = new Set(event.data.itemIds);
+      const older = await entries.find({ userId, revision: { $lt: revision } }, { readOnly: true });
+      // Each tombstone written with its own answer (one UPDATE for all cannot make each entry's text).
+      for (const [i, stored] of older.filter((entry) => itemIds.has(entry.item_id)).entries()) {
+        const tombstone = withAnswer({ ...stored, deleted: true, date: event.data.date, revision });
+        if (trending && !stored.deleted) await trending.entryChanged(stored, tombstone, position);
+        await entries.upsertIfNewer(tombstone);
+        if (i % 1000 === 999) await letOthersRun();
       }
-      await entries.updateMany(filter, { deleted: true, date: event.data.date, revision });
       return;
     }
   }
@@ -292,6 +339,7 @@ function pagedErasure<D extends HistoryEntryDocument>(
   return {
     get: (id) => documents.get(id),
     find: (filter, findOptions) => documents.find(filter, findOptions),
+    prepareFind: (filter, findOptions) => documents.prepareFind(filter, findOptions),
     count: (filter) => documents.count(filter),
     upsertIfNewer: (doc) => documents.upsertIfNewer(doc),
     updateMany: (filter, set) => documents.updateMany(filter, set),
