@@ -1,7 +1,7 @@
 import type { Admin, Consumer as KafkaConsumer, EachMessagePayload, Kafka, Producer } from 'kafkajs';
 import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge } from '@udp/telemetry';
-import type { Bus, BusMessage, Consumer, MessageHandler } from './port';
+import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from './port';
 
 export interface KafkaBusOptions {
   /**
@@ -54,7 +54,7 @@ export class KafkaBus implements Bus {
     });
   }
 
-  async subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
+  async subscribe(topic: string, groupId: string, handler: MessageHandler, options: SubscribeOptions = {}): Promise<Consumer> {
     await this.ensureTopic(topic);
     const { sessionTimeoutMs, heartbeatIntervalMs } = this.options;
     // Lag of the partitions this member holds (the group's assignment), so the members' values add up to the group's.
@@ -108,7 +108,7 @@ export class KafkaBus implements Bus {
       member = consumer;
       try {
         await consumer.connect();
-        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.subscribe({ topic, fromBeginning: options.from !== 'latest' });
         // kafkajs commits a message's offset only after eachMessage resolves; a throw means redelivery.
         await consumer.run({ autoCommit: true, autoCommitThreshold: 1, eachMessage });
       } catch (error) {

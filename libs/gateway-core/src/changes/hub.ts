@@ -1,0 +1,249 @@
+import { randomBytes } from 'node:crypto';
+import type { Response } from 'express';
+import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
+import type { Bus, Consumer } from '@udp/bus';
+import { HistoryChangesPage, erasureEvents, historyEvents } from '@udp/contracts';
+import { HttpError } from '@udp/http-kit';
+import type { Logger } from '@udp/telemetry';
+import type { ChangePositions, CursorCodec } from './cursor';
+import { ChangeStream } from './stream';
+
+export interface ChangeLimits {
+  /** Seconds between heartbeat comments (CHANGES_HEARTBEAT_S). */
+  heartbeatS: number;
+  /** Streams one user may hold in this process; the oldest is closed (`replaced`) for a new one (CHANGES_MAX_STREAMS_PER_USER). */
+  maxStreamsPerUser: number;
+  /** Streams this process holds in all; beyond, a new one is a 503 (CHANGES_MAX_STREAMS). */
+  maxStreams: number;
+  /** Unread bytes a stream may hold before it is closed as a slow reader (CHANGES_MAX_BUFFER_BYTES). */
+  maxBufferBytes: number;
+}
+
+export interface ChangeHubOptions {
+  /** Where the change notifications come from: the in-process bus (embedded) or Kafka, with a consumer of our own. */
+  bus: Bus;
+  /** history-svc's base address: the changes themselves are pulled from it, as the user. */
+  historyUrl: string;
+  identity: InternalIdentity;
+  cursors: CursorCodec;
+  limits: ChangeLimits;
+  logger: Logger;
+  now?: () => number;
+  /** How long a notified change may take to show in the service's read model before the stream stops waiting for it. */
+  readModelWaitMs?: number;
+}
+
+/** What a stream's first pull can meet: the service unreachable is a 503 before the stream starts. */
+const unavailable = (detail: string) => new HttpError(503, 'Service Unavailable', detail, undefined, { 'retry-after': '5' });
+
+/**
+ * The live-sync streams of one gateway process (docs/live-sync.md). The bus says whose data changed (the change
+ * topics carry ids only); each of that user's streams then pulls what changed after its own cursor from the service,
+ * so what a stream sends is what `GET /api/history/v2?since=` would show, each change exactly once, and a reconnect
+ * with `Last-Event-ID` is the same pull from an older cursor. The consumer is this process's own (a group of one,
+ * from the newest message): every replica sees every user's notifications; what a replica missed while it was away,
+ * its devices' cursors cover.
+ */
+export class ChangeHub {
+  private readonly streams = new Map<string, Set<ChangeStream>>();
+  private count = 0;
+  private consumers: Consumer[] = [];
+  private heartbeat: NodeJS.Timeout | undefined;
+  private stopped = false;
+  private readonly now: () => number;
+  /** Counters for the metrics and the tests. */
+  readonly stats = { eventsSent: 0, slowReadersClosed: 0, replaced: 0 };
+  /** Notification to event on the stream, milliseconds, for the latency histogram (the last 1,000). */
+  readonly latencies: number[] = [];
+
+  constructor(private readonly options: ChangeHubOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  get open(): number {
+    return this.count;
+  }
+
+  async start(): Promise<void> {
+    const group = `gateway-changes-${randomBytes(6).toString('hex')}`;
+    const { bus } = this.options;
+    this.consumers.push(
+      await bus.subscribe(
+        historyEvents.HISTORY_CHANGES_TOPIC,
+        group,
+        async ({ value }) => {
+          const message = historyEvents.HistoryChangedMessage.safeParse(value);
+          if (message.success) this.announce(message.data.userId, message.data.revision, message.data.occurredAt);
+        },
+        { from: 'latest' },
+      ),
+      await bus.subscribe(
+        erasureEvents.ERASURE_TOPICS.requested,
+        group,
+        async ({ value }) => {
+          const message = erasureEvents.ErasureRequestedMessage.safeParse(value);
+          if (message.success) this.erase(message.data.userId, message.data.requestedAt);
+        },
+        { from: 'latest' },
+      ),
+    );
+    this.heartbeat = setInterval(() => {
+      for (const streams of this.streams.values()) for (const stream of streams) stream.heartbeat();
+    }, this.options.limits.heartbeatS * 1000);
+    this.heartbeat.unref();
+  }
+
+  /**
+   * Opens a stream for the user from `positions` (a resume) or from now, and sends what a resume owes, then `ready`.
+   * Refusals come before the stream starts: 503 at the process's cap or when the service cannot be read.
+   */
+  async openStream(userId: string, res: Response, positions: ChangePositions | undefined): Promise<void> {
+    const { limits } = this.options;
+    if (this.stopped) throw unavailable('the gateway is stopping: reconnect');
+    if (this.count >= limits.maxStreams) {
+      throw unavailable(`this gateway process holds its maximum of streams (CHANGES_MAX_STREAMS = ${limits.maxStreams}): retry`);
+    }
+    const stream = new ChangeStream(userId, res, limits.maxBufferBytes, this.now(), (s, reason) => this.closed(s, reason));
+    stream.positions = positions;
+    let own = this.streams.get(userId);
+    if (!own) this.streams.set(userId, (own = new Set()));
+    // Registered before the first pull: a change made meanwhile is announced to it and pulled after.
+    own.add(stream);
+    this.count++;
+    if (own.size > limits.maxStreamsPerUser) {
+      const oldest = own.values().next().value!;
+      this.stats.replaced++;
+      oldest.close(
+        'replaced',
+        `more than CHANGES_MAX_STREAMS_PER_USER (${limits.maxStreamsPerUser}) streams of this user: resume with the last id`,
+      );
+    }
+    try {
+      await this.pull(stream);
+    } catch (error) {
+      // Before the stream started, the refusal is the answer (problem+json); after, a named close.
+      if (stream.started) return void stream.close('unavailable', 'the changes cannot be read now: resume with the last id');
+      stream.detach();
+      throw error instanceof HttpError ? error : unavailable('the history service cannot be read now: retry');
+    }
+    stream.send('ready', { cursor: this.cursor(stream) }, this.cursor(stream));
+    if (stream.again) this.schedule(stream);
+  }
+
+  /** A change of the user's data at `revision` was stored: each of the user's streams pulls it. */
+  announce(userId: string, revision: number, occurredAt: number): void {
+    for (const stream of this.streams.get(userId) ?? []) {
+      stream.wanted = Math.max(stream.wanted, revision + 1);
+      stream.announcedAt ??= occurredAt;
+      this.schedule(stream);
+    }
+  }
+
+  /** The user's data is being erased: each stream gets `erasure` and ends; a pull in flight sends nothing more. */
+  erase(userId: string, requestedAt: number): void {
+    for (const stream of [...(this.streams.get(userId) ?? [])]) {
+      stream.send('erasure', { erased_at: requestedAt });
+      stream.end('erasure');
+    }
+  }
+
+  async stop(): Promise<void> {
+    this.stopped = true;
+    clearInterval(this.heartbeat);
+    await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
+    for (const streams of [...this.streams.values()]) {
+      for (const stream of [...streams]) stream.close('shutdown', 'the gateway is stopping: resume with the last id');
+    }
+  }
+
+  private cursor(stream: ChangeStream): string {
+    return this.options.cursors.encode(stream.userId, stream.positions!);
+  }
+
+  private closed(stream: ChangeStream, reason: string): void {
+    const own = this.streams.get(stream.userId);
+    if (!own?.delete(stream)) return;
+    this.count--;
+    if (own.size === 0) this.streams.delete(stream.userId);
+    if (reason === 'slow-reader') this.stats.slowReadersClosed++;
+  }
+
+  /** One pull at a time per stream; an announcement meanwhile pulls again after it. */
+  private schedule(stream: ChangeStream): void {
+    if (stream.closed) return;
+    if (stream.pulling || !stream.started) {
+      stream.again = true;
+      return;
+    }
+    stream.again = false;
+    stream.pulling = this.pullUntilShown(stream)
+      .catch((error: unknown) => {
+        this.options.logger.warn({ err: (error as Error).message }, 'live sync: a stream could not pull its changes');
+        stream.close('unavailable', 'the changes cannot be read now: resume with the last id');
+      })
+      .finally(() => {
+        stream.pulling = null;
+        if (stream.again) this.schedule(stream);
+      });
+  }
+
+  /**
+   * Pulls until the service shows every announced change. The notification can come before the service's read model
+   * applied it (the distributed mode's projections are asynchronous): then it asks again, with growing pauses, for at
+   * most `readModelWaitMs`.
+   */
+  private async pullUntilShown(stream: ChangeStream): Promise<void> {
+    const deadline = this.now() + (this.options.readModelWaitMs ?? 5000);
+    let pause = 5;
+    for (;;) {
+      const applied = await this.pull(stream);
+      if (stream.closed || applied >= stream.wanted || stream.again) return;
+      if (this.now() >= deadline) {
+        this.options.logger.warn({ applied, wanted: stream.wanted }, 'live sync: an announced change did not show in time');
+        return;
+      }
+      await new Promise((r) => setTimeout(r, pause));
+      pause = Math.min(pause * 2, 200);
+    }
+  }
+
+  /** Sends the changes after the stream's position (from the head, for a new stream); answers how many the service applied. */
+  private async pull(stream: ChangeStream): Promise<number> {
+    for (;;) {
+      const since = stream.positions?.history;
+      const page = await this.historyChanges(stream.userId, since);
+      if (stream.closed) return page.applied;
+      if (since === undefined || page.changes.length === 0) {
+        // A new stream starts at the head; a pull that found nothing moves past changes that showed no entry.
+        stream.positions = { history: page.position };
+      }
+      for (const change of page.changes) {
+        if (stream.closed) return page.applied;
+        stream.positions = { history: change.position };
+        stream.send('history', change.item, this.cursor(stream));
+        this.stats.eventsSent++;
+      }
+      if (stream.announcedAt !== undefined && page.changes.length > 0) {
+        this.latencies.push(this.now() - stream.announcedAt);
+        if (this.latencies.length > 1000) this.latencies.shift();
+        stream.announcedAt = undefined;
+      }
+      if (!page.more) return page.applied;
+    }
+  }
+
+  private async historyChanges(userId: string, since: string | undefined): Promise<HistoryChangesPage> {
+    const query = since === undefined ? '' : `?since=${encodeURIComponent(since)}&limit=100`;
+    let answer: globalThis.Response;
+    try {
+      answer = await fetch(`${this.options.historyUrl}/internal/history/changes${query}`, {
+        headers: { [IDENTITY_HEADER]: this.options.identity.sign({ userId }), accept: 'application/json' },
+        signal: AbortSignal.timeout(10_000),
+      });
+    } catch (error) {
+      throw unavailable(`the history service cannot be reached: ${(error as Error).message}`);
+    }
+    if (!answer.ok) throw unavailable(`the history service answered ${answer.status}`);
+    return HistoryChangesPage.parse(await answer.json());
+  }
+}
