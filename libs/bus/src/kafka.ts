@@ -108,7 +108,7 @@ export class KafkaBus implements Bus {
       member = consumer;
       try {
         await consumer.connect();
-        await consumer.subscribe({ topic, fromBeginning: options.from !== 'latest' });
+        await consumer.subscribe({ topic, fromBeginning: true });
         // kafkajs commits a message's offset only after eachMessage resolves; a throw means redelivery.
         await consumer.run({ autoCommit: true, autoCommitThreshold: 1, eachMessage });
       } catch (error) {
@@ -145,6 +145,17 @@ export class KafkaBus implements Bus {
         await member?.disconnect();
       },
     };
+    if (options.from === 'latest') {
+      // The group's offsets set to the topic's ends before it joins: kafkajs would resolve `latest` only once the join
+      // and its rebalance delay are over (seconds), and skip what was published meanwhile. A group that has committed
+      // offsets already (a member started again) keeps them.
+      const admin = await this.connectedAdmin();
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      if (committed.partitions.every((p) => p.offset === '-1')) {
+        const ends = await admin.fetchTopicOffsets(topic);
+        await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
+      }
+    }
     // Known to close() from the start: a bus closed while this first member connects stops it too.
     this.consumers.add(handle);
     // The first member's failure to connect is the caller's.

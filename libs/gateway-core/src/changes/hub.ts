@@ -4,7 +4,7 @@ import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
 import type { Bus, Consumer } from '@udp/bus';
 import { HistoryChangesPage, erasureEvents, historyEvents } from '@udp/contracts';
 import { HttpError } from '@udp/http-kit';
-import type { Logger } from '@udp/telemetry';
+import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
 import type { ChangePositions, CursorCodec } from './cursor';
 import { ChangeStream } from './stream';
 
@@ -33,6 +33,8 @@ export interface ChangeHubOptions {
   readModelWaitMs?: number;
 }
 
+const SERVICE = { 'udp.service': 'gateway' };
+
 /** What a stream's first pull can meet: the service unreachable is a 503 before the stream starts. */
 const unavailable = (detail: string) => new HttpError(503, 'Service Unavailable', detail, undefined, { 'retry-after': '5' });
 
@@ -50,11 +52,10 @@ export class ChangeHub {
   private consumers: Consumer[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
   private stopped = false;
+  private unobserve: (() => void) | undefined;
   private readonly now: () => number;
   /** Counters for the metrics and the tests. */
   readonly stats = { eventsSent: 0, slowReadersClosed: 0, replaced: 0 };
-  /** Notification to event on the stream, milliseconds, for the latency histogram (the last 1,000). */
-  readonly latencies: number[] = [];
 
   constructor(private readonly options: ChangeHubOptions) {
     this.now = options.now ?? Date.now;
@@ -70,7 +71,7 @@ export class ChangeHub {
     this.consumers.push(
       await bus.subscribe(
         historyEvents.HISTORY_CHANGES_TOPIC,
-        group,
+        `${group}-history`,
         async ({ value }) => {
           const message = historyEvents.HistoryChangedMessage.safeParse(value);
           if (message.success) this.announce(message.data.userId, message.data.revision, message.data.occurredAt);
@@ -79,7 +80,7 @@ export class ChangeHub {
       ),
       await bus.subscribe(
         erasureEvents.ERASURE_TOPICS.requested,
-        group,
+        `${group}-erasure`,
         async ({ value }) => {
           const message = erasureEvents.ErasureRequestedMessage.safeParse(value);
           if (message.success) this.erase(message.data.userId, message.data.requestedAt);
@@ -91,6 +92,7 @@ export class ChangeHub {
       for (const streams of this.streams.values()) for (const stream of streams) stream.heartbeat();
     }, this.options.limits.heartbeatS * 1000);
     this.heartbeat.unref();
+    this.unobserve = observeGauge(METRICS.changesStreams, (observe) => observe(this.count, SERVICE));
   }
 
   /**
@@ -150,6 +152,7 @@ export class ChangeHub {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.heartbeat);
+    this.unobserve?.();
     await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
     for (const streams of [...this.streams.values()]) {
       for (const stream of [...streams]) stream.close('shutdown', 'the gateway is stopping: resume with the last id');
@@ -165,7 +168,10 @@ export class ChangeHub {
     if (!own?.delete(stream)) return;
     this.count--;
     if (own.size === 0) this.streams.delete(stream.userId);
-    if (reason === 'slow-reader') this.stats.slowReadersClosed++;
+    if (reason === 'slow-reader') {
+      this.stats.slowReadersClosed++;
+      recordCounter(METRICS.changesSlowReaders, 1, SERVICE);
+    }
   }
 
   /** One pull at a time per stream; an announcement meanwhile pulls again after it. */
@@ -223,9 +229,9 @@ export class ChangeHub {
         stream.send('history', change.item, this.cursor(stream));
         this.stats.eventsSent++;
       }
+      if (page.changes.length > 0) recordCounter(METRICS.changesEvents, page.changes.length, SERVICE);
       if (stream.announcedAt !== undefined && page.changes.length > 0) {
-        this.latencies.push(this.now() - stream.announcedAt);
-        if (this.latencies.length > 1000) this.latencies.shift();
+        recordHistogram(METRICS.changesLatency, Math.max(0, this.now() - stream.announcedAt) / 1000, SERVICE);
         stream.announcedAt = undefined;
       }
       if (!page.more) return page.applied;

@@ -1,0 +1,109 @@
+// Idle live-sync streams on one gateway process (issue 29): the embedded system built by tools/build.mjs, N streams of
+// N users held open, the process's RSS and other requests' latency before and after.
+//   node tools/build.mjs && node bench/live-sync-idle.mjs [N=10000] [seconds=10]
+// The latency is GET /api/history/v2 of one user at a fixed offered rate (bench/load.mjs's open-loop generator), so a
+// slower answer is not hidden by fewer requests. Run on loopback; this machine's other load is printed beside it.
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import http from 'node:http';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+import { BENCH_RATE_LIMITS, client, openLoop } from './load.mjs';
+
+const N = Number(process.argv[2] ?? 10_000);
+const SECONDS = Number(process.argv[3] ?? 10);
+const RATE = 200;
+const root = join(import.meta.dirname, '..');
+const require = createRequire(import.meta.url);
+const { SignJWT } = require('jose');
+
+const dataDir = mkdtempSync(join(tmpdir(), 'udp-live-sync-idle-'));
+const port = 18000 + Math.floor(Math.random() * 1000);
+const child = spawn(process.execPath, [join(root, 'dist', 'embedded', 'main.js')], {
+  env: {
+    ...process.env,
+    ...BENCH_RATE_LIMITS,
+    DATA_DIR: dataDir,
+    PORT: String(port),
+    HOST: '127.0.0.1',
+    LOG_LEVEL: 'warn',
+    HTTP_MAX_CONNECTIONS: String(N + 1000),
+    HTTP_MAX_CONNECTIONS_PER_ADDRESS: String(N + 1000),
+    CHANGES_MAX_STREAMS: String(N + 100),
+  },
+  stdio: ['ignore', 'ignore', 'pipe'],
+});
+child.stderr.on('data', () => {});
+const base = `http://127.0.0.1:${port}`;
+for (let i = 0; ; i++) {
+  try {
+    if ((await fetch(`${base}/livez`)).ok) break;
+  } catch {
+    if (i > 600) throw new Error('the embedded system did not start');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+const secret = new TextEncoder().encode(readFileSync(join(dataDir, 'secrets', 'jwt-signing.key'), 'utf8').trim());
+const token = (user) =>
+  new SignJWT({})
+    .setProtectedHeader({ alg: 'HS256' })
+    .setSubject(user)
+    .setIssuer('udp-embedded')
+    .setIssuedAt()
+    .setExpirationTime('1h')
+    .sign(secret);
+
+const rssMiB = () => Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${child.pid}/status`, 'utf8'))[1]) / 1024;
+const reader = `Bearer ${await token('reader')}`;
+const request = client(base, 16);
+for (let i = 0; i < 100; i++) {
+  await request(
+    'POST',
+    '/api/history/v2',
+    { authorization: reader, 'content-type': 'application/json' },
+    JSON.stringify({ item_id: `i${i}`, last_playback_position: i }),
+  );
+}
+const p = (ms, q) => ms.sort((a, b) => a - b)[Math.min(ms.length - 1, Math.floor(q * ms.length))].toFixed(1);
+async function measure(label) {
+  global.gc?.();
+  await new Promise((r) => setTimeout(r, 1000));
+  const run = await openLoop(() => request('GET', '/api/history/v2?limit=20', { authorization: reader }), RATE * SECONDS, RATE);
+  const rss = rssMiB();
+  console.log(
+    `${label}: RSS ${rss.toFixed(0)} MiB; GET /api/history/v2 at ${RATE}/s: p50 ${p(run.latencies, 0.5)} ms, p99 ${p(run.latencies, 0.99)} ms; load ${loadavg()[0].toFixed(1)}`,
+  );
+  return { rss, p99: Number(p(run.latencies, 0.99)) };
+}
+
+const before = await measure('no streams');
+const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+const streams = [];
+let ready = 0;
+for (let i = 0; i < N; i += 200) {
+  await Promise.all(
+    Array.from({ length: Math.min(200, N - i) }, async (_, j) => {
+      const authorization = `Bearer ${await token(`idle-${i + j}`)}`;
+      await new Promise((resolve, reject) => {
+        const req = http.get({ host: '127.0.0.1', port, path: '/api/changes', headers: { authorization }, agent }, (res) => {
+          if (res.statusCode !== 200) return reject(new Error(`stream ${i + j}: ${res.statusCode}`));
+          res.on('data', (chunk) => {
+            if (chunk.includes('event: ready')) resolve(++ready);
+          });
+          streams.push(req);
+        });
+        req.on('error', reject);
+      });
+    }),
+  );
+}
+console.log(`${ready} idle streams open`);
+const after = await measure(`${N} idle streams`);
+console.log(
+  `extra RSS with ${N} idle streams: ${(after.rss - before.rss).toFixed(0)} MiB (target < 200); other requests' p99 ${before.p99} -> ${after.p99} ms (${((after.p99 / before.p99 - 1) * 100).toFixed(0)}%, target within 20%)`,
+);
+for (const req of streams) req.destroy();
+child.kill('SIGTERM');
+await new Promise((r) => child.on('exit', r));
+rmSync(dataDir, { recursive: true, force: true });
