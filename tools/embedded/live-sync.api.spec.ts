@@ -1,7 +1,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
+import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type ChangeEvent, openChangeStream } from '@udp/api-client';
+import { type ChangeEvent, openChangeStream, serverSentEvents } from '@udp/api-client';
 import { fileSecret, signDevToken } from '@udp/auth';
 import { waitUntil } from '@udp/test-kit';
 import { start } from './host';
@@ -27,6 +28,7 @@ beforeAll(async () => {
       CHANGES_HEARTBEAT_S: '1',
       CHANGES_MAX_STREAMS_PER_USER: '2',
       CHANGES_MAX_STREAMS: '6',
+      CHANGES_MAX_BUFFER_BYTES: '65536',
     },
     { announce: false },
   );
@@ -164,36 +166,38 @@ describe('GET /api/changes', () => {
 
   it('a device away while 100 changes happen resumes by Last-Event-ID and receives exactly those 100', async () => {
     const phone = await Device.open('dave');
-    await call('dave', 'POST', '/api/history/v2', { item_id: 'before', last_playback_position: 1 });
-    await phone.until((e) => e.some((x) => x.event === 'history'), 'the change before');
+    await call('dave', 'POST', '/api/history/v2/batch', {
+      data: Array.from({ length: 10 }, (_, i) => ({ item_id: `d${i}`, last_playback_position: i })),
+    });
+    await phone.until((e) => e.filter((x) => x.event === 'history').length === 10, 'the changes before');
     const resumeFrom = phone.lastId;
     await phone.close();
-    // 100 changes: 60 in one batch, 30 single writes (10 of them updates of the batch's), 10 deletions.
+    // 100 changes while it is away: 60 entries in one batch, 30 single writes, 10 deletions of entries it had seen.
     await call('dave', 'POST', '/api/history/v2/batch', {
       data: Array.from({ length: 60 }, (_, i) => ({ item_id: `b${i}`, last_playback_position: i })),
     });
-    for (let i = 0; i < 30; i++)
-      await call('dave', 'POST', '/api/history/v2', { item_id: i < 10 ? `b${i}` : `s${i}`, last_playback_position: 1000 + i });
-    for (let i = 0; i < 10; i++) await call('dave', 'DELETE', `/api/history/v2/s${20 + i}`);
+    for (let i = 0; i < 30; i++) await call('dave', 'POST', '/api/history/v2', { item_id: `s${i}`, last_playback_position: 1000 + i });
+    for (let i = 0; i < 10; i++) await call('dave', 'DELETE', `/api/history/v2/d${i}`);
     const back = await Device.open('dave', { lastEventId: resumeFrom });
-    // Entries changed more than once show once, in their last state, as with since=<sync_token>: 60 + 20 distinct.
-    const expected = (await call('dave', 'GET', '/api/history/v2?with_deleted=true&limit=1000')) as { data: Array<{ item_id: string }> };
     const received = back.of('history').map((e) => e.data);
-    expect(received).toHaveLength(80);
-    expect(new Set(received.map((d) => d.item_id)).size).toBe(80);
-    expect(received.map((d) => d.item_id).sort()).toEqual(
-      expected.data
-        .map((d) => d.item_id)
-        .filter((id) => id !== 'before')
-        .sort(),
-    );
-    expect(received.filter((d) => d.deleted)).toHaveLength(10);
+    expect(received.map((d) => d.item_id)).toEqual([
+      ...Array.from({ length: 60 }, (_, i) => `b${i}`),
+      ...Array.from({ length: 30 }, (_, i) => `s${i}`),
+      ...Array.from({ length: 10 }, (_, i) => `d${i}`),
+    ]);
+    // Each as GET /api/history/v2 shows it now, tombstones included.
+    const listed = (await call('dave', 'GET', '/api/history/v2?with_deleted=true&limit=1000')) as { data: Array<{ item_id: string }> };
+    const byId = new Map(listed.data.map((d) => [d.item_id, d]));
+    for (const entry of received) expect(entry).toEqual(byId.get(entry.item_id));
+    expect(received.filter((d) => d.deleted).map((d) => d.item_id)).toEqual(Array.from({ length: 10 }, (_, i) => `d${i}`));
     // Nothing before the cursor; `ready` comes after what the resume owed.
     expect(back.events.at(-1)!.event).toBe('ready');
-    // Resuming from each event's own id gives exactly what followed it.
+    // Resuming from each event's own id gives exactly what followed it; an entry changed twice meanwhile comes once.
     const middle = back.of('history')[39];
+    await call('dave', 'POST', '/api/history/v2', { item_id: 'b50', last_playback_position: 5000 });
     const again = await Device.open('dave', { lastEventId: middle.id });
-    expect(again.of('history').map((e) => e.data.item_id)).toEqual(received.slice(40).map((d) => d.item_id));
+    const rest = received.slice(40).map((d) => d.item_id);
+    expect(again.of('history').map((e) => e.data.item_id)).toEqual([...rest.filter((id) => id !== 'b50'), 'b50']);
     await again.close();
     await back.close();
   });
@@ -250,6 +254,53 @@ describe('GET /api/changes', () => {
     expect(over.body.detail).toMatch(/CHANGES_MAX_STREAMS/);
     for (const device of [second, third, ...others]) await device.close();
   });
+
+  it('closes a reader that takes nothing once CHANGES_MAX_BUFFER_BYTES is unread; it resumes by Last-Event-ID and misses nothing', async () => {
+    const user = 'slow-sam';
+    // A reader that reads its head and `ready`, then stops reading: what the server writes piles up in its buffer.
+    const chunks: Buffer[] = [];
+    let ended = false;
+    const authorization = await auth(user);
+    const response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+      http.get(`${base}/api/changes`, { headers: { authorization: authorization } }, resolve).on('error', reject);
+    });
+    expect(response.statusCode).toBe(200);
+    response.on('data', (chunk: Buffer) => chunks.push(chunk));
+    response.on('end', () => (ended = true));
+    response.on('error', () => (ended = true));
+    response.on('aborted', () => (ended = true));
+    await waitUntil(() => Buffer.concat(chunks).includes('event: ready'), 5000, 'ready');
+    response.pause();
+    const keeping = await Device.open(user);
+    // 25,000 changes of about 400 bytes on the wire: past the kernel's socket buffers, then past the server's bound.
+    const total = 25_000;
+    for (let b = 0; b < total / 5000; b++) {
+      const data = Array.from({ length: 5000 }, (_, i) => ({ item_id: `${'x'.repeat(150)}-${b * 5000 + i}`, last_playback_position: i }));
+      await call(user, 'POST', '/api/history/v2/batch', { data });
+    }
+    // The other device has every change: the stalled one's pulls ran with it.
+    await keeping.until((e) => e.filter((x) => x.event === 'history').length === total, 'every change at the reading device', 60_000);
+    response.resume();
+    await waitUntil(() => ended, 15_000, 'the stalled stream to be ended by the server');
+    const events: Array<{ event: string; id?: string; data: string }> = [];
+    const body = Buffer.concat(chunks);
+    const afterHead = body.subarray(body.indexOf('retry: 2000'));
+    for await (const e of serverSentEvents(new Blob([afterHead]).stream())) events.push(e);
+    const history = events.filter((e) => e.event === 'history');
+    expect(history.length).toBeLessThan(total);
+    const close = events.find((e) => e.event === 'close');
+    if (close) expect(JSON.parse(close.data)).toMatchObject({ reason: 'slow-reader' });
+    // Resumed from the last event it got whole: exactly the rest.
+    const resumed = await Device.open(user, { lastEventId: [...events].reverse().find((e) => e.id !== undefined)!.id });
+    const got = [
+      ...history.map((e) => (JSON.parse(e.data) as { item_id: string }).item_id),
+      ...resumed.of('history').map((e) => e.data.item_id),
+    ];
+    expect(got).toHaveLength(total);
+    expect(new Set(got).size).toBe(total);
+    await resumed.close();
+    await keeping.close();
+  }, 120_000);
 
   it("ends the user's streams with an erasure event, and an old cursor then gives nothing of the erased data", async () => {
     const tv = await Device.open('olga');
