@@ -38,11 +38,15 @@ const PARTS: Array<[string, RegExp]> = [
   ['module index files', /\/index\.ts$/],
   [
     'edge (gateway, service edge)',
-    /^libs\/(gateway-core|auth)\/|^libs\/http-kit\/src\/(service-edge|service-app|request-observation)\.ts$/,
+    /^libs\/(gateway-core\/(?!src\/changes\/)|auth\/)|^libs\/http-kit\/src\/(service-edge|service-app|request-observation)\.ts$/,
   ],
   ['observation', /^libs\/telemetry\/|^libs\/runtime\/src\/traced-adapters\.ts$/],
   ['store adapters', /^libs\/(eventstore|readmodel)\//],
-  ['after the answer (change publisher)', /^libs\/bus\/|^libs\/eventsourcing\/src\/integration-publisher\.ts$/],
+  // The gateway's live sync hears of the change (issue 29): it may run before the answer is sent, never for it.
+  [
+    'after the answer (change publisher, live sync)',
+    /^libs\/bus\/|^libs\/eventsourcing\/src\/integration-publisher\.ts$|^libs\/gateway-core\/src\/changes\//,
+  ],
   // A timer of another service that happened to fire meanwhile (a sweep, a resume): not this request's path.
   ['other services', /^apps\/(?!history-svc\/)/],
 ];
