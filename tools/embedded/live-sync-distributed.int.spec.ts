@@ -7,6 +7,7 @@ import { DEV_ISSUER, signDevToken } from '@udp/auth';
 import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { start as startGateway } from '../../apps/gateway/src/main';
 import { start as startHistory } from '../../apps/history-svc/src/main';
+import { start as startPlaylist } from '../../apps/playlist-svc/src/main';
 
 /**
  * Live sync in the distributed mode (issue 29): history-svc publishes its change notifications on a real Kafka, and two
@@ -32,12 +33,17 @@ if (!brokers) {
   };
   type Running = { port: number; stop(): Promise<void> };
   let history: Running;
+  let playlist: Running;
   const gateways: Running[] = [];
   const url = (g: Running) => `http://127.0.0.1:${g.port}`;
   const auth = async (user: string) => `Bearer ${await signDevToken(jwtSecret, user)}`;
 
   const startReplica = async () => {
-    const gateway = await startGateway({ ...env, HISTORY_SVC_URL: `http://127.0.0.1:${history.port}` });
+    const gateway = await startGateway({
+      ...env,
+      HISTORY_SVC_URL: `http://127.0.0.1:${history.port}`,
+      PLAYLIST_SVC_URL: `http://127.0.0.1:${playlist.port}`,
+    });
     gateways.push(gateway);
     return gateway;
   };
@@ -77,10 +83,12 @@ if (!brokers) {
 
   beforeAll(async () => {
     history = await startHistory(env);
+    playlist = await startPlaylist(env);
   }, 60_000);
   afterAll(async () => {
     for (const gateway of gateways) await gateway.stop().catch(() => undefined);
     await history?.stop();
+    await playlist?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 

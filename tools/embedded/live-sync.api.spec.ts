@@ -152,14 +152,17 @@ describe('GET /api/changes', () => {
   it("never carries another user's change", async () => {
     const bobsTv = await Device.open('bob');
     const carolsTv = await Device.open('carol');
-    // Alice's change first: were it sent to bob, it would come before bob's own.
+    // Alice's changes first: were they sent to bob, they would come before bob's own.
     await call('alice', 'POST', '/api/history/v2', { item_id: 'urn:alice:secret', last_playback_position: 1 });
+    await call('alice', 'POST', '/api/playlist/v3/watch_later/bookmarks', { itemId: 'urn:alice:secret' });
     await call('bob', 'POST', '/api/history/v2', { item_id: 'urn:bob:1', last_playback_position: 2 });
     await bobsTv.until((e) => e.some((x) => x.event === 'history'), "bob's change");
     await call('carol', 'POST', '/api/history/v2', { item_id: 'urn:carol:1', last_playback_position: 3 });
     await carolsTv.until((e) => e.some((x) => x.event === 'history'), "carol's change");
     expect(bobsTv.of('history').map((e) => e.data.item_id)).toEqual(['urn:bob:1']);
     expect(carolsTv.of('history').map((e) => e.data.item_id)).toEqual(['urn:carol:1']);
+    expect(bobsTv.of('playlist')).toHaveLength(0);
+    expect(carolsTv.of('playlist')).toHaveLength(0);
     await bobsTv.close();
     await carolsTv.close();
   });
@@ -198,6 +201,35 @@ describe('GET /api/changes', () => {
     const again = await Device.open('dave', { lastEventId: middle.id });
     const rest = received.slice(40).map((d) => d.item_id);
     expect(again.of('history').map((e) => e.data.item_id)).toEqual([...rest.filter((id) => id !== 'b50'), 'b50']);
+    await again.close();
+    await back.close();
+  });
+
+  it('pushes playlist changes in their v3 shape, deletions included, and resumes them exactly once', async () => {
+    const tv = await Device.open('rita');
+    await call('rita', 'POST', '/api/playlist/v3/watch_later/bookmarks', { itemId: 'urn:wl:1' });
+    await tv.until((e) => e.some((x) => x.event === 'playlist'), 'the watch-later change');
+    const shown = await call('rita', 'GET', '/api/playlist/v3/watch_later');
+    expect(tv.of('playlist')[0].data).toEqual({ ...(shown as object), deleted: false });
+    const resumeFrom = tv.lastId;
+    await tv.close();
+    // While it is away: a playlist created with a bookmark, renamed, and another created then deleted; a history change.
+    await call('rita', 'POST', '/api/playlist/v3/new/bookmarks', { businessId: 'kids', itemId: 'urn:k:1', name: 'Kids' });
+    await call('rita', 'POST', '/api/playlist/v3/kids', { name: 'Children' });
+    await call('rita', 'POST', '/api/playlist/v3/gone', { name: 'Gone' });
+    await call('rita', 'DELETE', '/api/playlist/v3/gone');
+    await call('rita', 'POST', '/api/history/v2', { item_id: 'urn:h:1', last_playback_position: 3 });
+    const back = await Device.open('rita', { lastEventId: resumeFrom });
+    const playlists = back.of('playlist').map((e) => e.data);
+    // Each playlist once, in its state now, in the order of its last change.
+    expect(playlists).toEqual([
+      { ...((await call('rita', 'GET', '/api/playlist/v3/kids')) as object), deleted: false },
+      { id: expect.any(String), businessId: 'gone', deleted: true },
+    ]);
+    expect(back.of('history').map((e) => e.data.item_id)).toEqual(['urn:h:1']);
+    const again = await Device.open('rita', { lastEventId: back.of('playlist')[0].id });
+    expect(again.of('playlist').map((e) => e.data.businessId)).toEqual(['gone']);
+    expect(again.of('history')).toHaveLength(0);
     await again.close();
     await back.close();
   });

@@ -30,6 +30,7 @@ beforeAll(async () => {
   const hub = new ChangeHub({
     bus: new InProcessBus(),
     historyUrl: system.gatewayUrl,
+    playlistUrl: system.gatewayUrl,
     identity,
     cursors,
     logger,

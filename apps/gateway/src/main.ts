@@ -69,6 +69,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   const changes = new ChangeHub({
     bus,
     historyUrl: config.HISTORY_SVC_URL,
+    playlistUrl: config.PLAYLIST_SVC_URL,
     identity,
     cursors,
     logger,

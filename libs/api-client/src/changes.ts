@@ -6,6 +6,7 @@ type Schemas = components['schemas'];
 export type ChangeEvent =
   | { event: 'ready'; id: string; data: Schemas['ReadyChange'] }
   | { event: 'history'; id: string; data: Schemas['HistoryChange'] }
+  | { event: 'playlist'; id: string; data: Schemas['PlaylistChange'] }
   | { event: 'erasure'; id?: string; data: Schemas['ErasureChange'] }
   | { event: 'close'; id?: string; data: Schemas['CloseChange'] };
 

@@ -626,7 +626,7 @@ export interface paths {
     };
     /**
      * The caller's changes, pushed as Server-Sent Events as they happen
-     * @description Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`). Each change's `id` is a cursor: reconnecting with `Last-Event-ID` (EventSource does it by itself) sends every change after it exactly once. A comment (`:`) every `CHANGES_HEARTBEAT_S` seconds keeps proxies from closing an idle stream. The server ends a stream with a `close` event (resume with the last id) or an `erasure` event (start again without a cursor). Authenticate with the Authorization header, or (browsers) with a ticket from `POST /api/changes/ticket`.
+     * @description Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `playlist` (data: `PlaylistChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`). Each change's `id` is a cursor: reconnecting with `Last-Event-ID` (EventSource does it by itself) sends every change after it exactly once. A comment (`:`) every `CHANGES_HEARTBEAT_S` seconds keeps proxies from closing an idle stream. The server ends a stream with a `close` event (resume with the last id) or an `erasure` event (start again without a cursor). Authenticate with the Authorization header, or (browsers) with a ticket from `POST /api/changes/ticket`.
      */
     get: operations['streamChanges'];
     put?: never;
@@ -673,6 +673,35 @@ export interface components {
       id: number;
       item_id: string;
       last_playback_position?: number;
+    };
+    PlaylistChange:
+      | (components['schemas']['FullPlaylistV3'] & {
+          /** @enum {boolean} */
+          deleted: false;
+        })
+      | {
+          id: string;
+          businessId: string;
+          /** @enum {boolean} */
+          deleted: true;
+        };
+    BookmarkV3: {
+      /** @description when the item was added (ms since the epoch) */
+      date: number;
+      /** @description technical id (int32), a per-user sequence; deletes the bookmark */
+      id: number;
+      itemId: string;
+    };
+    /** @enum {string} */
+    PlaylistType: 'standard' | 'watch_later';
+    FullPlaylistV3: {
+      /** @description newest first */
+      bookmarks: components['schemas']['BookmarkV3'][];
+      /** @description the technical id when the playlist was created without one (v2) */
+      businessId: string;
+      id: string;
+      name: string;
+      type: components['schemas']['PlaylistType'];
     };
     ErasureChange: {
       erased_at: number;
@@ -810,30 +839,12 @@ export interface components {
       /** @description server time of the last change to the playlist or its content */
       lastUpdate: number;
     };
-    /** @enum {string} */
-    PlaylistType: 'standard' | 'watch_later';
-    BookmarkV3: {
-      /** @description when the item was added (ms since the epoch) */
-      date: number;
-      /** @description technical id (int32), a per-user sequence; deletes the bookmark */
-      id: number;
-      itemId: string;
-    };
     NewPlaylistWithContentV3: {
       businessId: string;
       itemId: string;
       name: string;
       /** @description when the item was added (ms since the epoch); used only when earlier than the server time, which is the default */
       date?: number;
-    };
-    FullPlaylistV3: {
-      /** @description newest first */
-      bookmarks: components['schemas']['BookmarkV3'][];
-      /** @description the technical id when the playlist was created without one (v2) */
-      businessId: string;
-      id: string;
-      name: string;
-      type: components['schemas']['PlaylistType'];
     };
     PlaylistAttributesV3: {
       name: string;
@@ -5560,7 +5571,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Server-Sent Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`) */
+      /** @description Server-Sent Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `playlist` (data: `PlaylistChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`) */
       200: {
         headers: {
           [name: string]: unknown;

@@ -1,12 +1,13 @@
 import { queryInteger } from './common';
 import { HISTORY_LIMITS, Item, SyncToken } from './history';
+import { FullPlaylistV3 } from './playlists';
 import { z } from './zod';
 
 /**
  * Live sync (`GET /api/changes`, Server-Sent Events; docs/live-sync.md): the names of the events a stream carries
  * and the data of each. An event's `id` is a cursor: a reconnect with `Last-Event-ID` gets every change after it.
  */
-export const CHANGE_EVENT_NAMES = ['ready', 'history', 'erasure', 'close'] as const;
+export const CHANGE_EVENT_NAMES = ['ready', 'history', 'playlist', 'erasure', 'close'] as const;
 export type ChangeEventName = (typeof CHANGE_EVENT_NAMES)[number];
 
 /** A cursor as the stream gives it in `id`: opaque, bound to its user (a foreign or altered one is refused, 400). */
@@ -41,6 +42,17 @@ export type ChangeTicket = z.infer<typeof ChangeTicket>;
 export const ReadyChange = z.object({ cursor: ChangeCursor }).openapi('ReadyChange');
 /** `history`: the entry as `GET /api/history/v2` shows it, a tombstone (`deleted: true`) included. */
 export const HistoryChange = Item.openapi('HistoryChange');
+/**
+ * `playlist`: a playlist as `GET /api/playlist/v3/{businessId}` shows it after its change (a bookmark added or removed,
+ * a rename, its creation), with `deleted: false`; or, once deleted, its ids with `deleted: true`.
+ */
+export const PlaylistChange = z
+  .union([
+    FullPlaylistV3.extend({ deleted: z.literal(false) }),
+    z.object({ id: z.string(), businessId: z.string(), deleted: z.literal(true) }),
+  ])
+  .openapi('PlaylistChange');
+export type PlaylistChange = z.infer<typeof PlaylistChange>;
 /** `erasure`: the user's data was erased; the stream ends after it and every earlier cursor is void. */
 export const ErasureChange = z.object({ erased_at: z.number().int() }).openapi('ErasureChange');
 
@@ -58,6 +70,7 @@ export type CloseChange = z.infer<typeof CloseChange>;
 export const CHANGE_EVENTS = {
   ready: ReadyChange,
   history: HistoryChange,
+  playlist: PlaylistChange,
   erasure: ErasureChange,
   close: CloseChange,
 } as const satisfies Record<ChangeEventName, z.ZodType>;
@@ -82,3 +95,20 @@ export const HistoryChangesPage = z.object({
   more: z.boolean(),
 });
 export type HistoryChangesPage = z.infer<typeof HistoryChangesPage>;
+
+/** playlist-svc's internal route for live sync (`/internal/playlist/changes`): the playlists changed at or after `since`. */
+export const PlaylistChangesQuery = z.object({
+  since: z
+    .string()
+    .regex(/^[0-9]{1,15}$/, 'since must be a position from this route')
+    .transform(Number)
+    .optional(),
+});
+
+export const PlaylistChangesPage = z.object({
+  /** Oldest change first; `position` is the user's stream revision after that playlist's last change. */
+  changes: z.array(z.object({ playlist: PlaylistChange, position: z.number().int() })),
+  /** How many of the user's playlist events the read model shows: where a new stream starts, and the wait's measure. */
+  applied: z.number().int(),
+});
+export type PlaylistChangesPage = z.infer<typeof PlaylistChangesPage>;

@@ -2,9 +2,10 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { CHANGE_CURSOR_PATTERN } from '@udp/contracts';
 import { badRequest } from '@udp/http-kit';
 
-/** Where a stream stands in each area's change order: today history's sync position (its `sync_token`). */
+/** Where a stream stands in each area's change order: history's sync position (its `sync_token`), the playlists' revision. */
 export interface ChangePositions {
   history: string;
+  playlist: number;
 }
 
 const MAC_BYTES = 16;
@@ -18,7 +19,7 @@ export class CursorCodec {
   constructor(private readonly key: Buffer) {}
 
   encode(userId: string, positions: ChangePositions): string {
-    const payload = Buffer.from(JSON.stringify({ h: positions.history }), 'utf8');
+    const payload = Buffer.from(JSON.stringify({ h: positions.history, p: positions.playlist }), 'utf8');
     return `c1.${Buffer.concat([this.mac(userId, payload), payload]).toString('base64url')}`;
   }
 
@@ -37,9 +38,9 @@ export class CursorCodec {
     } catch {
       throw refuse();
     }
-    const history = (parsed as { h?: unknown }).h;
-    if (typeof history !== 'string') throw refuse();
-    return { history };
+    const { h: history, p: playlist } = parsed as { h?: unknown; p?: unknown };
+    if (typeof history !== 'string' || typeof playlist !== 'number' || !Number.isSafeInteger(playlist) || playlist < 0) throw refuse();
+    return { history, playlist };
   }
 
   private mac(userId: string, payload: Buffer): Buffer {

@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
 import type { Bus, Consumer } from '@udp/bus';
-import { HistoryChangesPage, erasureEvents, historyEvents } from '@udp/contracts';
+import { HistoryChangesPage, PlaylistChangesPage, erasureEvents, historyEvents, playlistEvents } from '@udp/contracts';
 import { HttpError } from '@udp/http-kit';
 import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
 import type { ChangePositions, CursorCodec } from './cursor';
@@ -22,8 +22,9 @@ export interface ChangeLimits {
 export interface ChangeHubOptions {
   /** Where the change notifications come from: the in-process bus (embedded) or Kafka, with a consumer of our own. */
   bus: Bus;
-  /** history-svc's base address: the changes themselves are pulled from it, as the user. */
+  /** history-svc's and playlist-svc's base addresses: the changes themselves are pulled from them, as the user. */
   historyUrl: string;
+  playlistUrl: string;
   identity: InternalIdentity;
   cursors: CursorCodec;
   limits: ChangeLimits;
@@ -34,6 +35,8 @@ export interface ChangeHubOptions {
 }
 
 const SERVICE = { 'udp.service': 'gateway' };
+
+type Area = 'history' | 'playlist';
 
 /** What a stream's first pull can meet: the service unreachable is a 503 before the stream starts. */
 const unavailable = (detail: string) => new HttpError(503, 'Service Unavailable', detail, undefined, { 'retry-after': '5' });
@@ -74,7 +77,16 @@ export class ChangeHub {
         `${group}-history`,
         async ({ value }) => {
           const message = historyEvents.HistoryChangedMessage.safeParse(value);
-          if (message.success) this.announce(message.data.userId, message.data.revision, message.data.occurredAt);
+          if (message.success) this.announce('history', message.data.userId, message.data.revision, message.data.occurredAt);
+        },
+        { from: 'latest' },
+      ),
+      await bus.subscribe(
+        playlistEvents.PLAYLISTS_CHANGES_TOPIC,
+        `${group}-playlist`,
+        async ({ value }) => {
+          const message = playlistEvents.PlaylistsChangedMessage.safeParse(value);
+          if (message.success) this.announce('playlist', message.data.userId, message.data.revision, message.data.occurredAt);
         },
         { from: 'latest' },
       ),
@@ -121,6 +133,7 @@ export class ChangeHub {
     }
     const stream = new ChangeStream(userId, res, limits.maxBufferBytes, this.now(), (s, reason) => this.closed(s, reason));
     stream.positions = positions;
+    stream.playlistStarted = positions !== undefined;
     let own = this.streams.get(userId);
     if (!own) this.streams.set(userId, (own = new Set()));
     // Registered before the first pull: a change made meanwhile is announced to it and pulled after.
@@ -140,16 +153,16 @@ export class ChangeHub {
       // Before the stream started, the refusal is the answer (problem+json); after, a named close.
       if (stream.started) return void stream.close('unavailable', 'the changes cannot be read now: resume with the last id');
       stream.detach();
-      throw error instanceof HttpError ? error : unavailable('the history service cannot be read now: retry');
+      throw error instanceof HttpError ? error : unavailable('the changes cannot be read now: retry');
     }
     stream.send('ready', { cursor: this.cursor(stream) }, this.cursor(stream));
     if (stream.again) this.schedule(stream);
   }
 
-  /** A change of the user's data at `revision` was stored: each of the user's streams pulls it. */
-  announce(userId: string, revision: number, occurredAt: number): void {
+  /** A change of the user's data in `area` at `revision` was stored: each of the user's streams pulls it. */
+  announce(area: Area, userId: string, revision: number, occurredAt: number): void {
     for (const stream of this.streams.get(userId) ?? []) {
-      stream.wanted = Math.max(stream.wanted, revision + 1);
+      stream.wanted[area] = Math.max(stream.wanted[area], revision + 1);
       stream.announcedAt ??= occurredAt;
       this.schedule(stream);
     }
@@ -217,7 +230,7 @@ export class ChangeHub {
     let pause = 5;
     for (;;) {
       const applied = await this.pull(stream);
-      if (stream.closed || applied >= stream.wanted || stream.again) return;
+      if (stream.closed || stream.again || (applied.history >= stream.wanted.history && applied.playlist >= stream.wanted.playlist)) return;
       if (this.now() >= deadline) {
         this.options.logger.warn({ applied, wanted: stream.wanted }, 'live sync: an announced change did not show in time');
         return;
@@ -227,43 +240,90 @@ export class ChangeHub {
     }
   }
 
-  /** Sends the changes after the stream's position (from the head, for a new stream); answers how many the service applied. */
-  private async pull(stream: ChangeStream): Promise<number> {
+  /**
+   * Sends each area's changes after the stream's positions (from the heads, for a new stream); answers how many events
+   * of each area the services have applied.
+   */
+  private async pull(stream: ChangeStream): Promise<Record<Area, number>> {
+    const history = await this.pullHistory(stream);
+    const playlist = stream.closed ? 0 : await this.pullPlaylists(stream);
+    if (stream.announcedAt !== undefined && stream.sentSinceAnnounce) {
+      recordHistogram(METRICS.changesLatency, Math.max(0, this.now() - stream.announcedAt) / 1000, SERVICE);
+      stream.announcedAt = undefined;
+    }
+    stream.sentSinceAnnounce = false;
+    return { history, playlist };
+  }
+
+  private sendChange(stream: ChangeStream, event: Area, data: unknown): void {
+    stream.send(event, data, this.cursor(stream));
+    stream.sentSinceAnnounce = true;
+    this.stats.eventsSent++;
+    recordCounter(METRICS.changesEvents, 1, SERVICE);
+  }
+
+  private async pullHistory(stream: ChangeStream): Promise<number> {
     for (;;) {
       const since = stream.positions?.history;
       const page = await this.historyChanges(stream.userId, since);
       if (stream.closed) return page.applied;
       if (since === undefined || page.changes.length === 0) {
         // A new stream starts at the head; a pull that found nothing moves past changes that showed no entry.
-        stream.positions = { history: page.position };
+        stream.positions = { playlist: stream.positions?.playlist ?? 0, history: page.position };
       }
       for (const change of page.changes) {
         if (stream.closed) return page.applied;
-        stream.positions = { history: change.position };
-        stream.send('history', change.item, this.cursor(stream));
-        this.stats.eventsSent++;
-      }
-      if (page.changes.length > 0) recordCounter(METRICS.changesEvents, page.changes.length, SERVICE);
-      if (stream.announcedAt !== undefined && page.changes.length > 0) {
-        recordHistogram(METRICS.changesLatency, Math.max(0, this.now() - stream.announcedAt) / 1000, SERVICE);
-        stream.announcedAt = undefined;
+        stream.positions = { ...stream.positions!, history: change.position };
+        this.sendChange(stream, 'history', change.item);
       }
       if (!page.more) return page.applied;
     }
   }
 
+  private async pullPlaylists(stream: ChangeStream): Promise<number> {
+    // A new stream's first pull reads the head only; a resume starts at its cursor's position.
+    const since = stream.playlistStarted ? stream.positions!.playlist : undefined;
+    const page = PlaylistChangesPage.parse(
+      await this.serviceJson(
+        this.options.playlistUrl,
+        stream.userId,
+        `/internal/playlist/changes${since === undefined ? '' : `?since=${since}`}`,
+      ),
+    );
+    stream.playlistStarted = true;
+    if (stream.closed) return page.applied;
+    if (since === undefined) {
+      stream.positions = { ...stream.positions!, playlist: page.applied };
+      return page.applied;
+    }
+    for (const change of page.changes) {
+      if (stream.closed) return page.applied;
+      stream.positions = { ...stream.positions!, playlist: change.position };
+      this.sendChange(stream, 'playlist', change.playlist);
+    }
+    // Past changes that showed nothing (and, after an erasure, back to the new beginning).
+    if (page.changes.length === 0 && page.applied !== stream.positions!.playlist)
+      stream.positions = { ...stream.positions!, playlist: page.applied };
+    return page.applied;
+  }
+
   private async historyChanges(userId: string, since: string | undefined): Promise<HistoryChangesPage> {
     const query = since === undefined ? '' : `?since=${encodeURIComponent(since)}&limit=100`;
+    return HistoryChangesPage.parse(await this.serviceJson(this.options.historyUrl, userId, `/internal/history/changes${query}`));
+  }
+
+  /** A service's internal answer, asked as the user (the signed identity): the service selects by it alone. */
+  private async serviceJson(baseUrl: string, userId: string, path: string): Promise<unknown> {
     let answer: globalThis.Response;
     try {
-      answer = await fetch(`${this.options.historyUrl}/internal/history/changes${query}`, {
+      answer = await fetch(`${baseUrl}${path}`, {
         headers: { [IDENTITY_HEADER]: this.options.identity.sign({ userId }), accept: 'application/json' },
         signal: AbortSignal.timeout(10_000),
       });
     } catch (error) {
-      throw unavailable(`the history service cannot be reached: ${(error as Error).message}`);
+      throw unavailable(`${path.split('?')[0]} cannot be reached: ${(error as Error).message}`);
     }
-    if (!answer.ok) throw unavailable(`the history service answered ${answer.status}`);
-    return HistoryChangesPage.parse(await answer.json());
+    if (!answer.ok) throw unavailable(`${path.split('?')[0]} answered ${answer.status}`);
+    return answer.json();
   }
 }

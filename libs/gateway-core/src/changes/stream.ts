@@ -10,8 +10,12 @@ import type { ChangePositions } from './cursor';
 export class ChangeStream {
   /** Where the stream stands: the position of its last event (undefined until the first pull read the head). */
   positions: ChangePositions | undefined;
-  /** A change of revision `wanted - 1` was announced: pull until the service has applied `wanted` events. */
-  wanted = 0;
+  /** Per area, a change of revision `wanted - 1` was announced: pull until the service has applied `wanted` events. */
+  wanted = { history: 0, playlist: 0 };
+  /** Whether the playlists' position was read once (a new stream takes the head; a resume its cursor's position). */
+  playlistStarted = false;
+  /** An event was sent since the oldest unsent announcement (the latency histogram's sample). */
+  sentSinceAnnounce = false;
   /** When the oldest change announced and not yet sent was stored (for the latency histogram). */
   announcedAt: number | undefined;
   pulling: Promise<void> | null = null;

@@ -21,6 +21,7 @@ const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
 const hub = new ChangeHub({
   bus,
   historyUrl: 'http://127.0.0.1:9',
+  playlistUrl: 'http://127.0.0.1:9',
   identity,
   cursors,
   logger,
