@@ -36,10 +36,10 @@ export const ASYNCAPI_TOPICS: TopicEntry[] = [
     id: 'playlistChanges',
     address: playlists.PLAYLISTS_CHANGES_TOPIC,
     description:
-      "Every change of a user's playlists (one message per stored event), for the data-management team. Playlist ids only: no item ids, no names.",
+      "Every change of a user's playlists (one message per stored event), for the data-management team. Playlist ids only: no item ids, no names. Every gateway replica follows it with a group of its own for live sync (`GET /api/changes`).",
     message: { name: 'PlaylistsChanged', summary: 'A playlist changed', schema: playlists.PlaylistsChangedMessage },
     sentBy: ['playlist-svc'],
-    receivedBy: [],
+    receivedBy: ['gateway'],
   },
   {
     id: 'exportRequested',
