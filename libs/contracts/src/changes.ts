@@ -11,7 +11,7 @@ export const CHANGE_EVENT_NAMES = ['ready', 'history', 'playlist', 'erasure', 'c
 export type ChangeEventName = (typeof CHANGE_EVENT_NAMES)[number];
 
 /** A cursor as the stream gives it in `id`: opaque, bound to its user (a foreign or altered one is refused, 400). */
-export const CHANGE_CURSOR_PATTERN = /^c1\.[A-Za-z0-9_-]{1,2000}$/;
+export const CHANGE_CURSOR_PATTERN = /^c1\.[A-Za-z0-9_-]{1,2400}$/;
 export const ChangeCursor = z
   .string()
   .regex(CHANGE_CURSOR_PATTERN, 'a cursor is the id of an event of this stream')
@@ -21,7 +21,8 @@ export const ChangeCursor = z
 export const ChangesQuery = z.object({
   ticket: z
     .string()
-    .regex(/^[A-Za-z0-9_-]{20,100}$/, 'ticket must be one answered by POST /api/changes/ticket')
+    // A sealed user id of up to 128 characters and its expiry: at most 243 characters.
+    .regex(/^[A-Za-z0-9_-]{20,400}$/, 'ticket must be one answered by POST /api/changes/ticket')
     .optional()
     .openapi({ description: 'a single-use ticket from `POST /api/changes/ticket`, instead of the Authorization header' }),
   last_event_id: ChangeCursor.optional().openapi({

@@ -180,10 +180,11 @@ export class ChangeHub {
     this.stopped = true;
     clearInterval(this.heartbeat);
     this.unobserve?.();
-    await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
+    // Streams first: their devices reconnect to another replica while the consumers leave Kafka (seconds).
     for (const streams of [...this.streams.values()]) {
       for (const stream of [...streams]) stream.close('shutdown', 'the gateway is stopping: resume with the last id');
     }
+    await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
   }
 
   private cursor(stream: ChangeStream): string {

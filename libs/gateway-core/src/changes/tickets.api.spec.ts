@@ -62,6 +62,11 @@ describe('change stream tickets', () => {
     expect(replayed.body.detail).toMatch(/already used/);
   });
 
+  it('is good for the longest user id', async () => {
+    const { ticket } = await ticketFor('u'.repeat(128));
+    expect((await open(ticket)).status).toBe(503);
+  });
+
   it('is refused from 30 s after its issue', async () => {
     const { ticket } = await ticketFor('alice');
     clock += 30_000;
