@@ -117,6 +117,10 @@ const after = await measure(`${N} idle streams`);
 console.log(
   `extra RSS with ${N} idle streams: ${(after.rss - before.rss).toFixed(0)} MiB (target < 200), of which heap ${(after.heap - before.heap).toFixed(0)} MiB; other requests' p99 ${before.p99} -> ${after.p99} ms (${((after.p99 / before.p99 - 1) * 100).toFixed(0)}%, target within 20%)`,
 );
+// One line for bench/run.mjs (npm run bench), which prints the figure in its table.
+console.log(
+  `LIVE_SYNC ${JSON.stringify({ streams: ready, extraRss: after.rss - before.rss, extraHeap: after.heap - before.heap, p99Before: before.p99, p99After: after.p99 })}`,
+);
 for (const req of streams) req.destroy();
 child.kill('SIGTERM');
 await new Promise((r) => child.on('exit', r));
