@@ -3,7 +3,7 @@
 //   node tools/build.mjs && node bench/live-sync-idle.mjs [N=10000] [seconds=10]
 // The latency is GET /api/history/v2 of one user at a fixed offered rate (bench/load.mjs's open-loop generator), so a
 // slower answer is not hidden by fewer requests. Run on loopback; this machine's other load is printed beside it.
-import { spawn } from 'node:child_process';
+import { fork, spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
@@ -92,26 +92,30 @@ async function measure(label) {
 }
 
 const before = await measure('no streams');
-const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-const streams = [];
-let ready = 0;
-for (let i = 0; i < N; i += 200) {
-  await Promise.all(
-    Array.from({ length: Math.min(200, N - i) }, async (_, j) => {
-      const authorization = `Bearer ${await token(`idle-${i + j}`)}`;
-      await new Promise((resolve, reject) => {
-        const req = http.get({ host: '127.0.0.1', port, path: '/api/changes', headers: { authorization }, agent }, (res) => {
-          if (res.statusCode !== 200) return reject(new Error(`stream ${i + j}: ${res.statusCode}`));
-          res.on('data', (chunk) => {
-            if (chunk.includes('event: ready')) resolve(++ready);
+/** Opens `n` streams at `streamPort`, 200 at a time, each of its own user; resolves once each has its first event. */
+async function openStreams(streamPort, n) {
+  const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
+  const opened = [];
+  for (let i = 0; i < n; i += 200) {
+    await Promise.all(
+      Array.from({ length: Math.min(200, n - i) }, async (_, j) => {
+        const authorization = `Bearer ${await token(`idle-${i + j}`)}`;
+        await new Promise((resolve, reject) => {
+          const req = http.get({ host: '127.0.0.1', port: streamPort, path: '/api/changes', headers: { authorization }, agent }, (res) => {
+            if (res.statusCode !== 200) return reject(new Error(`stream ${i + j}: ${res.statusCode}`));
+            res.once('data', resolve);
           });
-          streams.push(req);
+          opened.push(req);
+          req.on('error', reject);
         });
-        req.on('error', reject);
-      });
-    }),
-  );
+      }),
+    );
+  }
+  return opened;
 }
+
+const streams = await openStreams(port, N);
+const ready = streams.length;
 console.log(`${ready} idle streams open`);
 const after = await measure(`${N} idle streams`);
 console.log(
@@ -122,6 +126,20 @@ console.log(
   `LIVE_SYNC ${JSON.stringify({ streams: ready, extraRss: after.rss - before.rss, extraHeap: after.heap - before.heap, p99Before: before.p99, p99After: after.p99 })}`,
 );
 for (const req of streams) req.destroy();
+
+// The same number of streams on a bare node:http server: what the connections alone cost.
+const bare = fork(join(root, 'bench', 'bare-sse-server.mjs'), [String(N + 100)], { execArgv: ['--expose-gc'] });
+const barePort = await new Promise((r) => bare.once('message', r));
+const bareMemory = () => new Promise((r) => (bare.once('message', r), bare.send('measure')));
+const bareBefore = await bareMemory();
+const bareStreams = await openStreams(barePort, N);
+const bareAfter = await bareMemory();
+console.log(
+  `bare node:http with ${N} open event streams: extra RSS ${(bareAfter.rss - bareBefore.rss).toFixed(0)} MiB, heap after a full GC +${(bareAfter.heap - bareBefore.heap).toFixed(0)} MiB`,
+);
+console.log(`LIVE_SYNC_BARE ${JSON.stringify({ extraRss: bareAfter.rss - bareBefore.rss })}`);
+for (const req of bareStreams) req.destroy();
+bare.disconnect();
 child.kill('SIGTERM');
 await new Promise((r) => child.on('exit', r));
 rmSync(dataDir, { recursive: true, force: true });

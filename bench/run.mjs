@@ -464,9 +464,10 @@ async function main() {
     encoding: 'utf8',
   });
   const idle = JSON.parse(/^LIVE_SYNC (.*)$/m.exec(idleOut)[1]);
+  const idleBare = JSON.parse(/^LIVE_SYNC_BARE (.*)$/m.exec(idleOut)[1]);
   row(
     `${int(idle.streams)} idle live-sync streams (GET /api/changes) on the embedded process: extra RSS`,
-    `**${fmt(idle.extraRss, 0)} MiB** (JavaScript heap after a full GC: +${fmt(idle.extraHeap, 0)} MiB)`,
+    `**${fmt(idle.extraRss, 0)} MiB** (JavaScript heap after a full GC: +${fmt(idle.extraHeap, 0)} MiB; a bare node:http server holding as many open event streams: +${fmt(idleBare.extraRss, 0)} MiB)`,
     '< 200 MiB',
     idle.extraRss < 200,
   );
