@@ -38,6 +38,8 @@ const child = spawn(process.execPath, ['--expose-gc', `--inspect=127.0.0.1:${ins
   stdio: ['ignore', 'ignore', 'pipe'],
 });
 child.stderr.on('data', () => {});
+// A failing run must not leave the system running.
+process.on('exit', () => child.kill('SIGKILL'));
 const base = `http://127.0.0.1:${port}`;
 for (let i = 0; ; i++) {
   try {
