@@ -4,6 +4,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ChangeEvent, openChangeStream } from '@udp/api-client';
 import { DEV_ISSUER, signDevToken } from '@udp/auth';
+import { KafkaBus } from '@udp/bus';
+import { erasureEvents } from '@udp/contracts';
 import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { start as startGateway } from '../../apps/gateway/src/main';
 import { start as startHistory } from '../../apps/history-svc/src/main';
@@ -54,16 +56,19 @@ if (!brokers) {
     const events: ChangeEvent[] = [];
     const answer = await openChangeStream(url(gateway), { authorization: await auth(user), lastEventId, signal: abort.signal });
     if (answer.problem) throw new Error(`refused: ${JSON.stringify(answer.problem)}`);
+    let ended = false;
     const done = (async () => {
       try {
         for await (const e of answer.events) events.push(e);
       } catch {
         // aborted
       }
+      ended = true;
     })();
     await waitUntil(() => events.some((e) => e.event === 'ready'), 10_000, 'ready');
     return {
       events,
+      ended: () => ended,
       history: () => events.filter((e): e is Extract<ChangeEvent, { event: 'history' }> => e.event === 'history'),
       close: async () => {
         abort.abort();
@@ -93,6 +98,28 @@ if (!brokers) {
   }, 60_000);
 
   describe('live sync, distributed (real Kafka, two gateway replicas)', () => {
+    it("ends the user's streams at every replica when an erasure is requested on the topic, and no one else's", async () => {
+      const [one, two] = [await startReplica(), await startReplica()];
+      const user = `erased-${randomBytes(4).toString('hex')}`;
+      const atOne = await openAt(one, user);
+      const atTwo = await openAt(two, user);
+      const other = await openAt(two, `${user}-kept`);
+      // As the export-worker publishes it behind DELETE /api/data.
+      const bus = new KafkaBus(brokers.split(','), 'live-sync-test');
+      try {
+        await bus.publish(erasureEvents.ERASURE_TOPICS.requested, [
+          { key: user, value: { erasureId: randomBytes(8).toString('hex'), userId: user, requestedAt: Date.now() } },
+        ]);
+      } finally {
+        await bus.close();
+      }
+      await waitUntil(() => [atOne, atTwo].every((s) => s.events.at(-1)?.event === 'erasure'), 20_000, 'the erasure at both replicas');
+      await waitUntil(() => atOne.ended() && atTwo.ended(), 5000, 'both streams to end');
+      expect(other.events.some((e) => e.event === 'erasure')).toBe(false);
+      expect(other.ended()).toBe(false);
+      for (const s of [atOne, atTwo, other]) await s.close();
+    }, 120_000);
+
     it("carries a change written through one replica to the user's stream on the other, and no one else's", async () => {
       const [one, two] = [await startReplica(), await startReplica()];
       const user = `kafka-${randomBytes(4).toString('hex')}`;
