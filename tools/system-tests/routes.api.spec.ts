@@ -3,7 +3,8 @@ import type { Server } from 'node:http';
 import request from 'supertest';
 import { Authenticator, DEV_ISSUER } from '@udp/auth';
 import { PUBLIC_ROUTES } from '@udp/contracts';
-import { createGateway } from '@udp/gateway-core';
+import { InProcessBus } from '@udp/bus';
+import { ChangeHub, CursorCodec, TicketIssuer, changesRouter, createGateway } from '@udp/gateway-core';
 import { personalisationRouter } from '@udp/personalisation';
 import { closeServer, listen } from '@udp/runtime';
 import { given } from '@udp/test-kit';
@@ -14,7 +15,8 @@ import { startWholeSystem } from './whole-system';
  * Every route of the contracts' tables (the routes the OpenAPI document is made from) is mounted by some service:
  * a request on its method and path reaches a handler. Without one, the gateway or the service answers 404 "no route
  * for ..." (or 405 when the method is not documented there). The whole system serves the services' routes; the
- * gateway's personalisation routes come from libs/personalisation, here on a gateway of their own.
+ * gateway's own routes (personalisation from libs/personalisation, live sync from libs/gateway-core) are here on a
+ * gateway of their own.
  */
 let system: TestSystem;
 let personalisation: Server;
@@ -24,6 +26,16 @@ beforeAll(async () => {
   system = await startWholeSystem();
   const { identity, logger } = system.deps[0];
   const authenticator = new Authenticator({ jwtSecret: randomBytes(32).toString('base64url'), issuer: DEV_ISSUER });
+  const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
+  const hub = new ChangeHub({
+    bus: new InProcessBus(),
+    historyUrl: system.gatewayUrl,
+    playlistUrl: system.gatewayUrl,
+    identity,
+    cursors,
+    logger,
+    limits: { heartbeatS: 15, maxStreamsPerUser: 10, maxStreams: 0, maxBufferBytes: 65536 },
+  });
   const gateway = createGateway({
     routes: [],
     identity,
@@ -37,6 +49,7 @@ beforeAll(async () => {
         identity,
         authenticator,
       }),
+      changesRouter({ hub, tickets: new TicketIssuer(identity.derivedKey('changes-ticket')), cursors, authenticator }),
     ],
   });
   let port: number;

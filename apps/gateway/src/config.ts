@@ -107,5 +107,20 @@ export const gatewayConfigSchema = commonConfigSchema.extend({
   HTTP_MAX_CONNECTIONS_PER_ADDRESS: connections.default(1000),
   /** The same for a peer in TRUSTED_PROXIES, a load balancer carrying many clients: by default as many as the server takes. */
   HTTP_MAX_CONNECTIONS_PER_PROXY: connections.default(10_000),
+  /** Live sync (`GET /api/changes`, docs/live-sync.md): seconds between heartbeat comments, so proxies keep a stream open. */
+  CHANGES_HEARTBEAT_S: z.coerce.number().int().min(1).max(3600).default(15),
+  /** Streams one user may hold at one gateway process; a new one beyond ends the oldest (a `close` event, `replaced`). */
+  CHANGES_MAX_STREAMS_PER_USER: z.coerce.number().int().min(1).max(1000).default(10),
+  /** Streams one gateway process holds in all; beyond, a new one is a 503 (within HTTP_MAX_CONNECTIONS). */
+  CHANGES_MAX_STREAMS: connections.default(10_000),
+  /** Unread bytes a stream may hold; a reader that falls further behind is closed (`close`, `slow-reader`) and resumes. */
+  CHANGES_MAX_BUFFER_BYTES: z.coerce
+    .number()
+    .int()
+    .min(4096)
+    .max(64 * 1024 * 1024)
+    .default(256 * 1024),
+  /** Tickets redeemed in the last 30 s that one gateway process remembers (single use); beyond, a redeem is a 503. */
+  CHANGES_MAX_TICKETS: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -31,6 +31,25 @@ describe('gateway config', () => {
       expect(() => loadConfig(gatewayConfigSchema, { TRACE_TRUSTED_CALLERS: bad })).toThrow(/TRACE_TRUSTED_CALLERS/);
   });
 
+  it('bounds live sync by its settings: the defaults, and a wrong value named', () => {
+    const config = loadConfig(gatewayConfigSchema, {});
+    expect([
+      config.CHANGES_HEARTBEAT_S,
+      config.CHANGES_MAX_STREAMS_PER_USER,
+      config.CHANGES_MAX_STREAMS,
+      config.CHANGES_MAX_BUFFER_BYTES,
+      config.CHANGES_MAX_TICKETS,
+    ]).toEqual([15, 10, 10_000, 256 * 1024, 100_000]);
+    for (const [name, bad] of [
+      ['CHANGES_HEARTBEAT_S', '0'],
+      ['CHANGES_MAX_STREAMS_PER_USER', '0'],
+      ['CHANGES_MAX_STREAMS', '-1'],
+      ['CHANGES_MAX_BUFFER_BYTES', '100'],
+      ['CHANGES_MAX_TICKETS', 'many'],
+    ])
+      expect(() => loadConfig(gatewayConfigSchema, { [name]: bad })).toThrow(new RegExp(name));
+  });
+
   it('trusts no proxy and allows no origin by default; rate limits are on with generous defaults', () => {
     const config = loadConfig(gatewayConfigSchema, {});
     expect(config.TRUSTED_PROXIES).toBeUndefined();

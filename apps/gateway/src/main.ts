@@ -1,8 +1,9 @@
 import { resolve } from 'node:path';
 import type { RequestHandler } from 'express';
 import { Authenticator, DEV_ISSUER, InternalIdentity, fileSecret } from '@udp/auth';
+import { type Bus, InProcessBus, KafkaBus } from '@udp/bus';
 import { loadConfig } from '@udp/config';
-import { createGateway, type ServiceRoute } from '@udp/gateway-core';
+import { ChangeHub, CursorCodec, TicketIssuer, changesRouter, createGateway, type ServiceRoute } from '@udp/gateway-core';
 import { loadCodopsSecrets, loadPersonalisationConfig, personalisationRouter } from '@udp/personalisation';
 import { closeServer, listen, serverLimitsOf } from '@udp/runtime';
 import { createLogger, markPublicEdge, parseTrustedCallers, setTracingOptOut, startTelemetry } from '@udp/telemetry';
@@ -14,7 +15,7 @@ const SERVICE = 'gateway';
  * Wiring only: configuration in, the gateway out on its port. `shared.inProcess` maps a service URL to its
  * handler when that service runs in this process (the embedded host), so requests skip the HTTP hop.
  */
-export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inProcess?: Record<string, RequestHandler> } = {}) {
+export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inProcess?: Record<string, RequestHandler>; bus?: Bus } = {}) {
   const config = loadConfig(gatewayConfigSchema, env);
   const trustedCallers = parseTrustedCallers(config.TRACE_TRUSTED_CALLERS);
   const limits = {
@@ -62,8 +63,27 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     identity,
     authenticator,
   });
+  // Live sync: the change notifications of the in-process bus (embedded) or Kafka, with a consumer of this process's own.
+  const bus = config.KAFKA_BROKERS ? new KafkaBus(config.KAFKA_BROKERS, SERVICE) : (shared.bus ?? new InProcessBus());
+  const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
+  const changes = new ChangeHub({
+    bus,
+    historyUrl: config.HISTORY_SVC_URL,
+    playlistUrl: config.PLAYLIST_SVC_URL,
+    identity,
+    cursors,
+    logger,
+    limits: {
+      heartbeatS: config.CHANGES_HEARTBEAT_S,
+      maxStreamsPerUser: config.CHANGES_MAX_STREAMS_PER_USER,
+      maxStreams: config.CHANGES_MAX_STREAMS,
+      maxBufferBytes: config.CHANGES_MAX_BUFFER_BYTES,
+    },
+  });
+  await changes.start();
+  const tickets = new TicketIssuer(identity.derivedKey('changes-ticket'), Date.now, config.CHANGES_MAX_TICKETS);
   const app = createGateway({
-    routers: [personalisationRoutes],
+    routers: [personalisationRoutes, changesRouter({ hub: changes, tickets, cursors, authenticator })],
     authenticator,
     identity,
     logger,
@@ -82,5 +102,14 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   // The public edge: a caller's trace context is continued only from TRACE_TRUSTED_CALLERS.
   markPublicEdge(server, trustedCallers);
   logger.info({ port, auth: devMode ? 'embedded dev secret' : config.AUTH_JWKS_URL ? 'jwks' : 'shared secret' }, `${SERVICE} listening`);
-  return { port, shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS, stop: () => closeServer(server) };
+  return {
+    port,
+    shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    // Streams first (each gets `close`, `shutdown`): the server would otherwise wait for them to end.
+    async stop() {
+      await changes.stop();
+      await closeServer(server);
+      if (!shared.bus) await bus.close();
+    },
+  };
 }

@@ -1,6 +1,7 @@
 import { HISTORY_LIMITS } from '@udp/contracts';
 import { serviceHttpApp, versionTagger } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import { changesRoute } from './api/changes-route';
 import { internalRoutes } from './api/internal-routes';
 import { historyRoutes } from './api/routes';
 import { historyAggregate, historyStreamsOfUser } from './domain/aggregate';
@@ -71,13 +72,14 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
       states: foldedStates,
     },
   );
+  const model = { entries: historyEntries(readModels), heads: historyHeads(readModels) };
   const app = serviceHttpApp({
     ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
     routes: [
       historyRoutes({
         handle: projections.commandHandler(aggregate, foldedStates),
-        model: { entries: historyEntries(readModels), heads: historyHeads(readModels) },
+        model,
         now,
         // Keyed by the secret every replica shares (INTERNAL_AUTH_SECRET; embedded: its file in DATA_DIR).
         tagVersion: versionTagger(deps.identity.derivedKey('history-etag')),
@@ -88,6 +90,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
         trendingWindowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000,
         trendingMinUsers: deps.trendingMinUsers ?? 3,
       }),
+      changesRoute(model),
     ],
   });
   return { app, stop: projections.stop };

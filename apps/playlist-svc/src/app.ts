@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
 import { serviceHttpApp } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import { changesRoute } from './api/changes-route';
 import { playlistRoutes } from './api/routes';
 import type { PlaylistLimits } from './domain/decider';
 import { playlistChangesPublisher } from './projections/playlist-changes';
@@ -50,6 +51,7 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
         documents: playlistDocuments(readModels),
         newId: deps.newId ?? randomUUID,
       }),
+      changesRoute(playlistDocuments(readModels)),
     ],
   });
   return { app, stop: projections.stop };

@@ -47,3 +47,4 @@ export function createApiClient(baseUrl: string, options: Omit<ClientOptions, 'b
   client.use(refuseUnaddressablePathParameters);
   return client;
 }
+export * from './changes';

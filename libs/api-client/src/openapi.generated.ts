@@ -617,10 +617,100 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/api/changes': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /**
+     * The caller's changes, pushed as Server-Sent Events as they happen
+     * @description Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `playlist` (data: `PlaylistChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`). Each change's `id` is a cursor: reconnecting with `Last-Event-ID` (EventSource does it by itself) sends every change after it exactly once. A comment (`:`) every `CHANGES_HEARTBEAT_S` seconds keeps proxies from closing an idle stream. The server ends a stream with a `close` event (resume with the last id) or an `erasure` event (start again without a cursor). Authenticate with the Authorization header, or (browsers) with a ticket from `POST /api/changes/ticket`.
+     */
+    get: operations['streamChanges'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/api/changes/ticket': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /**
+     * A single-use ticket to open the change stream without an Authorization header (browsers)
+     * @description Valid 30 s, once, for the caller only: `GET /api/changes?ticket=…`. A long-lived token never goes in a URL.
+     */
+    post: operations['createChangesTicket'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
   schemas: {
+    ReadyChange: {
+      /** @description an event's `id`, opaque */
+      cursor: string;
+    };
+    HistoryChange: {
+      date: number;
+      deleted: boolean;
+      device_id?: string;
+      /** @description technical id (deprecated), a per-user sequence */
+      id: number;
+      item_id: string;
+      last_playback_position?: number;
+    };
+    PlaylistChange:
+      | (components['schemas']['FullPlaylistV3'] & {
+          /** @enum {boolean} */
+          deleted: false;
+        })
+      | {
+          id: string;
+          businessId: string;
+          /** @enum {boolean} */
+          deleted: true;
+        };
+    BookmarkV3: {
+      /** @description when the item was added (ms since the epoch) */
+      date: number;
+      /** @description technical id (int32), a per-user sequence; deletes the bookmark */
+      id: number;
+      itemId: string;
+    };
+    /** @enum {string} */
+    PlaylistType: 'standard' | 'watch_later';
+    FullPlaylistV3: {
+      /** @description newest first */
+      bookmarks: components['schemas']['BookmarkV3'][];
+      /** @description the technical id when the playlist was created without one (v2) */
+      businessId: string;
+      id: string;
+      name: string;
+      type: components['schemas']['PlaylistType'];
+    };
+    ErasureChange: {
+      erased_at: number;
+    };
+    CloseChange: {
+      /** @enum {string} */
+      reason: 'replaced' | 'slow-reader' | 'shutdown' | 'unavailable';
+      detail: string;
+    };
     ProblemDetails: {
       type: string;
       title: string;
@@ -749,30 +839,12 @@ export interface components {
       /** @description server time of the last change to the playlist or its content */
       lastUpdate: number;
     };
-    /** @enum {string} */
-    PlaylistType: 'standard' | 'watch_later';
-    BookmarkV3: {
-      /** @description when the item was added (ms since the epoch) */
-      date: number;
-      /** @description technical id (int32), a per-user sequence; deletes the bookmark */
-      id: number;
-      itemId: string;
-    };
     NewPlaylistWithContentV3: {
       businessId: string;
       itemId: string;
       name: string;
       /** @description when the item was added (ms since the epoch); used only when earlier than the server time, which is the default */
       date?: number;
-    };
-    FullPlaylistV3: {
-      /** @description newest first */
-      bookmarks: components['schemas']['BookmarkV3'][];
-      /** @description the technical id when the playlist was created without one (v2) */
-      businessId: string;
-      id: string;
-      name: string;
-      type: components['schemas']['PlaylistType'];
     };
     PlaylistAttributesV3: {
       name: string;
@@ -986,6 +1058,12 @@ export interface components {
       attributes: {
         [key: string]: unknown;
       };
+    };
+    ChangeTicket: {
+      /** @description single use, for this user only */
+      ticket: string;
+      /** @description seconds until it expires (30) */
+      expires_in: number;
     };
   };
   responses: never;
@@ -5468,6 +5546,121 @@ export interface operations {
         headers: {
           /** @description seconds to wait */
           'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+    };
+  };
+  streamChanges: {
+    parameters: {
+      query?: {
+        /** @description a single-use ticket from `POST /api/changes/ticket`, instead of the Authorization header */
+        ticket?: string;
+        /** @description where to resume, as `Last-Event-ID` (which wins when both are sent): for an EventSource opened anew */
+        last_event_id?: string;
+      };
+      header?: {
+        /** @description the cursor to resume after: an event id of a stream of this user */
+        'last-event-id'?: string;
+      };
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description Server-Sent Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `playlist` (data: `PlaylistChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`) */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/event-stream': string;
+        };
+      };
+      /** @description a malformed, unknown or foreign cursor (`Last-Event-ID` or `last_event_id`), or a malformed ticket */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description missing or invalid credentials, or a ticket that is unknown, already used or expired */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the gateway process holds `CHANGES_MAX_STREAMS` streams, or the change feed is not running; retry */
+      503: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+    };
+  };
+  createChangesTicket: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description the ticket */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ChangeTicket'];
+        };
+      };
+      /** @description missing or invalid credentials */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
+      429: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the gateway process holds `CHANGES_MAX_TICKETS` unused tickets; retry */
+      503: {
+        headers: {
           [name: string]: unknown;
         };
         content: {

@@ -40,6 +40,23 @@ export function busContract(adapter: string, open: () => Promise<Bus>, patienceM
       expect(b).toEqual([1, 2, 3]);
     });
 
+    it("starts a new group of from: 'latest' at the next message, not the older ones", async () => {
+      const t = topic();
+      const old: number[] = [];
+      const latest: number[] = [];
+      // A group from the oldest first, so the topic exists and holds 1 and 2 before the latest group joins.
+      await bus.subscribe(t, 'g-old', async (m) => void old.push(m.value.n as number));
+      await bus.publish(
+        t,
+        [1, 2].map((n) => ({ key: 'k', value: { n } })),
+      );
+      await wait(() => old.length === 2, 'the older messages');
+      await bus.subscribe(t, 'g-latest', async (m) => void latest.push(m.value.n as number), { from: 'latest' });
+      await bus.publish(t, [{ key: 'k', value: { n: 3 } }]);
+      await wait(() => old.length === 3 && latest.length === 1, 'the next message');
+      expect(latest).toEqual([3]);
+    });
+
     it('keeps the order of messages with the same key', async () => {
       const t = topic();
       const byKey = new Map<string, number[]>();

@@ -1,5 +1,5 @@
 import { backoffDelayMs } from '@udp/retry';
-import type { Bus, BusMessage, Consumer, MessageHandler, ReceivedMessage } from './port';
+import type { Bus, BusMessage, Consumer, MessageHandler, ReceivedMessage, SubscribeOptions } from './port';
 
 interface Member {
   handler: MessageHandler;
@@ -71,10 +71,14 @@ export class InProcessBus implements Bus {
     log.base = keepFrom;
   }
 
-  async subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
+  async subscribe(topic: string, groupId: string, handler: MessageHandler, options: SubscribeOptions = {}): Promise<Consumer> {
     let group = this.groupsOf(topic).get(groupId);
-    // A new group starts at the oldest message still kept.
-    if (!group) this.groupsOf(topic).set(groupId, (group = { committed: this.log(topic).base, members: [], draining: null, again: false }));
+    // A new group starts at the oldest message still kept, or (`latest`) at the next one.
+    if (!group) {
+      const log = this.log(topic);
+      const committed = options.from === 'latest' ? log.base + log.messages.length : log.base;
+      this.groupsOf(topic).set(groupId, (group = { committed, members: [], draining: null, again: false }));
+    }
     const member: Member = { handler, active: true };
     group.members.push(member);
     this.drain(topic, group);

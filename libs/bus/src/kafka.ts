@@ -2,7 +2,7 @@ import { type Socket, connect as connectSocket } from 'node:net';
 import type { Admin, Consumer as KafkaConsumer, EachMessagePayload, ISocketFactory, Kafka, KafkaConfig, Producer } from 'kafkajs';
 import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge } from '@udp/telemetry';
-import type { Bus, BusMessage, Consumer, MessageHandler } from './port';
+import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from './port';
 
 export interface KafkaBusOptions {
   /**
@@ -64,7 +64,7 @@ export class KafkaBus implements Bus {
     });
   }
 
-  async subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
+  async subscribe(topic: string, groupId: string, handler: MessageHandler, options: SubscribeOptions = {}): Promise<Consumer> {
     await this.ensureTopic(topic);
     const { sessionTimeoutMs, heartbeatIntervalMs } = this.options;
     // Lag of the partitions this member holds (the group's assignment), so the members' values add up to the group's.
@@ -163,6 +163,17 @@ export class KafkaBus implements Bus {
         for (const sockets of retired) sockets.end();
       },
     };
+    if (options.from === 'latest') {
+      // The group's offsets set to the topic's ends before it joins: kafkajs would resolve `latest` only once the join
+      // and its rebalance delay are over (seconds), and skip what was published meanwhile. A group that has committed
+      // offsets already (a member started again) keeps them.
+      const admin = await this.connectedAdmin();
+      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+      if (committed.partitions.every((p) => p.offset === '-1')) {
+        const ends = await admin.fetchTopicOffsets(topic);
+        await admin.setOffsets({ groupId, topic, partitions: ends.map((p) => ({ partition: p.partition, offset: p.high })) });
+      }
+    }
     // Known to close() from the start: a bus closed while this first member connects stops it too.
     this.consumers.add(handle);
     // The first member's failure to connect is the caller's.

@@ -19,10 +19,18 @@ export interface Consumer {
   stop(): Promise<void>;
 }
 
+export interface SubscribeOptions {
+  /**
+   * Where a new group starts: `oldest` (the default) at the oldest retained message; `latest` at the next one published
+   * (a group of one process that follows only what happens while it runs, such as a gateway's live sync).
+   */
+  from?: 'oldest' | 'latest';
+}
+
 export interface Bus {
   publish(topic: string, messages: BusMessage[]): Promise<void>;
   /** Each message reaches one consumer of each group; a new group starts at the oldest retained message. */
-  subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer>;
+  subscribe(topic: string, groupId: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Consumer>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -26,19 +26,20 @@ export const ASYNCAPI_TOPICS: TopicEntry[] = [
   {
     id: 'historyChanges',
     address: history.HISTORY_CHANGES_TOPIC,
-    description: "Every change of a user's history (one message per stored event), for the data-management team. No item data.",
+    description:
+      "Every change of a user's history (one message per stored event), for the data-management team. No item data. Every gateway replica follows it with a group of its own for live sync (`GET /api/changes`, docs/live-sync.md): a message tells it whose streams pull the change from history-svc.",
     message: { name: 'HistoryChanged', summary: 'A history changed', schema: history.HistoryChangedMessage },
     sentBy: ['history-svc'],
-    receivedBy: [],
+    receivedBy: ['gateway'],
   },
   {
     id: 'playlistChanges',
     address: playlists.PLAYLISTS_CHANGES_TOPIC,
     description:
-      "Every change of a user's playlists (one message per stored event), for the data-management team. Playlist ids only: no item ids, no names.",
+      "Every change of a user's playlists (one message per stored event), for the data-management team. Playlist ids only: no item ids, no names. Every gateway replica follows it with a group of its own for live sync (`GET /api/changes`).",
     message: { name: 'PlaylistsChanged', summary: 'A playlist changed', schema: playlists.PlaylistsChangedMessage },
     sentBy: ['playlist-svc'],
-    receivedBy: [],
+    receivedBy: ['gateway'],
   },
   {
     id: 'exportRequested',
@@ -69,10 +70,10 @@ export const ASYNCAPI_TOPICS: TopicEntry[] = [
     id: 'erasureRequested',
     address: erasure.ERASURE_TOPICS.requested,
     description:
-      "A user asked for the erasure of all their data (`DELETE /api/data`). Every participant deletes the user's streams, read models and checkpoint entries, then confirms.",
+      "A user asked for the erasure of all their data (`DELETE /api/data`). Every participant deletes the user's streams, read models and checkpoint entries, then confirms. Every gateway replica ends the user's live-sync streams (an `erasure` event).",
     message: { name: 'ErasureRequested', summary: 'An erasure was requested', schema: erasure.ErasureRequestedMessage },
     sentBy: ['export-worker'],
-    receivedBy: PARTICIPANTS,
+    receivedBy: [...PARTICIPANTS, 'gateway'],
   },
   {
     id: 'erasureConfirmed',

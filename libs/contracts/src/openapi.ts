@@ -1,5 +1,7 @@
 import { OpenAPIRegistry, OpenApiGeneratorV31 } from '@asteasolutions/zod-to-openapi';
+import { CHANGE_EVENTS } from './changes';
 import { catalogueApi } from './routes/catalogue';
+import { changeEventSchemaName, changesApi } from './routes/changes';
 import { type AnyRoute, registerRoute, routesIn } from './routes/define-route';
 import { exportApi } from './routes/export';
 import { healthApi } from './routes/health';
@@ -20,6 +22,7 @@ export const PUBLIC_ROUTES: AnyRoute[] = [
   catalogueApi,
   exportApi,
   personalisationApi,
+  changesApi,
 ].flatMap(routesIn);
 
 /** The published OpenAPI document, generated from the route tables: the same schemas that validate requests. */
@@ -32,6 +35,8 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
     name: 'Authorization',
     description: '`sessionToken <token>`, as the mobile apps send it',
   });
+  // The data of each live-sync event: a text/event-stream answer cannot reference them, so they are components.
+  for (const [name, schema] of Object.entries(CHANGE_EVENTS)) registry.register(changeEventSchemaName(name), schema);
   for (const route of PUBLIC_ROUTES) registerRoute(registry, { ...route, responses: withRateLimit(route.responses) });
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',

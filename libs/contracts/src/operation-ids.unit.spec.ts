@@ -61,6 +61,8 @@ const PINNED = {
   'DELETE /api/data': 'eraseUserData',
   'GET /api/data/erasure/{erasureId}': 'getErasure',
   'GET /api/v1/{codops}/{endpoint}': 'getPersonalisationEndpoint',
+  'GET /api/changes': 'streamChanges',
+  'POST /api/changes/ticket': 'createChangesTicket',
 };
 
 describe('operationIds of the OpenAPI document', () => {

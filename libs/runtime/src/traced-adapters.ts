@@ -1,5 +1,5 @@
 import { type Attributes, type Span, SpanKind, SpanStatusCode, TraceFlags, context, propagation, trace } from '@opentelemetry/api';
-import type { Bus, BusMessage, Consumer, MessageHandler } from '@udp/bus';
+import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from '@udp/bus';
 import type { EventStore } from '@udp/eventstore';
 import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
 
@@ -104,28 +104,33 @@ export class TracedBus implements Bus {
     });
   }
 
-  subscribe(topic: string, groupId: string, handler: MessageHandler): Promise<Consumer> {
-    return this.inner.subscribe(topic, groupId, async (message) => {
-      if (!message.headers?.traceparent) return handler(message);
-      // The consumer's work continues the publisher's trace, as the kafkajs instrumentation does.
-      const parent = propagation.extract(context.active(), message.headers);
-      const attributes = {
-        'messaging.system': 'in-process',
-        'messaging.destination.name': topic,
-        'messaging.consumer.group.name': groupId,
-        'messaging.operation.name': 'process',
-        'messaging.operation.type': 'process',
-      };
-      const span = tracer().startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes }, parent);
-      try {
-        await context.with(trace.setSpan(parent, span), () => handler(message));
-      } catch (error) {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-        throw error;
-      } finally {
-        span.end();
-      }
-    });
+  subscribe(topic: string, groupId: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Consumer> {
+    return this.inner.subscribe(
+      topic,
+      groupId,
+      async (message) => {
+        if (!message.headers?.traceparent) return handler(message);
+        // The consumer's work continues the publisher's trace, as the kafkajs instrumentation does.
+        const parent = propagation.extract(context.active(), message.headers);
+        const attributes = {
+          'messaging.system': 'in-process',
+          'messaging.destination.name': topic,
+          'messaging.consumer.group.name': groupId,
+          'messaging.operation.name': 'process',
+          'messaging.operation.type': 'process',
+        };
+        const span = tracer().startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes }, parent);
+        try {
+          await context.with(trace.setSpan(parent, span), () => handler(message));
+        } catch (error) {
+          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+          throw error;
+        } finally {
+          span.end();
+        }
+      },
+      options,
+    );
   }
 
   ping(): Promise<boolean> {

@@ -96,4 +96,28 @@ export const METRICS = {
     unit: 'By',
     description: 'V8 heap size limit',
   },
+  changesStreams: {
+    name: 'udp.changes.streams',
+    kind: 'gauge',
+    unit: '{stream}',
+    description: 'Live-sync streams (GET /api/changes) open at this gateway process',
+  },
+  changesEvents: {
+    name: 'udp.changes.events',
+    kind: 'counter',
+    unit: '{event}',
+    description: 'Change events sent on live-sync streams',
+  },
+  changesSlowReaders: {
+    name: 'udp.changes.slow_readers',
+    kind: 'counter',
+    unit: '{stream}',
+    description: 'Live-sync streams closed because their reader fell more than CHANGES_MAX_BUFFER_BYTES behind',
+  },
+  changesLatency: {
+    name: 'udp.changes.latency',
+    kind: 'histogram',
+    unit: 's',
+    description: 'From a change stored to its event written on a stream of the same user',
+  },
 } as const satisfies Record<string, MetricEntry>;

@@ -198,6 +198,27 @@ export async function listHistory(model: HistoryReadModel, userId: string, query
   };
 }
 
+/**
+ * The entries changed after `since` (tombstones included), as documents, in change order: what the gateway's live sync
+ * pulls (api/changes-route.ts), which gives each entry its own position. The same selection as `since=`; not a hot
+ * path (a pull follows a change of this very user), so a plain find.
+ */
+export async function changedEntries(
+  model: HistoryReadModel,
+  userId: string,
+  since: string,
+  limit: number,
+): Promise<{ entries: HistoryEntryDocument[]; sync_token: string; more: boolean }> {
+  const { count: applied } = await appliedChanges(model, userId);
+  const where = changedSince(userId, selection(userId, {}, true), parseSyncToken(since), applied);
+  const page = limit === 0 ? [] : await model.entries.find(where, { sort: CHANGE_ORDER, limit: limit + 1, readOnly: true });
+  const more = page.length > limit;
+  const shown = page.slice(0, limit);
+  const last = shown[shown.length - 1];
+  const position = more && last ? positionAfter(last.revision, last.item_id) : { count: applied };
+  return { entries: shown, sync_token: formatSyncToken(position), more };
+}
+
 /** `listHistory` from whole documents, each entry's answer made here: for entries written without one. */
 async function listHistoryFromDocuments(
   model: HistoryReadModel,

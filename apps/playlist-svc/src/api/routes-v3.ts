@@ -86,7 +86,7 @@ export function playlistV3Routes({ handle, documents, newId }: PlaylistRouteDeps
 
 const bookmarkV3 = (b: BookmarkEntry): BookmarkV3 => ({ date: b.date, id: b.id, itemId: b.itemId });
 
-const fullPlaylistV3 = (p: PlaylistView): FullPlaylistV3 => ({
+export const fullPlaylistV3 = (p: PlaylistView): FullPlaylistV3 => ({
   bookmarks: newestFirst(p.bookmarks).map(bookmarkV3),
   businessId: p.businessId,
   id: p.playlistId,

@@ -1,0 +1,41 @@
+import { Router } from 'express';
+import type { Authenticator } from '@udp/auth';
+import { changesApi } from '@udp/contracts';
+import { mountRoute } from '@udp/http-kit';
+import { authenticateCaller } from '../edge-checks';
+import type { CursorCodec } from './cursor';
+import type { ChangeHub } from './hub';
+import type { TicketIssuer } from './tickets';
+
+export interface ChangesRouterOptions {
+  hub: ChangeHub;
+  tickets: TicketIssuer;
+  cursors: CursorCodec;
+  authenticator: Authenticator;
+}
+
+/**
+ * `GET /api/changes` and `POST /api/changes/ticket` (docs/live-sync.md). Every refusal is a problem+json before the
+ * stream starts: credentials or ticket (401), a cursor that is not this user's (400), the process's cap (503).
+ */
+export function changesRouter({ hub, tickets, cursors, authenticator }: ChangesRouterOptions): Router {
+  const router = Router();
+  mountRoute(router, changesApi.ticket, async (_input, req, res) => {
+    const { userId } = await authenticateCaller(authenticator, req);
+    res.setHeader('cache-control', 'no-store');
+    res.json(tickets.issue(userId));
+  });
+  mountRoute(router, changesApi.stream, async ({ query }, req, res) => {
+    // A ticket stands for the header only when no header is sent: credentials sent are always checked.
+    const userId =
+      query.ticket !== undefined && req.header('authorization') === undefined
+        ? tickets.redeem(query.ticket)
+        : (await authenticateCaller(authenticator, req)).userId;
+    // EventSource sends Last-Event-ID by itself when it reconnects; a page that opens one anew passes its stored cursor.
+    const header = req.header('last-event-id');
+    const [cursor, field] = header ? [header, 'Last-Event-ID'] : [query.last_event_id, 'last_event_id'];
+    const positions = cursor === undefined ? undefined : cursors.decode(userId, cursor, field);
+    await hub.openStream(userId, res, positions);
+  });
+  return router;
+}

@@ -1,0 +1,92 @@
+import request from 'supertest';
+import { Authenticator, DEV_ISSUER, InternalIdentity, signDevToken } from '@udp/auth';
+import { InProcessBus } from '@udp/bus';
+import { createLogger } from '@udp/telemetry';
+import { createGateway } from '../gateway';
+import { CursorCodec } from './cursor';
+import { ChangeHub } from './hub';
+import { changesRouter } from './routes';
+import { TicketIssuer } from './tickets';
+
+/**
+ * Tickets of `GET /api/changes?ticket=` through the gateway's routes, with the issuer's clock in the test's hand: good
+ * for 30 s exactly, once. A ticket that is accepted meets the stream cap, 0 here (503): no service is needed behind.
+ */
+const secret = 't'.repeat(40);
+const identity = new InternalIdentity('i'.repeat(32));
+const bus = new InProcessBus();
+let clock = 1_000_000;
+const logger = createLogger('test', 'silent');
+const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
+const hub = new ChangeHub({
+  bus,
+  historyUrl: 'http://127.0.0.1:9',
+  playlistUrl: 'http://127.0.0.1:9',
+  identity,
+  cursors,
+  logger,
+  limits: { heartbeatS: 15, maxStreamsPerUser: 10, maxStreams: 0, maxBufferBytes: 65536 },
+});
+const authenticator = new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER });
+const gateway = createGateway({
+  logger,
+  identity,
+  authenticator,
+  routes: [],
+  routers: [changesRouter({ hub, tickets: new TicketIssuer(identity.derivedKey('changes-ticket'), () => clock), cursors, authenticator })],
+});
+
+afterAll(() => bus.close());
+
+const ticketFor = async (user: string) =>
+  (
+    await request(gateway)
+      .post('/api/changes/ticket')
+      .set('authorization', `Bearer ${await signDevToken(secret, user)}`)
+      .expect(200)
+  ).body as {
+    ticket: string;
+    expires_in: number;
+  };
+const open = (ticket: string) => request(gateway).get(`/api/changes?ticket=${ticket}`);
+
+describe('change stream tickets', () => {
+  it('is accepted until 30 s after its issue, once', async () => {
+    const { ticket, expires_in } = await ticketFor('alice');
+    expect(expires_in).toBe(30);
+    clock += 29_999;
+    // Past authentication: the cap of streams answers.
+    expect((await open(ticket)).status).toBe(503);
+    const replayed = await open(ticket);
+    expect(replayed.status).toBe(401);
+    expect(replayed.body.detail).toMatch(/already used/);
+  });
+
+  it('is good for the longest user id', async () => {
+    const { ticket } = await ticketFor('u'.repeat(128));
+    expect((await open(ticket)).status).toBe(503);
+  });
+
+  it('is refused from 30 s after its issue', async () => {
+    const { ticket } = await ticketFor('alice');
+    clock += 30_000;
+    const expired = await open(ticket);
+    expect(expired.status).toBe(401);
+    expect(expired.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(expired.body.detail).toMatch(/expired/);
+  });
+
+  it('is refused when altered, made up or malformed', async () => {
+    const { ticket } = await ticketFor('alice');
+    const altered = ticket.slice(0, 20) + (ticket[20] === 'A' ? 'B' : 'A') + ticket.slice(21);
+    expect((await open(altered)).status).toBe(401);
+    expect((await open('A'.repeat(40))).status).toBe(401);
+    const malformed = await open('short');
+    expect(malformed.status).toBe(400);
+    expect(malformed.body.errors[0].field).toBe('ticket');
+  });
+
+  it('needs credentials to be issued', async () => {
+    expect((await request(gateway).post('/api/changes/ticket')).status).toBe(401);
+  });
+});
