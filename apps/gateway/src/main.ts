@@ -64,7 +64,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     authenticator,
   });
   // Live sync: the change notifications of the in-process bus (embedded) or Kafka, with a consumer of this process's own.
-  const bus = config.KAFKA_BROKERS ? new KafkaBus(config.KAFKA_BROKERS, SERVICE) : (shared.bus ?? new InProcessBus());
+  // A bus made here is closed here (the embedded host's shared one is the host's to close).
+  const ownBus = config.KAFKA_BROKERS ? new KafkaBus(config.KAFKA_BROKERS, SERVICE) : shared.bus ? undefined : new InProcessBus();
+  const bus = ownBus ?? shared.bus!;
   const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
   const changes = new ChangeHub({
     bus,
@@ -109,7 +111,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     async stop() {
       await changes.stop();
       await closeServer(server);
-      if (!shared.bus) await bus.close();
+      await ownBus?.close();
     },
   };
 }

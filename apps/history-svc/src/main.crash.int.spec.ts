@@ -25,15 +25,18 @@ afterAll(() => {
   rmSync(distDir, { recursive: true, force: true });
 });
 
-const startService = (dataDir: string) =>
-  startProcess(
+/** The service on `dataDir`; `embedded`: SQLite read models and the in-process bus even when the run has servers. */
+const startService = (dataDir: string, { embedded = false } = {}) => {
+  const { MONGO_URL: _mongo, KAFKA_BROKERS: _kafka, ...withoutServers } = process.env;
+  return startProcess(
     bundle,
-    { ...process.env, DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
+    { ...(embedded ? withoutServers : process.env), DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info' },
     {
       stream: 'stdout',
       pattern: /"port":(\d+).*history-svc listening/,
     },
   );
+};
 const portOf = (service: StartedProcess) => Number(service.ready[1]);
 
 it('keeps every acknowledged write across kill -9 and restart', async () => {
@@ -84,7 +87,8 @@ it('shows a batch acknowledged just before kill -9 after the restart (its rows a
   const dataDir = join(dir, 'batch');
   const identity = new InternalIdentity(fileSecret(dataDir, 'internal-identity'));
   const headers = { 'content-type': 'application/json', 'x-udp-identity': identity.sign({ userId: 'erin' }) };
-  const first = await startService(dataDir);
+  // The inline projection is the embedded mode's (the distributed mode's projector is the first test's subject).
+  const first = await startService(dataDir, { embedded: true });
   const data = Array.from({ length: 2000 }, (_, i) => ({ item_id: `urn:erin:${i}`, date: 1_000_000 + i }));
   const res = await fetch(`http://127.0.0.1:${portOf(first)}/api/history/v2/batch`, {
     method: 'POST',
@@ -96,7 +100,7 @@ it('shows a batch acknowledged just before kill -9 after the restart (its rows a
   expect(res.status).toBe(204);
   await first.exited;
 
-  const second = await startService(dataDir);
+  const second = await startService(dataDir, { embedded: true });
   try {
     const seen: string[] = [];
     for (let query: string | undefined = '?limit=1000'; query;) {

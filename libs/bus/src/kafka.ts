@@ -96,6 +96,9 @@ export class KafkaBus implements Bus {
       retired.push(sockets);
       const consumer = this.client(sockets).consumer({
         groupId,
+        // How long the broker holds a fetch when nothing is new (kafkajs default 5 s). A stop waits for the fetch under
+        // way, so every process's stop waited 5 s per consumer; an idle consumer now asks once a second.
+        maxWaitTimeInMs: 1000,
         retry: {
           // kafkajs's own back-off (doubling, with jitter by its default randomisation factor), not libs/retry: it
           // retries inside the client (reconnects, a failing handler's batch), where our code has no loop to pace.
@@ -254,7 +257,12 @@ class OwnedSockets {
 
   end(): void {
     this.ended = true;
-    for (const socket of this.open) socket.destroy(new Error('this Kafka client was closed'));
+    for (const socket of this.open) {
+      // Closed by kafkajs already (its disconnect ends the socket and does not wait for the other side): let go quietly.
+      // Any other is still in use by a client that was told to stop: the error fails what it was sending.
+      if (socket.writableEnded) socket.destroy();
+      else socket.destroy(new Error('this Kafka client was closed'));
+    }
     this.open.clear();
   }
 }

@@ -55,11 +55,12 @@ export function exportFlow(
         'content-type': 'application/json',
       };
     }, timeoutMs);
+    // As long as the start may take: with Kafka, every consumer (the gateway's live sync has three) leaves its group.
     afterAll(async () => {
       await system?.stop();
       await new Promise((r) => receiver.close(r));
       rmSync(dataDir, { recursive: true, force: true });
-    });
+    }, timeoutMs);
 
     const call = async (method: string, path: string, body?: unknown) => {
       const res = await fetch(`${base}${path}`, { method, headers: auth, body: body === undefined ? undefined : JSON.stringify(body) });

@@ -374,8 +374,16 @@ export function erasingTrendingToo(
   const erasing = new Map<string, Collection<HistoryEntryDocument>>([
     [counted, pagedErasure(readModels.collection<HistoryEntryDocument>(counted), (page) => counter.entriesErased(page))],
   ]);
-  // The entries, when the counts were made from the watches: deleted page by page too (50,000 at once held the event loop).
-  if (counted !== HISTORY_COLLECTION) erasing.set(HISTORY_COLLECTION, pagedErasure(historyEntries(readModels)));
+  // The entries, when the counts were made from the watches: deleted page by page too (50,000 at once held the event
+  // loop), each page's items forgotten where nobody counts them (a deleted entry has no watch, and its item may still
+  // name an hour left at zero).
+  if (counted !== HISTORY_COLLECTION)
+    erasing.set(
+      HISTORY_COLLECTION,
+      pagedErasure(historyEntries(readModels), (page) =>
+        counter.itemsErased(page.filter((entry) => entry.deleted).map((entry) => entry.item_id)),
+      ),
+    );
   return {
     collection: <T extends Document>(name: string) => (erasing.get(name) ?? readModels.collection<T>(name)) as unknown as Collection<T>,
     ensureIndex: (collection, keys, options) => readModels.ensureIndex(collection, keys, options),

@@ -195,6 +195,16 @@ export function trendingCounter<W extends EntryState>(readModels: ReadModelStore
     prunedBefore = horizon;
   }
 
+  /** One deletion per collection for the whole page of items, not one per entry. */
+  const forgetItems = async (itemIds: string[], horizon: number, slice: () => Promise<void>) => {
+    await counts.deleteMany({ item_id: { $in: itemIds }, users: 0 });
+    for (const itemId of itemIds) {
+      await resumItem(readModels, itemId, horizon);
+      await slice();
+    }
+    await trendingItemTotals(readModels).deleteMany({ _id: { $in: itemIds }, users: 0 });
+  };
+
   return {
     /** An entry changes from `before` to `after` (null: absent) by the event at `position` (with its guard key). */
     async entryChanged(before: EntryState | null, after: EntryState | null, position: CountedAt): Promise<void> {
@@ -229,16 +239,16 @@ export function trendingCounter<W extends EntryState>(readModels: ReadModelStore
         items.add(entry.item_id);
         await slice();
       }
-      // The hours, then the items, that nobody counts any more are deleted (also those an earlier delete of an entry
-      // left at zero): an item id can be personal data (an erased user's own upload), and no document may keep it
-      // after the erasure. One deletion per collection for the whole page of entries, not one per entry.
-      const itemIds = [...items];
-      await counts.deleteMany({ item_id: { $in: itemIds }, users: 0 });
-      for (const itemId of itemIds) {
-        await resumItem(readModels, itemId, horizon);
-        await slice();
-      }
-      await trendingItemTotals(readModels).deleteMany({ _id: { $in: itemIds }, users: 0 });
+      await forgetItems([...items], horizon, slice);
+    },
+
+    /**
+     * The hours, then the items, of `itemIds` that nobody counts any more are deleted (also those an earlier delete of
+     * an entry left at zero): an item id can be personal data (an erased user's own upload), and no document may keep
+     * it after the erasure. For the items of an erased user's deleted entries too, which count nowhere any more.
+     */
+    async itemsErased(itemIds: string[]): Promise<void> {
+      await forgetItems(itemIds, trendingHorizon(options.now(), options.windowMs), timeSlices().slice);
     },
   };
 }
