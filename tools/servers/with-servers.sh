@@ -415,6 +415,7 @@ done
 # ----------------------------------------------------------------- run --
 export KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
 export MONGO_URL="mongodb://127.0.0.1:$FERRETDB_PORT/"
+if [ "$MONGO_BACKEND" = postgresql ]; then export POSTGRES_PORT; else unset POSTGRES_PORT; fi
 export KAFKA_RESTART_SCRIPT="$KDIR/restart.sh"
 export FERRETDB_RESTART_SCRIPT="$RUN_DIR/ferretdb-restart.sh"
 log "running: $*"
