@@ -88,7 +88,9 @@ function cpuMicros(pid) {
   };
   let total = one(pid);
   try {
-    for (const child of execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' }).split('\n').filter(Boolean))
+    for (const child of execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean))
       total += one(Number(child));
   } catch {
     // no children
@@ -126,7 +128,10 @@ async function startReplica(settings, mongoUrl, index) {
   for (;;) {
     if (child.exitCode !== null) throw new Error(`replica ${index} exited (${child.exitCode})`);
     if (Date.now() > deadline) throw new Error(`replica ${index} not ready after 60 s`);
-    const status = await fetch(`${url}/health/`).then((r) => r.status, () => 0);
+    const status = await fetch(`${url}/health/`).then(
+      (r) => r.status,
+      () => 0,
+    );
     if (status === 200) return { child, url };
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
@@ -191,7 +196,14 @@ async function offer(replicas, users, sign, rate, seconds, state) {
   await Promise.all(inFlight);
   const elapsed = (performance.now() - started) / 1000;
   latencies.sort((a, b) => a - b);
-  return { offered: rate, done: latencies.length, failed, perSecond: latencies.length / elapsed, p50: percentile(latencies, 50), p99: percentile(latencies, 99) };
+  return {
+    offered: rate,
+    done: latencies.length,
+    failed,
+    perSecond: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
 }
 
 // --------------------------------------------------------------------------------------------------------- a run --
@@ -219,7 +231,8 @@ async function run(replicaCount) {
   // Made as the bus makes it (3 partitions) when no replica has published yet.
   const admin = kafka.admin();
   await admin.connect();
-  if (!(await admin.listTopics()).includes(TOPIC)) await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 3 }], waitForLeaders: true });
+  if (!(await admin.listTopics()).includes(TOPIC))
+    await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 3 }], waitForLeaders: true });
   await admin.disconnect();
   const consumer = kafka.consumer({ groupId: `bench-${randomUUID()}` });
   await consumer.connect();
@@ -251,7 +264,9 @@ async function run(replicaCount) {
     const acknowledgedBefore = state.acknowledged;
     const cpuBefore = Object.fromEntries([
       ...replicas.map((r, i) => [`replica-${i}`, cpuMicros(r.child.pid)]),
-      ...Object.entries(servers).filter(([, pid]) => pid).map(([name, pid]) => [name, cpuMicros(pid)]),
+      ...Object.entries(servers)
+        .filter(([, pid]) => pid)
+        .map(([name, pid]) => [name, cpuMicros(pid)]),
     ]);
     // Lag: acknowledged writes not yet in the read model, sampled while the load runs.
     const lags = [];

@@ -36,7 +36,9 @@ async function timed(label, n, work) {
   await work();
   const ms = Number(process.hrtime.bigint() - start) / 1e6;
   const perSecond = Math.round((n / ms) * 1000);
-  console.log(`${label.padEnd(44)} ${String(perSecond).padStart(7)} docs/s  (${n} in ${ms.toFixed(0)} ms, load ${loadavg()[0].toFixed(1)})`);
+  console.log(
+    `${label.padEnd(44)} ${String(perSecond).padStart(7)} docs/s  (${n} in ${ms.toFixed(0)} ms, load ${loadavg()[0].toFixed(1)})`,
+  );
   return perSecond;
 }
 
