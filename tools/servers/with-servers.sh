@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Start a real single-node Kafka (KRaft) and a real FerretDB (MongoDB wire
-# protocol, SQLite backend) on loopback, run a command with
+# protocol) on loopback, backed by a PostgreSQL of its own (Debian's package;
+# MONGO_BACKEND=sqlite: SQLite files instead), run a command with
 #   KAFKA_BROKERS=127.0.0.1:<port>  MONGO_URL=mongodb://127.0.0.1:<port>/
 # exported, then stop both servers and exit with the command's exit code.
 # Also exported: KAFKA_RESTART_SCRIPT, a script that restarts the broker
@@ -10,7 +11,8 @@
 #   tools/servers/with-servers.sh <command> [args...]
 #
 # Env overrides: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093),
-# FERRETDB_PORT (27018), SERVERS_TIMEOUT (120 s), SERVERS_CACHE
+# FERRETDB_PORT (27018), POSTGRES_PORT (25432), MONGO_BACKEND (postgresql),
+# SERVERS_TIMEOUT (120 s), SERVERS_CACHE
 # (<repo>/.cache/servers), SERVERS_KEEP_STATE=1 (keep the run dir).
 # See tools/servers/README.md.
 set -euo pipefail
@@ -35,6 +37,15 @@ fi
 for tool in java mvn go python3; do
   command -v "$tool" >/dev/null 2>&1 || die "'$tool' not found on PATH (need Java 17+, Maven, Go, Python 3)"
 done
+# FerretDB's store: PostgreSQL (measured 3-10x the SQLite backend's writes, bench/store.mjs) or SQLite files.
+MONGO_BACKEND="${MONGO_BACKEND:-postgresql}"
+case "$MONGO_BACKEND" in postgresql | sqlite) ;; *) die "MONGO_BACKEND=$MONGO_BACKEND: postgresql or sqlite" ;; esac
+if [ "$MONGO_BACKEND" = postgresql ]; then
+  # Debian's postgresql package: /usr/lib/postgresql/<major>/bin (the newest installed), or PG_BIN.
+  PG_BIN="${PG_BIN:-$(ls -1d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
+  [ -x "$PG_BIN/postgres" ] && [ -x "$PG_BIN/initdb" ] \
+    || die "PostgreSQL not found (apt-get install postgresql, or PG_BIN=<dir of postgres and initdb>, or MONGO_BACKEND=sqlite)"
+fi
 
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 # Running and not a zombie: a broker started by the restart script is not our child, so nobody here
@@ -87,7 +98,7 @@ ferret_key=$( (cat "$HERE/ferretdb/go.mod" "$HERE/ferretdb/go.sum" "$HERE/ferret
 if [ ! -x "$FERRETDB_BIN" ] || [ "$(cat "$FERRETDB_BIN.key" 2>/dev/null || true)" != "$ferret_key" ]; then
   log "building FerretDB (go build, first time takes a few minutes)"
   (cd "$HERE/ferretdb" && GOFLAGS=-mod=readonly go build -trimpath -buildvcs=false \
-    -tags ferretdb_no_postgresql -o "$FERRETDB_BIN.tmp" .) >"$CACHE/go-build.log" 2>&1 \
+    -o "$FERRETDB_BIN.tmp" .) >"$CACHE/go-build.log" 2>&1 \
     || { tail -n 50 "$CACHE/go-build.log" >&2; die "go build failed (log: $CACHE/go-build.log)"; }
   mv "$FERRETDB_BIN.tmp" "$FERRETDB_BIN"
   echo "$ferret_key" >"$FERRETDB_BIN.key"
@@ -111,6 +122,7 @@ KAFKA_PORT=$(pick_port KAFKA_PORT 19092)
 KAFKA_CONTROLLER_PORT=$(pick_port KAFKA_CONTROLLER_PORT 19093)
 [ "$KAFKA_CONTROLLER_PORT" != "$KAFKA_PORT" ] || KAFKA_CONTROLLER_PORT=$(python3 "$PROBE" free-port)
 FERRETDB_PORT=$(pick_port FERRETDB_PORT 27018)
+if [ "$MONGO_BACKEND" = postgresql ]; then POSTGRES_PORT=$(pick_port POSTGRES_PORT 25432); fi
 
 # ------------------------------------------------------------- run dir --
 mkdir -p "$CACHE/runs"
@@ -122,18 +134,19 @@ mkdir -p "$CACHE/runs"
 done
 RUN_DIR=$(mktemp -d "$CACHE/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 echo $$ >"$RUN_DIR/owner.pid"
-KAFKA_PID="" FERRET_PID="" WATCHDOG_PID="" CMD_PID=""
+KAFKA_PID="" FERRET_PID="" PG_PID="" PG_DIR="" WATCHDOG_PID="" CMD_PID=""
 
 # The broker's current pid: KAFKA_RESTART_SCRIPT replaces the process and records the new one here.
 kafka_pid() { cat "$RUN_DIR/kafka/kafka.pid" 2>/dev/null || echo "$KAFKA_PID"; }
 # The same for FerretDB: FERRETDB_RESTART_SCRIPT replaces the process and records the new pid here.
 ferret_pid() { cat "$RUN_DIR/ferretdb.pid" 2>/dev/null || echo "$FERRET_PID"; }
 
-stop_servers() { # TERM, up to 15 s for a clean shutdown, then KILL; reap
-  local pids="" p i
-  for p in $(kafka_pid) $(ferret_pid); do alive "$p" && pids="$pids $p"; done
+stop_pids() { # signal pids..., up to 15 s for a clean shutdown, then KILL; reap
+  local signal=$1 pids="" p i
+  shift
+  for p; do alive "$p" && pids="$pids $p"; done
   [ -n "$pids" ] || return 0
-  kill -TERM $pids 2>/dev/null
+  kill "-$signal" $pids 2>/dev/null
   for i in $(seq 1 150); do
     any_alive $pids || break
     sleep 0.1
@@ -147,6 +160,8 @@ stop_servers() { # TERM, up to 15 s for a clean shutdown, then KILL; reap
   done
   return 0
 }
+# PostgreSQL after FerretDB, its only client; INT is its fast shutdown (TERM would wait for clients to leave).
+stop_servers() { stop_pids TERM $(kafka_pid) $(ferret_pid); [ -z "$PG_PID" ] || stop_pids INT "$PG_PID"; }
 
 # TERM a process and all its descendants (the command may be `bash -c ...`).
 tree_pids() { local c; echo "$1"; for c in $(pgrep -P "$1" 2>/dev/null); do tree_pids "$c"; done; }
@@ -164,11 +179,12 @@ cleanup() {
     pkill -TERM -P "$WATCHDOG_PID" 2>/dev/null # its sleep
     kill "$WATCHDOG_PID" 2>/dev/null && wait "$WATCHDOG_PID" 2>/dev/null
   fi
-  if [ -n "$KAFKA_PID$FERRET_PID" ]; then
+  if [ -n "$KAFKA_PID$FERRET_PID$PG_PID" ]; then
     stop_servers
     log "servers stopped"
   fi
   if [ "$rc" -eq 0 ] && [ "${SERVERS_KEEP_STATE:-0}" != 1 ]; then
+    [ -z "$PG_DIR" ] || rm -rf "$PG_DIR"
     rm -rf "$RUN_DIR"
   else
     printf '[servers] state and logs kept in %s\n' "$RUN_DIR" >&2
@@ -181,7 +197,7 @@ trap 'exit 143' TERM
 
 show_logs() {
   local f
-  for f in "$RUN_DIR"/kafka/server.log "$RUN_DIR"/kafka/stdout.log "$RUN_DIR"/ferretdb.log; do
+  for f in "$RUN_DIR"/kafka/server.log "$RUN_DIR"/kafka/stdout.log "$RUN_DIR"/ferretdb.log "$RUN_DIR"/postgresql.log; do
     [ -s "$f" ] || continue
     printf '[servers] ---- last 50 lines of %s ----\n' "$f" >&2
     tail -n 50 "$f" >&2
@@ -277,20 +293,54 @@ EOF
 } >"$KDIR/restart.sh"
 chmod +x "$KDIR/restart.sh"
 
+# ---------------------------------------------------------- postgresql --
+# FerretDB's backend, a cluster made afresh (initdb, under a second). Durability settings off: a test store, whose
+# data dies with the run; FerretDB's restarts (the fault suites) keep it, as PostgreSQL stays up. PostgreSQL refuses
+# to run as root: as root it runs as the postgres user, in a dir that user can reach (not under /root).
+FERRET_STORE=(-state "$RUN_DIR/ferretdb")
+if [ "$MONGO_BACKEND" = postgresql ]; then
+  if [ "$(id -u)" -eq 0 ]; then
+    PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/udp-postgresql-XXXX")
+    chown postgres: "$PG_DIR"
+    as_pg=(setpriv --reuid=postgres --regid=postgres --init-groups --)
+    ln -s "$PG_DIR" "$RUN_DIR/postgresql"
+  else
+    PG_DIR="$RUN_DIR/postgresql"
+    mkdir -p "$PG_DIR"
+    as_pg=()
+  fi
+  chmod 700 "$PG_DIR"
+  "${as_pg[@]}" "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+    >"$RUN_DIR/initdb.log" 2>&1 || { cat "$RUN_DIR/initdb.log" >&2; die "initdb failed"; }
+  "${as_pg[@]}" "$PG_BIN/postgres" -D "$PG_DIR/data" -k "$PG_DIR" -h 127.0.0.1 -p "$POSTGRES_PORT" \
+    -c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200 \
+    </dev/null >"$RUN_DIR/postgresql.log" 2>&1 &
+  PG_PID=$!
+  echo "$PG_PID" >"$RUN_DIR/postgresql.pid"
+  deadline=$(($(date +%s) + TIMEOUT))
+  until "$PG_BIN/pg_isready" -q -h 127.0.0.1 -p "$POSTGRES_PORT"; do
+    alive "$PG_PID" || { show_logs; die "postgresql exited during startup"; }
+    [ "$(date +%s)" -lt "$deadline" ] || { show_logs; die "postgresql not ready after ${TIMEOUT}s"; }
+    sleep 0.1
+  done
+  log "postgresql ready on 127.0.0.1:$POSTGRES_PORT"
+  FERRET_STORE=(-postgresql-url "postgres://postgres@127.0.0.1:$POSTGRES_PORT/postgres")
+fi
+
 # ------------------------------------------------------------ ferretdb --
-"$FERRETDB_BIN" -listen "127.0.0.1:$FERRETDB_PORT" -state "$RUN_DIR/ferretdb" -log-level warn \
+"$FERRETDB_BIN" -listen "127.0.0.1:$FERRETDB_PORT" "${FERRET_STORE[@]}" -log-level warn \
   </dev/null >"$RUN_DIR/ferretdb.log" 2>&1 &
 FERRET_PID=$!
 echo "$FERRET_PID" >"$RUN_DIR/ferretdb.pid"
 
-# FERRETDB_RESTART_SCRIPT [restart|stop|start]: like the Kafka one, for the MongoDB-wire server. Its SQLite
-# state dir is kept, so what was written before a stop is there after the start.
+# FERRETDB_RESTART_SCRIPT [restart|stop|start]: like the Kafka one, for the MongoDB-wire server. Its store (PostgreSQL,
+# which stays up, or the SQLite state dir) is kept, so what was written before a stop is there after the start.
 {
   echo '#!/usr/bin/env bash'
   echo '# Written by with-servers.sh for this run only: stop and/or start FerretDB, wait until it answers.'
   echo 'set -euo pipefail'
   printf 'RUN_DIR=%q PROBE=%q PORT=%q TIMEOUT=%q\n' "$RUN_DIR" "$PROBE" "$FERRETDB_PORT" "$TIMEOUT"
-  printf 'FERRET_CMD=('; printf ' %q' "$FERRETDB_BIN" -listen "127.0.0.1:$FERRETDB_PORT" -state "$RUN_DIR/ferretdb" -log-level warn; printf ' )\n'
+  printf 'FERRET_CMD=('; printf ' %q' "$FERRETDB_BIN" -listen "127.0.0.1:$FERRETDB_PORT" "${FERRET_STORE[@]}" -log-level warn; printf ' )\n'
   declare -f alive start_and_wait
   cat <<'EOF'
 T0=$(date +%s%N)
@@ -325,15 +375,16 @@ chmod +x "$RUN_DIR/ferretdb-restart.sh"
   kpid=$(kafka_pid)
   fpid=$(ferret_pid)
   kill -TERM "$kpid" "$fpid" 2>/dev/null
+  [ -z "$PG_PID" ] || kill -INT "$PG_PID" 2>/dev/null
   for _ in $(seq 1 15); do
-    any_alive "$kpid" "$fpid" || exit 0
+    any_alive "$kpid" "$fpid" $PG_PID || exit 0
     sleep 1
   done
-  kill -KILL "$kpid" "$fpid" 2>/dev/null
+  kill -KILL "$kpid" "$fpid" $PG_PID 2>/dev/null
 ) </dev/null >/dev/null 2>&1 &
 WATCHDOG_PID=$!
 
-log "starting kafka on 127.0.0.1:$KAFKA_PORT (controller $KAFKA_CONTROLLER_PORT) and ferretdb on 127.0.0.1:$FERRETDB_PORT; run dir $RUN_DIR"
+log "starting kafka on 127.0.0.1:$KAFKA_PORT (controller $KAFKA_CONTROLLER_PORT) and ferretdb ($MONGO_BACKEND) on 127.0.0.1:$FERRETDB_PORT; run dir $RUN_DIR"
 
 # ---------------------------------------------------------------- wait --
 deadline=$(($(date +%s) + TIMEOUT))
@@ -364,6 +415,7 @@ done
 # ----------------------------------------------------------------- run --
 export KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
 export MONGO_URL="mongodb://127.0.0.1:$FERRETDB_PORT/"
+if [ "$MONGO_BACKEND" = postgresql ]; then export POSTGRES_PORT; else unset POSTGRES_PORT; fi
 export KAFKA_RESTART_SCRIPT="$KDIR/restart.sh"
 export FERRETDB_RESTART_SCRIPT="$RUN_DIR/ferretdb-restart.sh"
 log "running: $*"

@@ -27,6 +27,8 @@ export interface AggregateProjectionOptions<E extends DomainEvent, Id> {
   aggregate: ProjectedAggregate<E, Id>;
   /** Applies one event; must be idempotent (a replayed event changes nothing). */
   apply(event: E, at: EventAt<Id>): Promise<void>;
+  /** (Optional) Applies events in hand together, in order; idempotent like `apply` (see Projection.applyBatch). */
+  applyBatch?(events: Array<{ event: E; at: EventAt<Id> }>): Promise<void>;
 }
 
 /**
@@ -35,15 +37,21 @@ export interface AggregateProjectionOptions<E extends DomainEvent, Id> {
  */
 export function aggregateProjection<E extends DomainEvent, Id>(options: AggregateProjectionOptions<E, Id>): Projection {
   const { aggregate } = options;
+  const parsed = (recorded: RecordedEvent, context?: ApplyContext) => {
+    const id = aggregate.idOf(recorded.streamId);
+    const event = domainEventOf(aggregate, recorded, aggregate.streamOf(id).owner);
+    const { streamId, revision, position, createdAt } = recorded;
+    return { event, at: { id, streamId, eventId: recorded.id, createdAt, revision, position, segment: context?.segment } };
+  };
+  const applyBatch = options.applyBatch;
   return {
     name: options.name,
     streamPrefixes: [aggregate.category],
     async apply(recorded: RecordedEvent, context?: ApplyContext) {
-      const id = aggregate.idOf(recorded.streamId);
-      const event = domainEventOf(aggregate, recorded, aggregate.streamOf(id).owner);
-      const { streamId, revision, position, createdAt } = recorded;
-      return options.apply(event, { id, streamId, eventId: recorded.id, createdAt, revision, position, segment: context?.segment });
+      const { event, at } = parsed(recorded, context);
+      return options.apply(event, at);
     },
+    ...(applyBatch && { applyBatch: (events: RecordedEvent[]) => applyBatch(events.map((recorded) => parsed(recorded))) }),
   };
 }
 

@@ -1,4 +1,4 @@
-import { type ProjectedAggregate, aggregateProjection } from './aggregate-projection';
+import { type EventAt, type ProjectedAggregate, aggregateProjection } from './aggregate-projection';
 import type { DomainEvent } from './decider';
 import type { Projection } from './projector';
 /** What publishing needs of a bus (the bus port's shape), so this package depends on no adapter. */
@@ -25,18 +25,29 @@ export interface IntegrationPublisherOptions<E extends DomainEvent, M extends Ch
 
 /**
  * Publishes a change message per event of a service's streams for the data-management consumers, keyed by
- * user id, with the event id as a header. Checkpointed like a read model: at-least-once, in order per user.
+ * user id, with the event id as a header. Checkpointed like a read model: at-least-once, in order per user. The
+ * events in hand go in one produce (a batch, in order: a user's messages keep their order in their partition).
  */
 export function integrationPublisher<E extends DomainEvent, M extends ChangeMessage>(
   bus: MessagePublisher,
   options: IntegrationPublisherOptions<E, M>,
 ): Projection {
+  const messageOf = (event: E, { id: userId, revision, eventId, createdAt }: EventAt<string>) => ({
+    key: userId,
+    value: { userId, type: event.type, ...options.details?.(event), revision, occurredAt: createdAt },
+    headers: { 'event-id': eventId },
+  });
   return aggregateProjection({
     name: options.name,
     aggregate: options.aggregate,
-    async apply(event, { id: userId, revision, eventId, createdAt }) {
-      const message = { userId, type: event.type, ...options.details?.(event), revision, occurredAt: createdAt };
-      await bus.publish(options.topic, [{ key: userId, value: message, headers: { 'event-id': eventId } }]);
+    async apply(event, at) {
+      await bus.publish(options.topic, [messageOf(event, at)]);
+    },
+    async applyBatch(events) {
+      await bus.publish(
+        options.topic,
+        events.map(({ event, at }) => messageOf(event, at)),
+      );
     },
   });
 }

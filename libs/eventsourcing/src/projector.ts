@@ -20,7 +20,15 @@ export interface Projection {
   name: string;
   streamPrefixes: string[];
   apply(event: RecordedEvent, context?: ApplyContext): Promise<void>;
+  /**
+   * (Optional) Applies events in hand together, in order (a publisher: one produce for all). Idempotent like
+   * `apply`: a batch that failed is applied again whole. Without it, each event is applied by `apply`.
+   */
+  applyBatch?(events: RecordedEvent[]): Promise<void>;
 }
+
+/** The most events a distributed projector takes in one batch (one checkpoint, one produce). */
+export const BATCH_MAX = 100;
 
 interface Waiter {
   revision: number;
@@ -123,7 +131,11 @@ export class Projector {
   }
 
   private subscribe(from: bigint | undefined): Subscription {
-    return this.store.subscribe({ fromPosition: from, streamPrefixes: this.projection.streamPrefixes }, (event) => this.handle(event));
+    const options = { fromPosition: from, streamPrefixes: this.projection.streamPrefixes };
+    // (Segments) The events in hand as one batch: one checkpoint per batch, not per event (the store's round trips).
+    if (this.claims && this.store.subscribeBatches)
+      return this.store.subscribeBatches(options, { max: BATCH_MAX, handle: (events) => this.handleBatch(events) });
+    return this.store.subscribe(options, (event) => this.handle(event));
   }
 
   /**
@@ -171,6 +183,78 @@ export class Projector {
       );
     }
     this.passed = event.position;
+  }
+
+  /**
+   * (Segments) Events in hand: those of the segments this replica applies (each after its segment's checkpoint) are
+   * applied, then the checkpoints of every segment the subscription follows move up to the batch's last event in one
+   * update (all of them are applied up to it). A segment lost meanwhile is left to its new holder, which applies its
+   * events again (projections are idempotent).
+   */
+  private async handleBatch(events: RecordedEvent[]): Promise<void> {
+    const generation = this.generation;
+    const segmentOfEvent = new Map<RecordedEvent, number>();
+    const mine = events.filter((event) => {
+      const segment = segmentOf(event.streamId, this.projection.streamPrefixes, this.options.segments!.count);
+      const checkpoint = this.active.get(segment);
+      if (!this.active.has(segment) || (checkpoint !== undefined && event.position <= checkpoint)) return false;
+      segmentOfEvent.set(event, segment);
+      return true;
+    });
+    const last = events[events.length - 1].position;
+    if (mine.length && this.projection.applyBatch) {
+      const applyBatch = this.projection.applyBatch.bind(this.projection);
+      await this.retried(
+        mine[0],
+        () => applyBatch(mine),
+        () => mine.some((e) => this.active.has(segmentOfEvent.get(e)!)),
+      );
+      recordCounter(METRICS.projectionApplied, mine.length, this.attributes);
+      for (const event of mine) this.markApplied(event);
+    } else {
+      for (const event of mine) {
+        const segment = segmentOfEvent.get(event)!;
+        await this.applyWithRetries(
+          event,
+          async () => undefined,
+          segment,
+          () => this.active.has(segment),
+        );
+      }
+    }
+    const behind = [...this.active].filter(([, checkpoint]) => checkpoint === undefined || checkpoint < last).map(([segment]) => segment);
+    await this.retried(events[events.length - 1], async () => {
+      const lost = await this.claims!.saveMany(behind, last);
+      for (const segment of lost) {
+        this.active.delete(segment);
+        this.claims!.held.delete(segment);
+      }
+    });
+    if (this.generation === generation) for (const segment of behind) if (this.active.has(segment)) this.active.set(segment, last);
+    this.passed = last;
+  }
+
+  /** Work retried with back-off until it succeeds (the projector unhealthy meanwhile), unless it is no longer ours. */
+  private async retried(event: RecordedEvent, work: () => Promise<void>, stillOurs = () => true): Promise<void> {
+    const base = this.options.retryDelayMs ?? 100;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await work();
+        this.failure = null;
+        return;
+      } catch (error) {
+        this.failure = error;
+        this.options.onError?.(error, event, attempt);
+        this.options.logger?.warn(
+          { err: error, projection: this.projection.name, streamId: event.streamId, revision: event.revision, attempt },
+          'projection failed; retrying',
+        );
+        if (this.stopping) throw error;
+        if (!stillOurs()) return;
+        const pause = backoffDelayMs(attempt, { baseMs: base, maxMs: this.options.maxRetryDelayMs ?? 5000 });
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+    }
   }
 
   /**

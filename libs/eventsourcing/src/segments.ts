@@ -215,6 +215,26 @@ export class SegmentClaims {
     return true;
   }
 
+  /**
+   * Moves the checkpoints of `segments` up to `position` in one update (a projector's batch: every event of them up to
+   * it applied), only while this replica holds them. Returns the segments it no longer holds (each then asked alone).
+   */
+  async saveMany(segments: number[], position: bigint): Promise<number[]> {
+    if (segments.length === 0) return [];
+    if (segments.length === 1) return (await this.save(segments[0], position)) ? [] : segments;
+    const saved = await this.options.collection.updateMany(
+      { _id: { $in: segments.map(this.segmentId) }, owner: this.options.owner },
+      { position: position.toString() },
+    );
+    if (saved === segments.length) {
+      for (const segment of segments) if (this.held.has(segment)) this.held.set(segment, position);
+      return [];
+    }
+    const lost: number[] = [];
+    for (const segment of segments) if (!(await this.save(segment, position))) lost.push(segment);
+    return lost;
+  }
+
   /** Writes waiting for another replica's segment: one poll of the stored checkpoint per segment, whatever the number of writes. */
   private readonly remoteWaits = new Map<number, Array<{ position: bigint; deadline: number; resolve: (seen: boolean) => void }>>();
 

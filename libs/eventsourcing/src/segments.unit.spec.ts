@@ -174,6 +174,40 @@ describe('projection segments shared among replicas', () => {
     await a.stop();
   });
 
+  it('applies the events in hand as one batch: one checkpoint update for all its segments, one call of applyBatch', async () => {
+    const d = deployment();
+    const streams = await d.write(60);
+    // Every checkpoint write to the segments (a claim's lease or owner is another write).
+    let checkpointWrites = 0;
+    const updateMany = d.segments.updateMany.bind(d.segments);
+    d.segments.updateMany = (filter, set) => {
+      if (set.position !== undefined) checkpointWrites++;
+      return updateMany(filter, set);
+    };
+    const batches: RecordedEvent[][] = [];
+    const a = new Projector(
+      d.store,
+      new MemoryReadModelStore().checkpoints(),
+      {
+        name: 'view',
+        streamPrefixes: [PREFIX],
+        apply: () => Promise.reject(new Error('applied one by one')),
+        applyBatch: async (events) => void batches.push(events),
+      },
+      { segments: { count: COUNT, leaseMs: 60_000, owner: 'a', collection: d.segments }, service: 'a' },
+    );
+    await a.start();
+    await a.caughtUp();
+    // The 60 events stored before the start: one batch, in store order, and one checkpoint write for them.
+    expect(batches.map((b) => b.map((e) => e.streamId))).toEqual([streams]);
+    expect(checkpointWrites).toBe(1);
+    const last = batches[0][59].position;
+    expect((await d.segments.find({ group: 'view', kind: 'segment' })).map((doc) => doc.position)).toEqual(Array(COUNT).fill(String(last)));
+    // Read your writes: the last stream is shown as applied.
+    expect(await a.waitFor(streams[59], 0, 100)).toBe(true);
+    await a.stop();
+  });
+
   it('starts every segment again from the lowest checkpoint when the segment count changes', async () => {
     const d = deployment();
     const a = d.replica('a');

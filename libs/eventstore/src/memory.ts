@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PollingSubscription } from './polling-subscription';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
-import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
+import type { BatchHandler, EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { WrongExpectedRevisionError, revisionMatches } from './port';
 
 /** In-memory event store for tests. Same semantics as the durable adapters, nothing survives the process. */
@@ -62,7 +62,11 @@ export class MemoryEventStore implements EventStore {
     return [...this.streams.keys()].filter((id) => id.startsWith(prefix));
   }
 
-  subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
+  subscribeBatches(options: SubscriptionOptions, handler: BatchHandler): Subscription {
+    return this.subscribe(options, handler);
+  }
+
+  subscribe(options: SubscriptionOptions, handler: EventHandler | BatchHandler): Subscription {
     const sub = new PollingSubscription(
       options,
       (after, limit) =>

@@ -1,5 +1,5 @@
 import { backoffDelayMs, timeSlices } from '@udp/retry';
-import type { Backlog, EventHandler, RecordedEvent, Subscription, SubscriptionOptions } from './port';
+import type { Backlog, BatchHandler, EventHandler, RecordedEvent, Subscription, SubscriptionOptions } from './port';
 
 /**
  * A subscription for stores that can read "everything after position P": it pulls pages in order and is
@@ -20,7 +20,8 @@ export class PollingSubscription implements Subscription {
   constructor(
     private readonly options: SubscriptionOptions,
     private readonly readAfter: (position: bigint | undefined, limit: number) => RecordedEvent[] | Promise<RecordedEvent[]>,
-    private readonly handler: EventHandler,
+    /** One event at a time, or (a batch handler) the events of a page together, up to its `max`. */
+    private readonly handler: EventHandler | BatchHandler,
     private readonly onStop: () => void,
     /** The store's count of events of `prefixes` after a position (see `Subscription.backlog`). */
     private readonly backlogAfter: (position: bigint | undefined, prefixes: string[], limit: number) => Backlog,
@@ -91,11 +92,27 @@ export class PollingSubscription implements Subscription {
    * a replay is applied without holding the event loop that answers every other user.
    */
   private async deliver(page: RecordedEvent[]): Promise<void> {
+    if (typeof this.handler !== 'function') return this.deliverBatches(page, this.handler);
     for (const event of page) {
       if (!this.running) return;
       if (this.options.streamPrefixes.some((p) => event.streamId.startsWith(p))) await this.handler(event);
       // After the handler: an event still being handled (or retried) counts in the backlog.
       this.position = event.position;
+      await this.slices.slice();
+    }
+  }
+
+  /** A page in batches of at most `max` matching events; the position moves past each batch once it is handled. */
+  private async deliverBatches(page: RecordedEvent[], handler: BatchHandler): Promise<void> {
+    let batch: RecordedEvent[] = [];
+    for (let i = 0; i < page.length && this.running; i++) {
+      const event = page[i];
+      if (this.options.streamPrefixes.some((p) => event.streamId.startsWith(p))) batch.push(event);
+      if (batch.length < handler.max && i < page.length - 1) continue;
+      if (batch.length) await handler.handle(batch);
+      // After the handler: a batch still being handled (or retried) counts in the backlog.
+      this.position = event.position;
+      batch = [];
       await this.slices.slice();
     }
   }

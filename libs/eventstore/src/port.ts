@@ -55,6 +55,12 @@ export interface SubscriptionOptions {
 
 export type EventHandler = (event: RecordedEvent) => Promise<void>;
 
+/** The events in hand, in store order (at most `max` of a subscription's streams): a projection applies them as one batch. */
+export interface BatchHandler {
+  max: number;
+  handle(events: RecordedEvent[]): Promise<void>;
+}
+
 /** What a subscription has not handled yet. */
 export interface Backlog {
   /** Events of its streams stored after the last one it handled, counted up to the limit asked for. */
@@ -84,6 +90,11 @@ export interface EventStore {
   listStreams(prefix: string): Promise<string[]>;
   /** Catch-up subscription to all streams matching the prefixes, in global order. Handler errors stop it. */
   subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription;
+  /**
+   * The same subscription, the events read together handed over together: a projector then writes one checkpoint
+   * (and a publisher produces once) per batch, not per event. A store without it: `subscribe`, one at a time.
+   */
+  subscribeBatches?(options: SubscriptionOptions, handler: BatchHandler): Subscription;
   /** True when the store answers. */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -11,7 +11,7 @@ import { workerEntry } from './worker-entry';
 import { LastWriteFailure } from './write-failure';
 import { METRICS, observeGauge, recordHistogram } from '@udp/telemetry';
 import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
-import type { EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
+import type { BatchHandler, EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
 import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
@@ -233,7 +233,11 @@ export class SqliteEventStore implements EventStore {
     return rows.map((r) => r.stream_id).filter((id) => id.startsWith(prefix));
   }
 
-  subscribe(options: SubscriptionOptions, handler: EventHandler): Subscription {
+  subscribeBatches(options: SubscriptionOptions, handler: BatchHandler): Subscription {
+    return this.subscribe(options, handler);
+  }
+
+  subscribe(options: SubscriptionOptions, handler: EventHandler | BatchHandler): Subscription {
     const sub = new PollingSubscription(
       options,
       (after, limit) => this.stmt.readAfter.all(after ?? 0n, limit).map(rawToRecorded),

@@ -1,7 +1,10 @@
 // Command ferretdb-server runs an embedded FerretDB (MongoDB wire protocol)
-// with the SQLite backend, for local integration tests only.
+// with the PostgreSQL backend (the default) or the SQLite one, for local integration tests only.
 //
-// Usage: ferretdb-server -listen 127.0.0.1:27018 -state /path/to/dir
+// Usage (PostgreSQL, then SQLite):
+//
+//	ferretdb-server -listen 127.0.0.1:27018 -postgresql-url postgres://127.0.0.1:5432/ferretdb
+//	ferretdb-server -listen 127.0.0.1:27018 -state /path/to/dir
 package main
 
 import (
@@ -19,22 +22,27 @@ import (
 
 func main() {
 	listen := flag.String("listen", "127.0.0.1:27018", "TCP address to listen on")
-	stateDir := flag.String("state", "", "directory for SQLite databases (required)")
+	stateDir := flag.String("state", "", "directory for SQLite databases (the SQLite backend)")
+	pgURL := flag.String("postgresql-url", "", "PostgreSQL URL (the PostgreSQL backend)")
 	logLevel := flag.String("log-level", "warn", "log level: debug, info, warn, error")
 	flag.Parse()
 
-	if *stateDir == "" {
-		fmt.Fprintln(os.Stderr, "ferretdb-server: -state is required")
+	if (*stateDir == "") == (*pgURL == "") {
+		fmt.Fprintln(os.Stderr, "ferretdb-server: one of -state (SQLite) or -postgresql-url is required")
 		os.Exit(2)
 	}
 
-	dir, err := filepath.Abs(*stateDir)
-	if err == nil {
-		err = os.MkdirAll(dir, 0o755)
-	}
-	if err != nil {
-		fmt.Fprintf(os.Stderr, "ferretdb-server: state dir: %v\n", err)
-		os.Exit(1)
+	var dir string
+	var err error
+	if *stateDir != "" {
+		dir, err = filepath.Abs(*stateDir)
+		if err == nil {
+			err = os.MkdirAll(dir, 0o755)
+		}
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ferretdb-server: state dir: %v\n", err)
+			os.Exit(1)
+		}
 	}
 
 	var level slog.Level
@@ -44,12 +52,15 @@ func main() {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
-	f, err := ferretdb.New(&ferretdb.Config{
-		Listener:  ferretdb.ListenerConfig{TCP: *listen},
-		Logger:    logger,
-		Handler:   "sqlite",
-		SQLiteURL: "file:" + dir + "/", // SQLite backend wants a directory URI ending with '/'
-	})
+	config := &ferretdb.Config{Listener: ferretdb.ListenerConfig{TCP: *listen}, Logger: logger}
+	if *pgURL != "" {
+		config.Handler = "postgresql"
+		config.PostgreSQLURL = *pgURL
+	} else {
+		config.Handler = "sqlite"
+		config.SQLiteURL = "file:" + dir + "/" // SQLite backend wants a directory URI ending with '/'
+	}
+	f, err := ferretdb.New(config)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-server: %v\n", err)
 		os.Exit(1)
@@ -62,7 +73,7 @@ func main() {
 	go func() { done <- f.Run(ctx) }()
 
 	// MongoDBURI blocks until the listener is bound.
-	fmt.Fprintf(os.Stderr, "ferretdb-server: listening, uri=%s state=%s\n", f.MongoDBURI(), dir)
+	fmt.Fprintf(os.Stderr, "ferretdb-server: listening, uri=%s backend=%s\n", f.MongoDBURI(), config.Handler)
 
 	if err = <-done; err != nil {
 		fmt.Fprintf(os.Stderr, "ferretdb-server: %v\n", err)

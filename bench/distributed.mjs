@@ -1,0 +1,345 @@
+#!/usr/bin/env node
+// The distributed mode at a rate: history-svc replicas (1, then 3) on one event store file, the MongoDB-wire store and
+// real Kafka, writers over 1,000 users, requests shared round-robin over the replicas (as a Kubernetes Service would).
+//   bash tools/servers/with-servers.sh node bench/distributed.mjs [--replicas=1,3] [--rates=25,50,100,200] [--seconds=10]
+// Each replica reaches the store through a counting proxy of its own (the MongoDB wire protocol: one request message
+// is one round trip), so the round trips per event are the replicas' own, by command. For each replica count, rates
+// are offered in turn (open loop) until one's p99 reaches 100 ms or fails a write; per rate it prints writes/s,
+// latency, projection lag (acknowledged writes not yet in the read model, sampled every 250 ms), store round trips
+// per applied event, Kafka messages per change, and CPU µs per write of each process (replicas, FerretDB, PostgreSQL,
+// Kafka). Bounded: a rate runs `--seconds`, the drain after it at most 30 s; every child is stopped at the end.
+import { execFileSync, spawn } from 'node:child_process';
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { createServer, connect } from 'node:net';
+import { loadavg, tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Kafka, logLevel } from 'kafkajs';
+import { MongoClient } from 'mongodb';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
+const REPLICAS = arg('replicas', '1,3').split(',').map(Number);
+const RATES = arg('rates', '25,50,100,200,400').split(',').map(Number);
+const SECONDS = Number(arg('seconds', 10));
+const USERS = Number(arg('users', 1000));
+const P99_LIMIT_MS = 100;
+const TOPIC = 'user-data.history.v1';
+const { MONGO_URL, KAFKA_BROKERS } = process.env;
+if (!MONGO_URL || !KAFKA_BROKERS) throw new Error('MONGO_URL / KAFKA_BROKERS unset: run under bash tools/servers/with-servers.sh');
+
+const children = new Set();
+const cleanups = [];
+const dist = join(root, 'tmp', 'bench-distributed');
+execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', dist, 'history-svc'], { stdio: 'inherit' });
+
+// ---------------------------------------------------------------------------------------------- counting proxy --
+/** A TCP proxy to the store counting the client's request messages (OP_MSG: opcode 2013) by command name. */
+async function countingProxy(target) {
+  const counts = new Map();
+  const server = createServer((client) => {
+    const upstream = connect(target.port, target.host);
+    let pending = Buffer.alloc(0);
+    client.on('data', (chunk) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      while (pending.length >= 16) {
+        const length = pending.readInt32LE(0);
+        if (pending.length < length) break;
+        const opcode = pending.readInt32LE(12);
+        // OP_MSG: flags (4), section kind 0 (1), then the command document: size (4), type (1), the command's name.
+        let name = `opcode-${opcode}`;
+        if (opcode === 2013 && pending[20] === 0) name = pending.toString('latin1', 26, pending.indexOf(0, 26));
+        counts.set(name, (counts.get(name) ?? 0) + 1);
+        pending = pending.subarray(length);
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  return {
+    url: `mongodb://127.0.0.1:${server.address().port}/`,
+    take() {
+      const snapshot = Object.fromEntries(counts);
+      counts.clear();
+      return snapshot;
+    },
+  };
+}
+
+// ----------------------------------------------------------------------------------------------------- processes --
+/** utime + stime of a process and its children (PostgreSQL's backends), in µs. */
+function cpuMicros(pid) {
+  const one = (p) => {
+    try {
+      const fields = readFileSync(`/proc/${p}/stat`, 'utf8').split(') ')[1].split(' ');
+      return ((Number(fields[11]) + Number(fields[12])) * 1e6) / 100; // clock ticks: 100 Hz on Linux
+    } catch {
+      return 0;
+    }
+  };
+  let total = one(pid);
+  try {
+    for (const child of execFileSync('ps', ['-o', 'pid=', '--ppid', String(pid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean))
+      total += one(Number(child));
+  } catch {
+    // no children
+  }
+  return total;
+}
+
+/** The process listening on a loopback port (FerretDB, PostgreSQL, Kafka), for its CPU time. */
+function listenerPid(port) {
+  if (!port) return null;
+  const out = execFileSync('ss', ['-Hltnp', `sport = :${port}`], { encoding: 'utf8' });
+  const match = /pid=(\d+)/.exec(out);
+  return match ? Number(match[1]) : null;
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address();
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** A replica on a port of its own, ready once /health/ answers 200 (its logs at warn: no access line per request). */
+async function startReplica(settings, mongoUrl, index) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(dist, 'apps', 'history-svc', 'main.js')], {
+    env: { ...process.env, ...settings, MONGO_URL: mongoUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`replica ${index} exited (${child.exitCode})`);
+    if (Date.now() > deadline) throw new Error(`replica ${index} not ready after 60 s`);
+    const status = await fetch(`${url}/health/`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return { child, url };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function stopChild(child) {
+  if (child.exitCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 15_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+// ------------------------------------------------------------------------------------------------------- writers --
+function identityOf(secret) {
+  const key = Buffer.from(secret, 'utf8');
+  return (userId) => {
+    const user = Buffer.from(userId, 'utf8').toString('base64url');
+    const expiry = String(Date.now() + 60_000);
+    return `v1.${user}.${expiry}.${createHmac('sha256', key).update(`v1.${user}.${expiry}`).digest('base64url')}`;
+  };
+}
+
+const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
+
+/** Open loop: `rate` writes a second for `seconds`, each to the next user, round robin over the replicas. */
+async function offer(replicas, users, sign, rate, seconds, state) {
+  const latencies = [];
+  let failed = 0;
+  const total = Math.round(rate * seconds);
+  const started = performance.now();
+  const inFlight = new Set();
+  for (let n = 0; n < total; n++) {
+    const due = started + (n * 1000) / rate;
+    const wait = due - performance.now();
+    if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
+    const user = users[state.next % users.length];
+    const replica = replicas[state.next % replicas.length];
+    state.next++;
+    const request = (async () => {
+      const t0 = performance.now();
+      try {
+        const res = await fetch(`${replica.url}/api/history/v2`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-udp-identity': sign(user) },
+          body: JSON.stringify({ item_id: `urn:bench:${state.next}`, last_playback_position: 1 }),
+          signal: AbortSignal.timeout(30_000),
+        });
+        await res.arrayBuffer();
+        if (res.status === 200) {
+          state.acknowledged++;
+          latencies.push(performance.now() - t0);
+        } else failed++;
+      } catch {
+        failed++;
+      }
+    })();
+    inFlight.add(request);
+    void request.finally(() => inFlight.delete(request));
+  }
+  await Promise.all(inFlight);
+  const elapsed = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    offered: rate,
+    done: latencies.length,
+    failed,
+    perSecond: latencies.length / elapsed,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+  };
+}
+
+// --------------------------------------------------------------------------------------------------------- a run --
+async function run(replicaCount) {
+  const dir = mkdtempSync(join(tmpdir(), 'udp-bench-distributed-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const prefix = `bench_${randomUUID().slice(0, 8)}`;
+  const settings = {
+    DATA_DIR: join(dir, 'data'),
+    MONGO_DB_PREFIX: prefix,
+    KAFKA_BROKERS,
+    INTERNAL_AUTH_SECRET: randomBytes(32).toString('base64url'),
+  };
+  const target = new URL(MONGO_URL);
+  const proxies = [];
+  const replicas = [];
+  for (let i = 0; i < replicaCount; i++) {
+    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port) });
+    proxies.push(proxy);
+    replicas.push(await startReplica(settings, proxy.url, i));
+  }
+  const mongo = await MongoClient.connect(MONGO_URL);
+  const db = mongo.db(`${prefix}_history_svc`);
+  const kafka = new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
+  // Made as the bus makes it (3 partitions) when no replica has published yet.
+  const admin = kafka.admin();
+  await admin.connect();
+  if (!(await admin.listTopics()).includes(TOPIC))
+    await admin.createTopics({ topics: [{ topic: TOPIC, numPartitions: 3 }], waitForLeaders: true });
+  await admin.disconnect();
+  const consumer = kafka.consumer({ groupId: `bench-${randomUUID()}` });
+  await consumer.connect();
+  await consumer.subscribe({ topic: TOPIC, fromBeginning: false });
+  const users = Array.from({ length: USERS }, (_, i) => `bench-${prefix}-${i}`);
+  const ours = new Set(users);
+  let published = 0;
+  await consumer.run({ eachMessage: async ({ message }) => void (ours.has(message.key?.toString()) && published++) });
+  // Segments shared: each replica holds its share before the load starts.
+  const segments = db.collection('projection_segments');
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
+    const held = await segments.find({ group: 'history-entries', kind: 'segment' }).toArray();
+    if (held.length && new Set(held.map((d) => d.owner).filter(Boolean)).size === replicaCount && held.every((d) => d.owner)) break;
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  const sign = identityOf(settings.INTERNAL_AUTH_SECRET);
+  const state = { next: 0, acknowledged: 0 };
+  const servers = {
+    ferretdb: listenerPid(target.port),
+    postgresql: listenerPid(process.env.POSTGRES_PORT),
+    kafka: listenerPid(KAFKA_BROKERS.split(',')[0].split(':')[1]),
+  };
+  const results = [];
+  for (const rate of RATES) {
+    for (const p of proxies) p.take();
+    const entriesBefore = await db.collection('history_entries').estimatedDocumentCount();
+    const publishedBefore = published;
+    const acknowledgedBefore = state.acknowledged;
+    const cpuBefore = Object.fromEntries([
+      ...replicas.map((r, i) => [`replica-${i}`, cpuMicros(r.child.pid)]),
+      ...Object.entries(servers)
+        .filter(([, pid]) => pid)
+        .map(([name, pid]) => [name, cpuMicros(pid)]),
+    ]);
+    // Lag: acknowledged writes not yet in the read model, sampled while the load runs.
+    const lags = [];
+    let sampling = true;
+    const sampler = (async () => {
+      while (sampling) {
+        const applied = (await db.collection('history_entries').estimatedDocumentCount()) - entriesBefore;
+        lags.push(Math.max(0, state.acknowledged - acknowledgedBefore - applied));
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    })();
+    const load = await offer(replicas, users, sign, rate, SECONDS, state);
+    sampling = false;
+    await sampler;
+    // Drained: every acknowledged write applied and published (at most 30 s).
+    const written = state.acknowledged - acknowledgedBefore;
+    const drainStart = Date.now();
+    let applied = 0;
+    while (Date.now() - drainStart < 30_000) {
+      applied = (await db.collection('history_entries').estimatedDocumentCount()) - entriesBefore;
+      if (applied >= written && published - publishedBefore >= written) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    const drainSeconds = (Date.now() - drainStart) / 1000;
+    const cpu = {};
+    for (const [name, before] of Object.entries(cpuBefore)) {
+      const pid = name.startsWith('replica-') ? replicas[Number(name.slice(8))].child.pid : servers[name];
+      cpu[name] = Math.round((cpuMicros(pid) - before) / Math.max(1, written));
+    }
+    const commands = {};
+    for (const p of proxies) for (const [name, n] of Object.entries(p.take())) commands[name] = (commands[name] ?? 0) + n;
+    const roundTrips = Object.values(commands).reduce((a, b) => a + b, 0);
+    lags.sort((a, b) => a - b);
+    const lagP99 = percentile(lags, 99);
+    const result = {
+      replicas: replicaCount,
+      ...load,
+      written,
+      applied,
+      storeRoundTripsPerEvent: +(roundTrips / Math.max(1, applied)).toFixed(2),
+      byCommand: Object.fromEntries(Object.entries(commands).map(([k, v]) => [k, +(v / Math.max(1, applied)).toFixed(2)])),
+      publishedPerChange: +((published - publishedBefore) / Math.max(1, written)).toFixed(3),
+      lagP99Events: lagP99,
+      lagP99Seconds: +(lagP99 / Math.max(1, load.perSecond)).toFixed(2),
+      drainSeconds,
+      cpuMicrosPerWrite: cpu,
+      load: +loadavg()[0].toFixed(1),
+    };
+    results.push(result);
+    console.log(
+      `replicas=${replicaCount} offered=${rate}/s done=${load.perSecond.toFixed(0)}/s failed=${load.failed} p50=${load.p50.toFixed(0)}ms ` +
+        `p99=${load.p99.toFixed(0)}ms lag_p99=${lagP99} events (~${result.lagP99Seconds} s) drain=${drainSeconds}s ` +
+        `store_rt/event=${result.storeRoundTripsPerEvent} ${JSON.stringify(result.byCommand)} published/change=${result.publishedPerChange} ` +
+        `cpu_us/write=${JSON.stringify(cpu)} load=${result.load}`,
+    );
+    if (load.failed > 0 || load.p99 >= P99_LIMIT_MS || applied < written) break;
+  }
+  await consumer.disconnect();
+  await mongo.close();
+  for (const r of replicas) await stopChild(r.child);
+  const sustained = results.filter((r) => r.failed === 0 && r.p99 < P99_LIMIT_MS && r.applied >= r.written).pop();
+  console.log(
+    `replicas=${replicaCount}: sustained ${sustained ? sustained.perSecond.toFixed(0) : 0} writes/s with p99 < ${P99_LIMIT_MS} ms` +
+      (sustained ? ` (offered ${sustained.offered}/s, store round trips per event ${sustained.storeRoundTripsPerEvent})` : ''),
+  );
+  return results;
+}
+
+const all = [];
+try {
+  for (const n of REPLICAS) all.push(...(await run(n)));
+  console.log(JSON.stringify(all));
+} finally {
+  for (const child of children) await stopChild(child);
+  for (const cleanup of cleanups.reverse()) await cleanup();
+}
