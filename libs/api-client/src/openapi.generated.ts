@@ -5577,7 +5577,15 @@ export interface operations {
           [name: string]: unknown;
         };
         content: {
-          'text/event-stream': string;
+          'text/event-stream': {
+            /** @enum {string} */
+            event: 'ready' | 'history' | 'playlist' | 'erasure' | 'close';
+            /** @description the cursor after this event (changes and ready) */
+            id?: string;
+            /** @description JSON text of the event: components/schemas/<Name>Change */
+            data: string;
+            retry?: number;
+          };
         };
       };
       /** @description a malformed, unknown or foreign cursor (`Last-Event-ID` or `last_event_id`), or a malformed ticket */

@@ -37,7 +37,16 @@ export const changesApi = {
         description: `Server-Sent Events: ${events}`,
         content: {
           'text/event-stream': {
-            schema: z.string().openapi({ description: 'event: <name>\\nid: <cursor>\\ndata: <JSON>\\n\\n, see docs/live-sync.md' }),
+            // One Server-Sent Event (as clients and schemathesis parse the stream): its name, its cursor and its data,
+            // the JSON text of the event's schema (a component: <Name>Change). Heartbeats are comments, not events.
+            schema: z
+              .object({
+                event: z.enum(Object.keys(CHANGE_EVENTS) as [keyof typeof CHANGE_EVENTS, ...Array<keyof typeof CHANGE_EVENTS>]),
+                id: z.string().optional().openapi({ description: 'the cursor after this event (changes and ready)' }),
+                data: z.string().openapi({ description: 'JSON text of the event: components/schemas/<Name>Change' }),
+                retry: z.number().int().optional(),
+              })
+              .openapi({ description: 'each event of the stream; see docs/live-sync.md' }),
           },
         },
       },
