@@ -39,9 +39,9 @@ const PEER = !process.argv.includes('--no-peer');
 const BIG_USERS = arg('big-users', 100000);
 const BIG_ENTRIES = arg('big-entries', 100);
 const BIG_START_TIMEOUT_S = arg('big-start-timeout', 900);
-/** A start whose process grows beyond this is stopped (SIGKILL) and reported, not left to exhaust the machine. */
-/** Idle live-sync streams held open on one gateway process (issue 29). */
+/** Idle live-sync streams held open on one gateway process (issue 29); `--streams=0` leaves the row out. */
 const STREAMS = arg('streams', 10000);
+/** A start whose process grows beyond this is stopped (SIGKILL) and reported, not left to exhaust the machine. */
 const RSS_GUARD_MIB = arg('rss-guard', Math.floor((0.6 * totalmem()) / 2 ** 20));
 
 const rssMiB = (pid) => {
@@ -645,25 +645,27 @@ async function main() {
   }
 
   // Live sync (issue 29): idle streams on the embedded process, its memory and other requests' latency with them.
-  phase(`${STREAMS.toLocaleString('en-US')} idle live-sync streams`);
-  const idleOut = execFileSync(process.execPath, [join(root, 'bench', 'live-sync-idle.mjs'), String(STREAMS), String(SECONDS)], {
-    cwd: root,
-    encoding: 'utf8',
-  });
-  const idle = JSON.parse(/^LIVE_SYNC (.*)$/m.exec(idleOut)[1]);
-  const idleBare = JSON.parse(/^LIVE_SYNC_BARE (.*)$/m.exec(idleOut)[1]);
-  row(
-    `${int(idle.streams)} idle live-sync streams (GET /api/changes) on the embedded process: extra RSS`,
-    `**${fmt(idle.extraRss, 0)} MiB** (JavaScript heap after a full GC: +${fmt(idle.extraHeap, 0)} MiB; a bare node:http server holding as many open event streams: +${fmt(idleBare.extraRss, 0)} MiB)`,
-    '< 200 MiB',
-    idle.extraRss < 200,
-  );
-  row(
-    `GET /api/history/v2 at 200/s, p99, without and with those streams`,
-    `${fmt(idle.p99Before)} ms -> **${fmt(idle.p99After)} ms**`,
-    'within 20%',
-    idle.p99After <= 1.2 * idle.p99Before,
-  );
+  if (STREAMS > 0) {
+    phase(`${STREAMS.toLocaleString('en-US')} idle live-sync streams`);
+    const idleOut = execFileSync(process.execPath, [join(root, 'bench', 'live-sync-idle.mjs'), String(STREAMS), String(SECONDS)], {
+      cwd: root,
+      encoding: 'utf8',
+    });
+    const idle = JSON.parse(/^LIVE_SYNC (.*)$/m.exec(idleOut)[1]);
+    const idleBare = JSON.parse(/^LIVE_SYNC_BARE (.*)$/m.exec(idleOut)[1]);
+    row(
+      `${int(idle.streams)} idle live-sync streams (GET /api/changes) on the embedded process: extra RSS`,
+      `**${fmt(idle.extraRss, 0)} MiB** (JavaScript heap after a full GC: +${fmt(idle.extraHeap, 0)} MiB; a bare node:http server holding as many open event streams: +${fmt(idleBare.extraRss, 0)} MiB)`,
+      '< 200 MiB',
+      idle.extraRss < 200,
+    );
+    row(
+      `GET /api/history/v2 at 200/s, p99, without and with those streams`,
+      `${fmt(idle.p99Before)} ms -> **${fmt(idle.p99After)} ms**`,
+      'within 20%',
+      idle.p99After <= 1.2 * idle.p99Before,
+    );
+  }
 
   const load = loadavg()[0];
   const lines = [

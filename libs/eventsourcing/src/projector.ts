@@ -303,29 +303,19 @@ export class Projector {
     stillOurs = () => true,
   ): Promise<void> {
     const context = segment === undefined ? undefined : { segment };
-    const base = this.options.retryDelayMs ?? 100;
-    for (let attempt = 1; ; attempt++) {
-      try {
+    let applied = false;
+    await this.retried(
+      event,
+      async () => {
         await withEventTraceContext(event, () => this.projection.apply(event, context));
         recordCounter(METRICS.projectionApplied, 1, this.attributes);
         await saveCheckpoint();
-        this.failure = null;
-        this.markApplied(event);
-        return;
-      } catch (error) {
-        this.failure = error;
-        this.options.onError?.(error, event, attempt);
-        this.options.logger?.warn(
-          { err: error, projection: this.projection.name, streamId: event.streamId, revision: event.revision, attempt },
-          'projection failed; retrying',
-        );
-        if (this.stopping) throw error;
-        // (Segments) Given back or taken over meanwhile: its new holder applies it.
-        if (!stillOurs()) return;
-        const pause = backoffDelayMs(attempt, { baseMs: base, maxMs: this.options.maxRetryDelayMs ?? 5000 });
-        await new Promise((resolve) => setTimeout(resolve, pause));
-      }
-    }
+        applied = true;
+      },
+      // (Segments) Given back or taken over meanwhile: its new holder applies it.
+      stillOurs,
+    );
+    if (applied) this.markApplied(event);
   }
 
   /** The projection's name (its checkpoint's and its metrics'). */
