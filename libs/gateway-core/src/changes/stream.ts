@@ -81,8 +81,13 @@ export class ChangeStream {
     this.finish(reason);
     this.res.end();
     // A reader that takes nothing would hold the socket and its buffer: it is cut once the last bytes had time.
+    // What it has not taken may sit in the socket's buffer rather than the response's (a reader that stopped reading
+    // long ago): both are looked at then. A socket left holding them would keep a graceful stop waiting for ever.
     const socket = this.res.socket;
-    if (socket && this.res.writableLength > 0) setTimeout(() => socket.destroy(), 5000).unref();
+    if (socket)
+      setTimeout(() => {
+        if (!socket.destroyed && (this.res.writableLength > 0 || socket.writableLength > 0)) socket.destroy();
+      }, 5000).unref();
   }
 
   /** Forgets a stream that never started (its request is answered with a problem instead). */
