@@ -216,6 +216,20 @@ export function runAsProcess(name: string, start: () => Promise<{ stop: () => Pr
     process.channel.unref();
     process.once('disconnect', () => parentGone());
   }
+  // Listened for from the first moment: a SIGTERM while the app starts (its ready line may be out already) used to end
+  // the process by the signal's default action, with no graceful stop (npm-start.int.spec saw exit 1 now and then).
+  // It is kept until the start is done, and the stop runs then; a start that takes too long meanwhile ends the process.
+  let signalled: string | undefined;
+  let onSignal = (signal: string): void => {
+    if (signalled) return;
+    signalled = signal;
+    setTimeout(() => {
+      process.stderr.write(`${name}: ${signal} while starting, and still starting after 20000 ms; exiting\n`);
+      process.exit(1);
+    }, 20_000).unref();
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
   start()
     .then((running) => {
       let stopping = false;
@@ -239,10 +253,10 @@ export function runAsProcess(name: string, start: () => Promise<{ stop: () => Pr
           },
         );
       };
-      process.on('SIGTERM', () => stop('SIGTERM'));
-      process.on('SIGINT', () => stop('SIGINT'));
+      onSignal = stop;
       parentGone = () => stop('parent process gone');
-      if (goneWhileStarting) parentGone();
+      if (signalled) stop(signalled);
+      else if (goneWhileStarting) parentGone();
     })
     .catch((error: unknown) => {
       process.stderr.write(`${name}: ${error instanceof ConfigError ? error.message : ((error as Error).stack ?? String(error))}\n`);
