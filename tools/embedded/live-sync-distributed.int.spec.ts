@@ -33,6 +33,8 @@ if (!brokers) {
     INTERNAL_AUTH_SECRET: randomBytes(32).toString('base64url'),
     AUTH_JWT_ISSUER: DEV_ISSUER,
   };
+  const mongoUrl = process.env.MONGO_URL;
+  const ticketsPrefix = `udp_live_sync_${randomBytes(4).toString('hex')}`;
   type Running = { port: number; stop(): Promise<void> };
   let history: Running;
   let playlist: Running;
@@ -45,10 +47,16 @@ if (!brokers) {
       ...env,
       HISTORY_SVC_URL: `http://127.0.0.1:${history.port}`,
       PLAYLIST_SVC_URL: `http://127.0.0.1:${playlist.port}`,
+      // The replicas share their redeemed tickets there (the services keep SQLite here).
+      ...(mongoUrl ? { MONGO_URL: mongoUrl, MONGO_DB_PREFIX: ticketsPrefix } : {}),
     });
     gateways.push(gateway);
     return gateway;
   };
+
+  // Starting a replica takes seconds (its consumer joins a group of its own): the tests that stop none share two.
+  let pair: Promise<[Running, Running]> | undefined;
+  const twoReplicas = () => (pair ??= (async () => [await startReplica(), await startReplica()] as [Running, Running])());
 
   /** A device's stream at one replica: its events as they come. */
   const openAt = async (gateway: Running, user: string, lastEventId?: string) => {
@@ -99,7 +107,7 @@ if (!brokers) {
 
   describe('live sync, distributed (real Kafka, two gateway replicas)', () => {
     it("ends the user's streams at every replica when an erasure is requested on the topic, and no one else's", async () => {
-      const [one, two] = [await startReplica(), await startReplica()];
+      const [one, two] = await twoReplicas();
       const user = `erased-${randomBytes(4).toString('hex')}`;
       const atOne = await openAt(one, user);
       const atTwo = await openAt(two, user);
@@ -121,7 +129,7 @@ if (!brokers) {
     }, 120_000);
 
     it("carries a change written through one replica to the user's stream on the other, and no one else's", async () => {
-      const [one, two] = [await startReplica(), await startReplica()];
+      const [one, two] = await twoReplicas();
       const user = `kafka-${randomBytes(4).toString('hex')}`;
       const tv = await openAt(two, user);
       const neighbour = await openAt(two, `${user}-other`);
@@ -142,6 +150,27 @@ if (!brokers) {
       await tv.close();
       await neighbour.close();
     }, 120_000);
+
+    (mongoUrl ? it : it.skip)(
+      'takes a ticket once, whichever replica redeems it (the replicas share them in MongoDB)',
+      async () => {
+        const [one, two] = await twoReplicas();
+        const user = `ticket-${randomBytes(4).toString('hex')}`;
+        const issued = await fetch(`${url(one)}/api/changes/ticket`, { method: 'POST', headers: { authorization: await auth(user) } });
+        const { ticket } = (await issued.json()) as { ticket: string };
+        const abort = new AbortController();
+        const first = await fetch(`${url(two)}/api/changes?ticket=${ticket}`, { signal: abort.signal });
+        expect(first.status).toBe(200);
+        // Replayed at the other replica, and at the same one: each is refused.
+        for (const gateway of [one, two]) {
+          const replayed = await fetch(`${url(gateway)}/api/changes?ticket=${ticket}`);
+          expect(replayed.status).toBe(401);
+          expect(((await replayed.json()) as { detail: string }).detail).toMatch(/already used/);
+        }
+        abort.abort();
+      },
+      60_000,
+    );
 
     it('a replica started anew serves a resume by Last-Event-ID: the changes made while it was away, exactly once', async () => {
       const [writer, reader] = [await startReplica(), await startReplica()];

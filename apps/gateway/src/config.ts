@@ -120,7 +120,7 @@ export const gatewayConfigSchema = commonConfigSchema.extend({
     .min(4096)
     .max(64 * 1024 * 1024)
     .default(256 * 1024),
-  /** Tickets redeemed in the last 30 s that one gateway process remembers (single use); beyond, a redeem is a 503. */
+  /** Tickets redeemed in the last 30 s that one gateway process remembers (single use; without MONGO_URL); beyond, a 503. */
   CHANGES_MAX_TICKETS: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

@@ -3,8 +3,18 @@ import type { RequestHandler } from 'express';
 import { Authenticator, DEV_ISSUER, InternalIdentity, fileSecret } from '@udp/auth';
 import { type Bus, InProcessBus, KafkaBus } from '@udp/bus';
 import { loadConfig } from '@udp/config';
-import { ChangeHub, CursorCodec, TicketIssuer, changesRouter, createGateway, type ServiceRoute } from '@udp/gateway-core';
+import {
+  ChangeHub,
+  CursorCodec,
+  LocalRedeemedTickets,
+  SharedRedeemedTickets,
+  TicketIssuer,
+  changesRouter,
+  createGateway,
+  type ServiceRoute,
+} from '@udp/gateway-core';
 import { loadCodopsSecrets, loadPersonalisationConfig, personalisationRouter } from '@udp/personalisation';
+import { MongoReadModelStore } from '@udp/readmodel';
 import { closeServer, listen, serverLimitsOf } from '@udp/runtime';
 import { createLogger, markPublicEdge, parseTrustedCallers, setTracingOptOut, startTelemetry } from '@udp/telemetry';
 import { gatewayConfigSchema } from './config';
@@ -83,7 +93,12 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     },
   });
   await changes.start();
-  const tickets = new TicketIssuer(identity.derivedKey('changes-ticket'), Date.now, config.CHANGES_MAX_TICKETS);
+  // Replicas share the redeemed tickets in MongoDB (a ticket is good once, not once per replica); one process keeps them.
+  const tickets = new TicketIssuer(identity.derivedKey('changes-ticket'), {
+    redeemed: config.MONGO_URL
+      ? new SharedRedeemedTickets(await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_gateway`))
+      : new LocalRedeemedTickets(config.CHANGES_MAX_TICKETS),
+  });
   const app = createGateway({
     routers: [personalisationRoutes, changesRouter({ hub: changes, tickets, cursors, authenticator })],
     authenticator,
@@ -112,6 +127,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
       await changes.stop();
       await closeServer(server);
       await ownBus?.close();
+      await tickets.close();
     },
   };
 }

@@ -29,7 +29,7 @@ export function changesRouter({ hub, tickets, cursors, authenticator }: ChangesR
     // A ticket stands for the header only when no header is sent: credentials sent are always checked.
     const userId =
       query.ticket !== undefined && req.header('authorization') === undefined
-        ? tickets.redeem(query.ticket)
+        ? await tickets.redeem(query.ticket)
         : (await authenticateCaller(authenticator, req)).userId;
     // EventSource sends Last-Event-ID by itself when it reconnects; a page that opens one anew passes its stored cursor.
     const header = req.header('last-event-id');

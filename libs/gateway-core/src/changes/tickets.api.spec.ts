@@ -33,7 +33,9 @@ const gateway = createGateway({
   identity,
   authenticator,
   routes: [],
-  routers: [changesRouter({ hub, tickets: new TicketIssuer(identity.derivedKey('changes-ticket'), () => clock), cursors, authenticator })],
+  routers: [
+    changesRouter({ hub, tickets: new TicketIssuer(identity.derivedKey('changes-ticket'), { now: () => clock }), cursors, authenticator }),
+  ],
 });
 
 afterAll(() => bus.close());

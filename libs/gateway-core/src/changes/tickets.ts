@@ -1,5 +1,6 @@
 import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
-import { HttpError, unauthorized } from '@udp/http-kit';
+import { unauthorized } from '@udp/http-kit';
+import { LocalRedeemedTickets, type RedeemedTickets } from './redeemed-tickets';
 
 /** How long a ticket is good for, from its issue (the issue's 30 s: enough to open an EventSource, short in a log). */
 export const TICKET_TTL_S = 30;
@@ -7,17 +8,20 @@ export const TICKET_TTL_S = 30;
 /**
  * Single-use tickets for browsers' EventSource, which cannot send an Authorization header (`GET /api/changes?ticket=`).
  * A ticket is the user id and its expiry, sealed (AES-256-GCM, a key every replica derives from INTERNAL_AUTH_SECRET):
- * unreadable in a URL, unforgeable, and good at any replica. Single use is kept here: a redeemed ticket's nonce is
- * remembered until it expires; at most `maxTickets` of them (a 503 beyond, never unbounded memory).
+ * unreadable in a URL, unforgeable, and good at any replica. Single use is kept by `redeemed`: shared by the replicas
+ * in the distributed mode (redeemed-tickets.ts).
  */
 export class TicketIssuer {
-  private readonly used = new Map<string, number>();
+  private readonly now: () => number;
+  private readonly redeemed: RedeemedTickets;
 
   constructor(
     private readonly key: Buffer,
-    private readonly now: () => number = Date.now,
-    private readonly maxTickets = 100_000,
-  ) {}
+    options: { now?: () => number; redeemed?: RedeemedTickets } = {},
+  ) {
+    this.now = options.now ?? Date.now;
+    this.redeemed = options.redeemed ?? new LocalRedeemedTickets();
+  }
 
   issue(userId: string): { ticket: string; expires_in: number } {
     const nonce = randomBytes(12);
@@ -30,7 +34,7 @@ export class TicketIssuer {
   }
 
   /** The user a ticket was issued to, once; a 401 for one unknown, altered, expired or already used. */
-  redeem(ticket: string): string {
+  async redeem(ticket: string): Promise<string> {
     const now = this.now();
     const bytes = Buffer.from(ticket, 'base64url');
     let claims: { u: string; e: number };
@@ -42,24 +46,13 @@ export class TicketIssuer {
       throw unauthorized('the ticket is not one this API issued');
     }
     if (!(now < claims.e)) throw unauthorized('the ticket has expired (tickets are good for 30 s): ask for a new one');
-    const nonce = bytes.subarray(0, 12).toString('base64url');
-    if (this.used.has(nonce)) throw unauthorized('the ticket was already used (each is good once): ask for a new one');
-    // Mostly in expiry order: the expired ones at the front go at once; the rest when the map is full.
-    for (const [old, expiry] of this.used) {
-      if (expiry > now) break;
-      this.used.delete(old);
+    if (!(await this.redeemed.claim(bytes.subarray(0, 12).toString('base64url'), claims.e, now))) {
+      throw unauthorized('the ticket was already used (each is good once): ask for a new one');
     }
-    if (this.used.size >= this.maxTickets) this.forgetExpired(now);
-    if (this.used.size >= this.maxTickets) {
-      throw new HttpError(503, 'Service Unavailable', 'too many tickets redeemed in the last 30 s (CHANGES_MAX_TICKETS)', undefined, {
-        'retry-after': '5',
-      });
-    }
-    this.used.set(nonce, claims.e);
     return claims.u;
   }
 
-  private forgetExpired(now: number): void {
-    for (const [nonce, expiry] of this.used) if (expiry <= now) this.used.delete(nonce);
+  close(): Promise<void> {
+    return this.redeemed.close();
   }
 }
