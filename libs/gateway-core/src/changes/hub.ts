@@ -122,9 +122,10 @@ export class ChangeHub {
   async start(): Promise<void> {
     const group = `gateway-changes-${randomBytes(6).toString('hex')}`;
     const { bus } = this.options;
-    for (const { name, topic, schema, act } of FOLLOWED as Array<Followed<z.ZodType>>) {
-      this.consumers.push(
-        await bus.subscribe(
+    // All at once: each group's join takes seconds on Kafka, and a replica serves no stream before they are in.
+    const subscribed = await Promise.allSettled(
+      (FOLLOWED as Array<Followed<z.ZodType>>).map(({ name, topic, schema, act }) =>
+        bus.subscribe(
           topic,
           `${group}-${name}`,
           async ({ value }) => {
@@ -135,7 +136,13 @@ export class ChangeHub {
           },
           { from: 'latest' },
         ),
-      );
+      ),
+    );
+    for (const result of subscribed) if (result.status === 'fulfilled') this.consumers.push(result.value);
+    const failed = subscribed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) {
+      await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
+      throw failed.reason;
     }
     this.heartbeat = setInterval(() => void this.beat(), this.options.limits.heartbeatS * 1000);
     this.heartbeat.unref();
