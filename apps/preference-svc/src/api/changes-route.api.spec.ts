@@ -8,7 +8,7 @@ import { MemoryReadModelStore, type ReadModelStore, SqliteReadModelStore } from 
 import { type TestSystem, startTestSystem } from '@udp/test-system';
 import { createPreferenceService } from '../app';
 import { preferenceStreamId } from '../domain/aggregate';
-import { PREFERENCE_DOCUMENTS, PREFERENCE_KEYS } from '../projections/preferences';
+import { preferenceDocuments, preferenceKeys } from '../projections/preferences';
 import { P, jsonRequest, startPreferenceSystem } from '../testing/preference-system';
 
 /**
@@ -151,8 +151,9 @@ describe('a read model of before key rows carried their change position', () => 
         { expectedRevision: 'no_stream' },
       );
       const row = { _id: 'alice/old', userId: 'alice', key: 'old', deleted: false, revision: 0 };
-      await before.collection(PREFERENCE_DOCUMENTS).upsertIfNewer({ ...row, json: '{"kept":true}' });
-      await before.collection(PREFERENCE_KEYS).upsertIfNewer({ ...row, bytes: 13 });
+      await preferenceDocuments(before).upsertIfNewer({ ...row, json: '{"kept":true}' });
+      // A key row as the projection of before wrote it: no `changed`.
+      await preferenceKeys(before).upsertIfNewer({ ...row, bytes: 13 });
       await before.checkpoints().save('preference-documents', position);
       const readModels = await reopen();
       await system.stop();
