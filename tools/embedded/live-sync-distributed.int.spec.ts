@@ -10,9 +10,11 @@ import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { start as startGateway } from '../../apps/gateway/src/main';
 import { start as startHistory } from '../../apps/history-svc/src/main';
 import { start as startPlaylist } from '../../apps/playlist-svc/src/main';
+import { start as startPreference } from '../../apps/preference-svc/src/main';
+import { start as startProfile } from '../../apps/profile-svc/src/main';
 
 /**
- * Live sync in the distributed mode (issue 29): history-svc publishes its change notifications on a real Kafka, and two
+ * Live sync in the distributed mode (issue 29): the services publish their change notifications on a real Kafka, and two
  * gateway replicas each follow them with a consumer of its own. A change written through one replica reaches a stream
  * on the other (latency printed); a replica started anew serves a device's resume by Last-Event-ID without loss; a
  * stream carries its own user's changes only. The event store and read models stay SQLite (no KurrentDB here).
@@ -38,6 +40,8 @@ if (!brokers) {
   type Running = { port: number; stop(): Promise<void> };
   let history: Running;
   let playlist: Running;
+  let preference: Running;
+  let profile: Running;
   const gateways: Running[] = [];
   const url = (g: Running) => `http://127.0.0.1:${g.port}`;
   const auth = async (user: string) => `Bearer ${await signDevToken(jwtSecret, user)}`;
@@ -47,6 +51,8 @@ if (!brokers) {
       ...env,
       HISTORY_SVC_URL: `http://127.0.0.1:${history.port}`,
       PLAYLIST_SVC_URL: `http://127.0.0.1:${playlist.port}`,
+      PREFERENCE_SVC_URL: `http://127.0.0.1:${preference.port}`,
+      PROFILE_SVC_URL: `http://127.0.0.1:${profile.port}`,
       // The replicas share their redeemed tickets there (the services keep SQLite here).
       ...(mongoUrl ? { MONGO_URL: mongoUrl, MONGO_DB_PREFIX: ticketsPrefix } : {}),
     });
@@ -97,11 +103,15 @@ if (!brokers) {
   beforeAll(async () => {
     history = await startHistory(env);
     playlist = await startPlaylist(env);
+    // A stream reads every area's head when it opens: each service it pulls from runs.
+    [preference, profile] = await Promise.all([startPreference(env), startProfile(env)]);
   }, 60_000);
   afterAll(async () => {
     for (const gateway of gateways) await gateway.stop().catch(() => undefined);
     await history?.stop();
     await playlist?.stop();
+    await preference?.stop();
+    await profile?.stop();
     rmSync(dataDir, { recursive: true, force: true });
   }, 60_000);
 
@@ -147,6 +157,22 @@ if (!brokers) {
       expect(ms[19]).toBeLessThan(1000);
       expect(tv.history().map((e) => e.data.item_id)).toEqual(Array.from({ length: 20 }, (_, i) => `k${i}`));
       expect(neighbour.history()).toHaveLength(0);
+      // A preference written through one replica: user-data.preferences.v1 on Kafka, pulled at the other as GET shows it.
+      const sent = performance.now();
+      const put = await fetch(`${url(one)}/api/preference/player`, {
+        method: 'PUT',
+        headers: { authorization: await auth(user), 'content-type': 'application/json' },
+        body: JSON.stringify({ volume: 7 }),
+      });
+      expect(put.status).toBe(201);
+      await waitUntil(() => tv.events.some((e) => e.event === 'preference'), 10_000, 'the preference at the other replica');
+      process.stderr.write(
+        `live sync, distributed (Kafka): a preference written at one replica to the other: ${(performance.now() - sent).toFixed(0)} ms\n`,
+      );
+      expect(tv.events.filter((e) => e.event === 'preference').map((e) => e.data)).toEqual([
+        { key: 'player', document: { volume: 7 }, deleted: false },
+      ]);
+      expect(neighbour.events.some((e) => e.event === 'preference')).toBe(false);
       await tv.close();
       await neighbour.close();
     }, 120_000);

@@ -1,9 +1,11 @@
+import { createHmac } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import http from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type ChangeEvent, openChangeStream, serverSentEvents } from '@udp/api-client';
-import { fileSecret, signDevToken } from '@udp/auth';
+import { InternalIdentity, fileSecret, signDevToken } from '@udp/auth';
+import { CursorCodec } from '@udp/gateway-core';
 import { waitUntil } from '@udp/test-kit';
 import { start } from './host';
 
@@ -104,6 +106,14 @@ const refusal = async (headers: Record<string, string>, query = '') => {
   return { status: answer.status, type: answer.headers.get('content-type'), body: (await answer.json()) as { detail: string } };
 };
 
+/** A cursor as the gateway sealed it before preference and profile events (its MAC as cursor.ts makes it). */
+function oldCursor(userId: string, history: string, playlist: number): string {
+  const key = new InternalIdentity(fileSecret(dataDir, 'internal-identity')).derivedKey('changes-cursor');
+  const payload = Buffer.from(JSON.stringify({ h: history, p: playlist }), 'utf8');
+  const mac = createHmac('sha256', key).update(`${userId.length}:${userId}`).update(payload).digest().subarray(0, 16);
+  return `c1.${Buffer.concat([mac, payload]).toString('base64url')}`;
+}
+
 describe('GET /api/changes', () => {
   it("pushes a change made on one device to the user's other device, as GET /api/history/v2 shows it", async () => {
     const tv = await Device.open('alice');
@@ -155,6 +165,9 @@ describe('GET /api/changes', () => {
     // Alice's changes first: were they sent to bob, they would come before bob's own.
     await call('alice', 'POST', '/api/history/v2', { item_id: 'urn:alice:secret', last_playback_position: 1 });
     await call('alice', 'POST', '/api/playlist/v3/watch_later/bookmarks', { itemId: 'urn:alice:secret' });
+    await call('alice', 'PUT', '/api/preference/alice-secret', { pin: 1234 });
+    await call('alice', 'DELETE', '/api/preference/alice-secret');
+    await call('alice', 'PUT', '/api/profile/v3', { displayName: 'Alice Secret' });
     await call('bob', 'POST', '/api/history/v2', { item_id: 'urn:bob:1', last_playback_position: 2 });
     await bobsTv.until((e) => e.some((x) => x.event === 'history'), "bob's change");
     await call('carol', 'POST', '/api/history/v2', { item_id: 'urn:carol:1', last_playback_position: 3 });
@@ -163,6 +176,15 @@ describe('GET /api/changes', () => {
     expect(carolsTv.of('history').map((e) => e.data.item_id)).toEqual(['urn:carol:1']);
     expect(bobsTv.of('playlist')).toHaveLength(0);
     expect(carolsTv.of('playlist')).toHaveLength(0);
+    // Bob's own preference and profile come after alice's: alice's would have come first.
+    await call('bob', 'PUT', '/api/preference/bob-own', { x: 1 });
+    await call('bob', 'PUT', '/api/profile/v3', { displayName: 'Bob' });
+    await bobsTv.until((e) => e.some((x) => x.event === 'preference') && e.some((x) => x.event === 'profile'), "bob's own");
+    expect(bobsTv.of('preference').map((e) => e.data.key)).toEqual(['bob-own']);
+    expect(bobsTv.of('profile').map((e) => e.data.displayName)).toEqual(['Bob']);
+    expect(carolsTv.of('preference')).toHaveLength(0);
+    expect(carolsTv.of('profile')).toHaveLength(0);
+    expect(JSON.stringify([bobsTv.events, carolsTv.events])).not.toMatch(/alice|1234/i);
     await bobsTv.close();
     await carolsTv.close();
   });
@@ -232,6 +254,110 @@ describe('GET /api/changes', () => {
     expect(again.of('history')).toHaveLength(0);
     await again.close();
     await back.close();
+  });
+
+  it('pushes a preference set, changed and deleted on one device to the other, as GET /api/preference/{key} shows it', async () => {
+    const tv = await Device.open('pia');
+    const preferences = () => tv.of('preference').map((e) => e.data);
+    await call('pia', 'PUT', '/api/preference/player', { volume: 3, subtitles: { lang: 'fr' } });
+    await tv.until((e) => e.some((x) => x.event === 'preference'), 'the set');
+    expect(preferences()).toEqual([{ key: 'player', document: await call('pia', 'GET', '/api/preference/player'), deleted: false }]);
+    // A change of a part is sent as the whole document, as GET shows it.
+    await call('pia', 'PUT', '/api/preference/player/subtitles/lang', 'de');
+    await tv.until((e) => e.filter((x) => x.event === 'preference').length === 2, 'the change');
+    expect(preferences()[1]).toEqual({ key: 'player', document: { volume: 3, subtitles: { lang: 'de' } }, deleted: false });
+    expect(preferences()[1]).toEqual({ key: 'player', document: await call('pia', 'GET', '/api/preference/player'), deleted: false });
+    await call('pia', 'DELETE', '/api/preference/player');
+    await tv.until((e) => e.filter((x) => x.event === 'preference').length === 3, 'the deletion');
+    expect(preferences()[2]).toEqual({ key: 'player', deleted: true });
+    // A key with a slash in it, as the API names it.
+    await call('pia', 'PUT', '/api/preference/app%2Fsettings', { theme: 'dark' });
+    await tv.until((e) => e.filter((x) => x.event === 'preference').length === 4, 'the other key');
+    expect(preferences()[3]).toEqual({ key: 'app/settings', document: { theme: 'dark' }, deleted: false });
+    expect(tv.of('history')).toHaveLength(0);
+    await tv.close();
+  });
+
+  it('pushes a profile change, as GET /api/profile/v3 shows it (its creation by the first read included)', async () => {
+    const tv = await Device.open('ravi');
+    const created = await call('ravi', 'GET', '/api/profile/v3');
+    await tv.until((e) => e.some((x) => x.event === 'profile'), 'the creation');
+    expect(tv.of('profile')[0].data).toEqual(created);
+    const updated = await call('ravi', 'PUT', '/api/profile/v3', { displayName: 'Ravi', language: 'en' });
+    await tv.until((e) => e.filter((x) => x.event === 'profile').length === 2, 'the change');
+    expect(tv.of('profile')[1].data).toEqual(updated);
+    expect(tv.of('profile')[1].data).toEqual(await call('ravi', 'GET', '/api/profile/v3'));
+    await tv.close();
+  });
+
+  it('a device away while 40 preference changes happen resumes by Last-Event-ID and receives exactly those, once', async () => {
+    const phone = await Device.open('sara');
+    await call('sara', 'PUT', '/api/preference/seen', { v: 0 });
+    await phone.until((e) => e.some((x) => x.event === 'preference'), 'the change before');
+    const resumeFrom = phone.lastId;
+    await phone.close();
+    // 40 changes of 40 keys while it is away: 30 keys set, 9 of the others' changed, and the key it had seen deleted.
+    for (let i = 0; i < 30; i++) await call('sara', 'PUT', `/api/preference/k${i}`, { i });
+    for (let i = 0; i < 9; i++) await call('sara', 'PUT', `/api/preference/c${i}`, { c: i });
+    await call('sara', 'DELETE', '/api/preference/seen');
+    const back = await Device.open('sara', { lastEventId: resumeFrom });
+    const received = back.of('preference').map((e) => e.data);
+    expect(received.map((d) => d.key)).toEqual([
+      ...Array.from({ length: 30 }, (_, i) => `k${i}`),
+      ...Array.from({ length: 9 }, (_, i) => `c${i}`),
+      'seen',
+    ]);
+    for (const change of received.slice(0, -1)) {
+      expect(change).toEqual({ key: change.key, document: await call('sara', 'GET', `/api/preference/${change.key}`), deleted: false });
+    }
+    expect(received.at(-1)).toEqual({ key: 'seen', deleted: true });
+    // Nothing before the cursor; `ready` after what the resume owed; every event its own cursor.
+    expect(back.events.at(-1)!.event).toBe('ready');
+    expect(new Set(back.of('preference').map((e) => e.id)).size).toBe(40);
+    // From a middle event's id: exactly what followed it; a key changed twice meanwhile comes once, at its last change.
+    await call('sara', 'PUT', '/api/preference/k25', { i: 'again' });
+    await call('sara', 'PUT', '/api/preference/k25', { i: 'last' });
+    const again = await Device.open('sara', { lastEventId: back.of('preference')[19].id });
+    const rest = received.slice(20).map((d) => d.key);
+    expect(again.of('preference').map((e) => e.data.key)).toEqual([...rest.filter((key) => key !== 'k25'), 'k25']);
+    expect(again.of('preference').at(-1)!.data).toEqual({ key: 'k25', document: { i: 'last' }, deleted: false });
+    // And from the end: nothing.
+    const caughtUp = await Device.open('sara', { lastEventId: again.lastId });
+    expect(caughtUp.of('preference')).toHaveLength(0);
+    await caughtUp.close();
+    await again.close();
+    await back.close();
+  });
+
+  it('accepts a cursor issued before preference and profile events: it gets them from their beginning, then exactly once', async () => {
+    const user = 'uma';
+    await call(user, 'PUT', '/api/preference/older', { kept: 1 });
+    await call(user, 'PUT', '/api/profile/v3', { displayName: 'Uma' });
+    await call(user, 'POST', '/api/history/v2', { item_id: 'h-before', last_playback_position: 1 });
+    const tv = await Device.open(user);
+    const codec = new CursorCodec(new InternalIdentity(fileSecret(dataDir, 'internal-identity')).derivedKey('changes-cursor'));
+    const now = codec.decode(user, tv.lastId, 'Last-Event-ID');
+    await tv.close();
+    // As the gateway of before sealed it: the history and playlist positions only.
+    const old = oldCursor(user, now.history, now.playlist);
+    expect(codec.decode(user, old, 'Last-Event-ID')).toEqual({ ...now, preference: '0', profile: 0 });
+    await call(user, 'POST', '/api/history/v2', { item_id: 'h-after', last_playback_position: 2 });
+    await call(user, 'PUT', '/api/preference/newer', { v: 2 });
+    const back = await Device.open(user, { lastEventId: old });
+    // History from its position, as before; preferences and the profile from their beginning: each once, as now.
+    expect(back.of('history').map((e) => e.data.item_id)).toEqual(['h-after']);
+    expect(back.of('preference').map((e) => e.data)).toEqual([
+      { key: 'older', document: { kept: 1 }, deleted: false },
+      { key: 'newer', document: { v: 2 }, deleted: false },
+    ]);
+    expect(back.of('profile').map((e) => e.data)).toEqual([await call(user, 'GET', '/api/profile/v3')]);
+    // Its ids are cursors of the new form: a resume from the last gives nothing again.
+    const again = await Device.open(user, { lastEventId: back.lastId });
+    expect(again.events.map((e) => e.event)).toEqual(['ready']);
+    await again.close();
+    await back.close();
+    // An old cursor is still its user's only.
+    expect((await refusal({ authorization: await auth('not-uma'), 'last-event-id': old })).status).toBe(400);
   });
 
   it('refuses a foreign, altered or malformed cursor with 400 before the stream starts', async () => {
@@ -337,7 +463,9 @@ describe('GET /api/changes', () => {
   it("ends the user's streams with an erasure event, and an old cursor then gives nothing of the erased data", async () => {
     const tv = await Device.open('olga');
     await call('olga', 'POST', '/api/history/v2', { item_id: 'erased-1', last_playback_position: 1 });
-    await tv.until((e) => e.some((x) => x.event === 'history'), 'the change');
+    await call('olga', 'PUT', '/api/preference/erased-key', { erased: 'value' });
+    await call('olga', 'PUT', '/api/profile/v3', { displayName: 'Erased Name' });
+    await tv.until((e) => ['history', 'preference', 'profile'].every((n) => e.some((x) => x.event === n)), 'the changes');
     const before = tv.of('ready')[0].id;
     await call('olga', 'DELETE', '/api/data');
     await tv.until((e) => e.some((x) => x.event === 'erasure'), 'the erasure event');
@@ -350,6 +478,8 @@ describe('GET /api/changes', () => {
     );
     const resumed = await Device.open('olga', { lastEventId: before });
     expect(resumed.of('history')).toHaveLength(0);
+    expect(resumed.of('preference')).toHaveLength(0);
+    expect(resumed.of('profile')).toHaveLength(0);
     await resumed.close();
   });
 

@@ -31,6 +31,8 @@ beforeAll(async () => {
     bus: new InProcessBus(),
     historyUrl: system.gatewayUrl,
     playlistUrl: system.gatewayUrl,
+    preferenceUrl: system.gatewayUrl,
+    profileUrl: system.gatewayUrl,
     identity,
     cursors,
     logger,

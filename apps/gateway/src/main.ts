@@ -82,6 +82,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     bus,
     historyUrl: config.HISTORY_SVC_URL,
     playlistUrl: config.PLAYLIST_SVC_URL,
+    preferenceUrl: config.PREFERENCE_SVC_URL,
+    profileUrl: config.PROFILE_SVC_URL,
     identity,
     cursors,
     logger,

@@ -2,15 +2,18 @@ import { PREFERENCE_LIMITS } from '@udp/contracts';
 import { serviceHttpApp } from '@udp/http-kit';
 import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
+import { changesRoute } from './api/changes-route';
 import { quotaClaims } from './api/quota-claims';
 import { preferenceRoutes } from './api/routes';
 import { preferenceAggregate, preferenceQuotaAggregate, preferenceQuotaStreamId } from './domain/aggregate';
 import type { PreferenceQuotas } from './domain/decider';
 import type { DocumentLimits } from './domain/json-document';
+import { preferenceChangesPublisher } from './projections/preference-changes';
 import {
   PREFERENCE_KEYS,
   preferenceDocuments,
   preferenceDocumentsOfUser,
+  positionKeysOfEarlierModels,
   preferenceKeys,
   preferenceProjection,
   preferenceStreamsOfUser,
@@ -26,8 +29,11 @@ export const DEFAULT_WRITE_RETRIES = 25;
 
 /** Everything preference-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createPreferenceService(deps: PreferenceServiceDeps): Promise<ServiceApp> {
-  const { store, readModels } = deps;
+  const { store, readModels, bus } = deps;
   await readModels.ensureIndex(PREFERENCE_KEYS, { userId: 1, key: 1 });
+  // Live sync reads a user's keys in the order of their changes.
+  await readModels.ensureIndex(PREFERENCE_KEYS, { userId: 1, changed: 1 });
+  await positionKeysOfEarlierModels(preferenceKeys(readModels));
   const limits = {
     maxDocumentBytes: deps.limits?.maxDocumentBytes ?? PREFERENCE_LIMITS.maxDocumentBytes,
     maxKeyLength: deps.limits?.maxKeyLength ?? PREFERENCE_LIMITS.maxKeyLength,
@@ -47,6 +53,7 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     projection: preferenceProjection(readModels),
     // Each user's own rows: applied inline from the append in one process (no wait on a projector).
     inline: true,
+    publisher: preferenceChangesPublisher(bus),
     erasure: {
       streamsOfUser: async (userId) => [...(await preferenceStreamsOfUser(store)(userId)), preferenceQuotaStreamId(userId)],
       documentsOfUser: preferenceDocumentsOfUser,
@@ -75,6 +82,7 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
         keys,
         limits,
       }),
+      changesRoute(keys, documents),
     ],
   });
   return { app, stop: projections.stop };

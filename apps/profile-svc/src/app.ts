@@ -1,7 +1,9 @@
 import { serviceHttpApp } from '@udp/http-kit';
 import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
+import { changesRoute } from './api/changes-route';
 import { profileRoutes } from './api/routes';
 import { profileAggregate, profileStreamsOfUser } from './domain/aggregate';
+import { profileChangesPublisher } from './projections/profile-changes';
 import { profileDocumentsOfUser, profileProjection, profileRows, publicProfileRows } from './projections/profiles';
 
 export interface ProfileServiceDeps extends ServiceDeps {
@@ -11,12 +13,13 @@ export interface ProfileServiceDeps extends ServiceDeps {
 
 /** Everything profile-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createProfileService(deps: ProfileServiceDeps): Promise<ServiceApp> {
-  const { store, readModels } = deps;
+  const { store, readModels, bus } = deps;
   const projections = await startServiceProjections(deps, {
     service: 'profile-svc',
     projection: profileProjection(readModels),
     // Each user's own rows: applied inline from the append in one process (no wait on a projector).
     inline: true,
+    publisher: profileChangesPublisher(bus),
     erasure: { streamsOfUser: profileStreamsOfUser, documentsOfUser: profileDocumentsOfUser(readModels, store) },
   });
 
@@ -30,6 +33,7 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
         publicProfiles: publicProfileRows(readModels),
         publicProfilesEnabled: deps.publicProfilesEnabled ?? true,
       }),
+      changesRoute(profileRows(readModels)),
     ],
   });
   return { app, stop: projections.stop };

@@ -7,6 +7,8 @@ export type ChangeEvent =
   | { event: 'ready'; id: string; data: Schemas['ReadyChange'] }
   | { event: 'history'; id: string; data: Schemas['HistoryChange'] }
   | { event: 'playlist'; id: string; data: Schemas['PlaylistChange'] }
+  | { event: 'preference'; id: string; data: Schemas['PreferenceChange'] }
+  | { event: 'profile'; id: string; data: Schemas['ProfileChange'] }
   | { event: 'erasure'; id?: string; data: Schemas['ErasureChange'] }
   | { event: 'close'; id?: string; data: Schemas['CloseChange'] };
 

@@ -626,7 +626,7 @@ export interface paths {
     };
     /**
      * The caller's changes, pushed as Server-Sent Events as they happen
-     * @description Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `playlist` (data: `PlaylistChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`). Each change's `id` is a cursor: reconnecting with `Last-Event-ID` (EventSource does it by itself) sends every change after it exactly once. A comment (`:`) every `CHANGES_HEARTBEAT_S` seconds keeps proxies from closing an idle stream. The server ends a stream with a `close` event (resume with the last id) or an `erasure` event (start again without a cursor). Authenticate with the Authorization header, or (browsers) with a ticket from `POST /api/changes/ticket`.
+     * @description Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `playlist` (data: `PlaylistChange`), `preference` (data: `PreferenceChange`), `profile` (data: `ProfileChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`). Each change's `id` is a cursor: reconnecting with `Last-Event-ID` (EventSource does it by itself) sends every change after it exactly once. A comment (`:`) every `CHANGES_HEARTBEAT_S` seconds keeps proxies from closing an idle stream. The server ends a stream with a `close` event (resume with the last id) or an `erasure` event (start again without a cursor). Authenticate with the Authorization header, or (browsers) with a ticket from `POST /api/changes/ticket`.
      */
     get: operations['streamChanges'];
     put?: never;
@@ -702,6 +702,38 @@ export interface components {
       id: string;
       name: string;
       type: components['schemas']['PlaylistType'];
+    };
+    PreferenceChange:
+      | {
+          key: string;
+          document: components['schemas']['PreferenceDocument'];
+          /** @enum {boolean} */
+          deleted: false;
+        }
+      | {
+          key: string;
+          /** @enum {boolean} */
+          deleted: true;
+        };
+    /** @description a JSON object */
+    PreferenceDocument: {
+      [key: string]: unknown;
+    };
+    ProfileChange: {
+      /** @description UUID v4, created with the profile; addresses the public profile */
+      publicUserId: string;
+      displayName: string | null;
+      firstName: string | null;
+      lastName: string | null;
+      /** @description BCP 47 language tag */
+      language: string | null;
+      avatarUrl: string | null;
+      /** @description whether the public profile can be read by others */
+      public: boolean;
+      /** @description the fields the public profile shows */
+      publicFields: ('displayName' | 'firstName' | 'lastName' | 'language' | 'avatarUrl')[];
+      createdAt: number;
+      updatedAt: number;
     };
     ErasureChange: {
       erased_at: number;
@@ -859,10 +891,6 @@ export interface components {
     PreferenceKeys: string[];
     /** @description any JSON value */
     JsonNode: unknown;
-    /** @description a JSON object */
-    PreferenceDocument: {
-      [key: string]: unknown;
-    };
     PartialUpdate: {
       /** @description new value for the part under the path */
       payload: unknown;
@@ -5571,7 +5599,7 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description Server-Sent Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `playlist` (data: `PlaylistChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`) */
+      /** @description Server-Sent Events: `ready` (data: `ReadyChange`), `history` (data: `HistoryChange`), `playlist` (data: `PlaylistChange`), `preference` (data: `PreferenceChange`), `profile` (data: `ProfileChange`), `erasure` (data: `ErasureChange`), `close` (data: `CloseChange`) */
       200: {
         headers: {
           [name: string]: unknown;
@@ -5579,7 +5607,7 @@ export interface operations {
         content: {
           'text/event-stream': {
             /** @enum {string} */
-            event: 'ready' | 'history' | 'playlist' | 'erasure' | 'close';
+            event: 'ready' | 'history' | 'playlist' | 'preference' | 'profile' | 'erasure' | 'close';
             /** @description the cursor after this event (changes and ready) */
             id?: string;
             /** @description JSON text of the event: components/schemas/<Name>Change */

@@ -2,6 +2,8 @@ import * as erasure from './events/erasure';
 import * as exports from './events/export';
 import * as history from './events/history';
 import * as playlists from './events/playlists';
+import * as preferences from './events/preference';
+import * as profile from './events/profile';
 import { z } from './zod';
 
 /**
@@ -39,6 +41,24 @@ export const ASYNCAPI_TOPICS: TopicEntry[] = [
       "Every change of a user's playlists (one message per stored event), for the data-management team. Playlist ids only: no item ids, no names. Every gateway replica follows it with a group of its own for live sync (`GET /api/changes`).",
     message: { name: 'PlaylistsChanged', summary: 'A playlist changed', schema: playlists.PlaylistsChangedMessage },
     sentBy: ['playlist-svc'],
+    receivedBy: ['gateway'],
+  },
+  {
+    id: 'preferenceChanges',
+    address: preferences.PREFERENCES_CHANGES_TOPIC,
+    description:
+      "Every change of a user's preferences (one message per stored event): the event's type, the key's stream revision and the event's store position (the order of the user's preference changes). No key, no document. Every gateway replica follows it with a group of its own for live sync (`GET /api/changes`).",
+    message: { name: 'PreferencesChanged', summary: 'A preference changed', schema: preferences.PreferencesChangedMessage },
+    sentBy: ['preference-svc'],
+    receivedBy: ['gateway'],
+  },
+  {
+    id: 'profileChanges',
+    address: profile.PROFILE_CHANGES_TOPIC,
+    description:
+      "Every change of a user's profile (one message per stored event). No field of the profile. Every gateway replica follows it with a group of its own for live sync (`GET /api/changes`).",
+    message: { name: 'ProfileChanged', summary: 'A profile changed', schema: profile.ProfileChangedMessage },
+    sentBy: ['profile-svc'],
     receivedBy: ['gateway'],
   },
   {

@@ -4,6 +4,8 @@ import * as erasure from './events/erasure';
 import * as exports from './events/export';
 import * as history from './events/history';
 import * as playlists from './events/playlists';
+import * as preferences from './events/preference';
+import * as profile from './events/profile';
 
 /** The errors the maintained AsyncAPI parser finds in a document (warnings and hints are not errors). */
 async function errorsOf(document: unknown) {
@@ -30,6 +32,8 @@ describe('AsyncAPI document', () => {
     const topics = [
       history.HISTORY_CHANGES_TOPIC,
       playlists.PLAYLISTS_CHANGES_TOPIC,
+      preferences.PREFERENCES_CHANGES_TOPIC,
+      profile.PROFILE_CHANGES_TOPIC,
       ...Object.values(erasure.ERASURE_TOPICS),
       ...Object.values(exports.EXPORT_TOPICS),
     ];

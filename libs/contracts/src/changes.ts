@@ -1,13 +1,15 @@
 import { queryInteger } from './common';
 import { HISTORY_LIMITS, Item, SyncToken } from './history';
 import { FullPlaylistV3 } from './playlists';
+import { PreferenceDocument } from './preference';
+import { Profile } from './profile';
 import { z } from './zod';
 
 /**
  * Live sync (`GET /api/changes`, Server-Sent Events; docs/live-sync.md): the names of the events a stream carries
  * and the data of each. An event's `id` is a cursor: a reconnect with `Last-Event-ID` gets every change after it.
  */
-export const CHANGE_EVENT_NAMES = ['ready', 'history', 'playlist', 'erasure', 'close'] as const;
+export const CHANGE_EVENT_NAMES = ['ready', 'history', 'playlist', 'preference', 'profile', 'erasure', 'close'] as const;
 export type ChangeEventName = (typeof CHANGE_EVENT_NAMES)[number];
 
 /** A cursor as the stream gives it in `id`: opaque, bound to its user (a foreign or altered one is refused, 400). */
@@ -54,6 +56,20 @@ export const PlaylistChange = z
   ])
   .openapi('PlaylistChange');
 export type PlaylistChange = z.infer<typeof PlaylistChange>;
+/**
+ * `preference`: a key and its document as `GET /api/preference/{key}` shows it after its change, with `deleted: false`;
+ * once deleted (`DELETE /api/preference/{key}`), the key with `deleted: true`.
+ */
+export const PreferenceChange = z
+  .union([
+    z.object({ key: z.string(), document: PreferenceDocument, deleted: z.literal(false) }),
+    z.object({ key: z.string(), deleted: z.literal(true) }),
+  ])
+  .openapi('PreferenceChange');
+export type PreferenceChange = z.infer<typeof PreferenceChange>;
+/** `profile`: the profile as `GET /api/profile/v3` shows it after its change (its creation included). */
+export const ProfileChange = Profile.openapi('ProfileChange');
+export type ProfileChange = z.infer<typeof ProfileChange>;
 /** `erasure`: the user's data was erased; the stream ends after it and every earlier cursor is void. */
 export const ErasureChange = z.object({ erased_at: z.number().int() }).openapi('ErasureChange');
 
@@ -72,6 +88,8 @@ export const CHANGE_EVENTS = {
   ready: ReadyChange,
   history: HistoryChange,
   playlist: PlaylistChange,
+  preference: PreferenceChange,
+  profile: ProfileChange,
   erasure: ErasureChange,
   close: CloseChange,
 } as const satisfies Record<ChangeEventName, z.ZodType>;
@@ -113,3 +131,39 @@ export const PlaylistChangesPage = z.object({
   applied: z.number().int(),
 });
 export type PlaylistChangesPage = z.infer<typeof PlaylistChangesPage>;
+
+/** A position in a user's preference changes: a store position, in decimal (up to 2^128). */
+const StorePosition = z.string().regex(/^[0-9]{1,40}$/, 'since must be a position from this route');
+
+/**
+ * preference-svc's internal route for live sync (`/internal/preference/changes`): the keys changed at or after `since`
+ * (a store position), oldest change first, at most `limit` (100 by default). Without `since`: none, only the head.
+ */
+export const PREFERENCE_CHANGES_MAX_PAGE = 100;
+export const PreferenceChangesQuery = z.object({
+  since: StorePosition.optional(),
+  limit: queryInteger('limit', PREFERENCE_CHANGES_MAX_PAGE).optional(),
+});
+export type PreferenceChangesQuery = z.infer<typeof PreferenceChangesQuery>;
+
+export const PreferenceChangesPage = z.object({
+  /** Oldest change first; `position` is the store position after that key's last change. */
+  changes: z.array(z.object({ preference: PreferenceChange, position: z.string() })),
+  /** Where the answer ends: after its last change when `more`, else the user's head (never before `since`). */
+  position: z.string(),
+  /** The position after the user's last change the read model shows: a notification of position p is shown once this is > p. */
+  applied: z.string(),
+  more: z.boolean(),
+});
+export type PreferenceChangesPage = z.infer<typeof PreferenceChangesPage>;
+
+/** profile-svc's internal route for live sync (`/internal/profile/changes`): the profile if changed at or after `since`. */
+export const ProfileChangesQuery = PlaylistChangesQuery;
+
+export const ProfileChangesPage = z.object({
+  /** The profile, if it changed at or after `since`; `position` is the profile stream's revision after its last change. */
+  changes: z.array(z.object({ profile: ProfileChange, position: z.number().int() })),
+  /** How many of the user's profile events the read model shows: where a new stream starts, and the wait's measure. */
+  applied: z.number().int(),
+});
+export type ProfileChangesPage = z.infer<typeof ProfileChangesPage>;

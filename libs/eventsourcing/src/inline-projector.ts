@@ -36,7 +36,8 @@ interface InFlight {
  * exist once the process has started, and once its write is answered.
  *
  * One stream's appends are applied in their order (a head must never claim a revision whose entries are not
- * there); different streams' side by side, each a few milliseconds at a time, so one user's 5,000-entry batch is
+ * there), and so are the appends of the streams a projection's `orderKey` puts together (a user's preference keys,
+ * whose rows are read in store-position order by live sync); different streams' side by side, each a few milliseconds at a time, so one user's 5,000-entry batch is
  * applied between the other users' requests, not before them.
  *
  * Every append to its streams must go through it (the command handler's `inline`): one made elsewhere would show
@@ -45,7 +46,7 @@ interface InFlight {
 export class InlineProjector {
   /** Appends applied or being applied, in position order, down to the first not yet done. */
   private readonly inFlight: InFlight[] = [];
-  /** The last application of each stream, which the next one of the stream waits for. */
+  /** The last application of each stream (or order key), which the next one of it waits for. */
   private readonly tails = new Map<string, Promise<void>>();
   private failure: unknown = null;
   private stopping = false;
@@ -93,17 +94,17 @@ export class InlineProjector {
     let at = this.inFlight.length;
     while (at > 0 && this.inFlight[at - 1].first > entry.first) at--;
     this.inFlight.splice(at, 0, entry);
-    const streamId = events[0].streamId;
+    const key = this.projection.orderKey?.(events[0].streamId) ?? events[0].streamId;
     const run = async () => {
       await this.applyWithRetries(events);
       entry.done = true;
       await this.advanceCheckpoint();
     };
-    const previous = this.tails.get(streamId) ?? Promise.resolve();
+    const previous = this.tails.get(key) ?? Promise.resolve();
     const applied = previous.then(run, run);
-    this.tails.set(streamId, applied);
+    this.tails.set(key, applied);
     void applied.finally(() => {
-      if (this.tails.get(streamId) === applied) this.tails.delete(streamId);
+      if (this.tails.get(key) === applied) this.tails.delete(key);
     });
     return applied;
   }

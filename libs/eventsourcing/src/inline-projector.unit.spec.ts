@@ -64,6 +64,27 @@ describe('InlineProjector', () => {
     expect(applied).toEqual(['s-a@0', 's-a@1']);
   });
 
+  it("applies the appends of streams with one order key in store order: a user's keys, whatever finished first", async () => {
+    const store = new MemoryEventStore();
+    const { projection, applied, held, release } = recordingProjection();
+    // s-<user>/<key>: the user's streams share one order.
+    const inline = new InlineProjector(store, new MemoryReadModelStore().checkpoints(), {
+      ...projection,
+      orderKey: (streamId) => streamId.split('/')[0],
+    });
+    await inline.start();
+    held.add('s-u/a');
+    const first = inline.applyAppended(await append(store, 's-u/a', 1));
+    const sameUser = inline.applyAppended(await append(store, 's-u/b', 1));
+    const otherUser = inline.applyAppended(await append(store, 's-v/a', 1));
+    await otherUser;
+    // Another user's stream goes by; the user's second key waits for the first, held.
+    expect(applied).toEqual(['s-v/a@0']);
+    release();
+    await Promise.all([first, sameUser]);
+    expect(applied).toEqual(['s-v/a@0', 's-u/a@0', 's-u/b@0']);
+  });
+
   it('applies at start every event stored after its checkpoint (rows a crash lost)', async () => {
     const store = new MemoryEventStore();
     const readModels = new MemoryReadModelStore();

@@ -14,13 +14,15 @@ export interface ChangeMessage {
   occurredAt: number;
 }
 
-export interface IntegrationPublisherOptions<E extends DomainEvent, M extends ChangeMessage> {
+export interface IntegrationPublisherOptions<E extends DomainEvent, M extends ChangeMessage, Id = string> {
   name: string;
   topic: string;
-  /** An aggregate of one stream per user: its stream names give the message's user id. */
-  aggregate: ProjectedAggregate<E, string>;
+  /** The aggregate whose events are published: one stream per user, or several (then `userOf` names the user). */
+  aggregate: ProjectedAggregate<E, Id>;
+  /** The user whose data a stream holds (by default its id: one stream per user). */
+  userOf?(id: Id): string;
   /** What a service's message adds to the common fields: ids only, never personal data. */
-  details?(event: E): Omit<M, keyof ChangeMessage>;
+  details?(event: E, at: EventAt<Id>): Omit<M, keyof ChangeMessage>;
 }
 
 /**
@@ -28,15 +30,19 @@ export interface IntegrationPublisherOptions<E extends DomainEvent, M extends Ch
  * user id, with the event id as a header. Checkpointed like a read model: at-least-once, in order per user. The
  * events in hand go in one produce (a batch, in order: a user's messages keep their order in their partition).
  */
-export function integrationPublisher<E extends DomainEvent, M extends ChangeMessage>(
+export function integrationPublisher<E extends DomainEvent, M extends ChangeMessage, Id = string>(
   bus: MessagePublisher,
-  options: IntegrationPublisherOptions<E, M>,
+  options: IntegrationPublisherOptions<E, M, Id>,
 ): Projection {
-  const messageOf = (event: E, { id: userId, revision, eventId, createdAt }: EventAt<string>) => ({
-    key: userId,
-    value: { userId, type: event.type, ...options.details?.(event), revision, occurredAt: createdAt },
-    headers: { 'event-id': eventId },
-  });
+  const userOf = options.userOf ?? ((id: Id) => id as unknown as string);
+  const messageOf = (event: E, at: EventAt<Id>) => {
+    const userId = userOf(at.id);
+    return {
+      key: userId,
+      value: { userId, type: event.type, ...options.details?.(event, at), revision: at.revision, occurredAt: at.createdAt },
+      headers: { 'event-id': at.eventId },
+    };
+  };
   return aggregateProjection({
     name: options.name,
     aggregate: options.aggregate,

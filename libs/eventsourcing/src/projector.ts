@@ -25,6 +25,11 @@ export interface Projection {
    * `apply`: a batch that failed is applied again whole. Without it, each event is applied by `apply`.
    */
   applyBatch?(events: RecordedEvent[]): Promise<void>;
+  /**
+   * (Optional) Streams with the same key are applied by the inline projector one append at a time, in store order
+   * (by default each stream is its own key): a read model ordered across several streams of a user names the user.
+   */
+  orderKey?(streamId: string): string;
 }
 
 /** The most events a distributed projector takes in one batch (one checkpoint, one produce). */

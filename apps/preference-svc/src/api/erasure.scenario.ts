@@ -9,6 +9,7 @@ export function preferenceErasureSuite(kind: string, openBackends: () => Promise
   const erasee = distinctiveUserId('erasee');
   const keeper = distinctiveUserId('keeper');
   const keysOf = (user: string) => ['player', 'app/settings', `favourites-${user}`];
+  const goneKeyOf = (user: string) => `gone-${user}`;
   const documentOf = (user: string, key: string) => ({
     owner: user,
     key,
@@ -28,6 +29,9 @@ export function preferenceErasureSuite(kind: string, openBackends: () => Promise
       expect((await client.put(`${P}/${encodeURIComponent(key)}`, documentOf(user, key))).status).toBeLessThan(300);
       expect((await client.put(`${P}/${encodeURIComponent(key)}/nested/deep/value`, 8)).status).toBeLessThan(300);
     }
+    // A deleted key: its tombstone (kept for live sync, with the store position of its deletion) names it.
+    expect((await client.put(`${P}/${goneKeyOf(user)}`, { gone: true })).status).toBeLessThan(300);
+    expect((await client.delete(`${P}/${goneKeyOf(user)}`)).status).toBe(204);
   }
 
   /** Every read endpoint: the keys, each document (whole, by JSONPath, by path). */
@@ -57,15 +61,15 @@ export function preferenceErasureSuite(kind: string, openBackends: () => Promise
       expect(await answers(erasee, keysOf(erasee))).not.toEqual(newUser);
 
       const confirmations = await eraseUserOnBus(f.system, erasee);
-      // Three keys and the user's quota stream (its claims name the keys).
+      // Four keys (one deleted: its tombstones) and the user's quota stream (its claims name the keys).
       expect(confirmations).toEqual([
-        expect.objectContaining({ userId: erasee, service: 'preference-svc', streamsDeleted: 4, documentsDeleted: 6 }),
+        expect.objectContaining({ userId: erasee, service: 'preference-svc', streamsDeleted: 5, documentsDeleted: 8 }),
       ]);
 
       expect(await answers(erasee, keysOf(erasee))).toEqual(newUser);
       expect(await answers(keeper, keysOf(keeper))).toEqual(keeperBefore);
       const encodedKey = Buffer.from(`favourites-${erasee}`).toString('base64url');
-      expect(bytesFoundUnder(f.dataDir, [erasee, `urn:${erasee}:fav1`, encodedKey])).toEqual([]);
+      expect(bytesFoundUnder(f.dataDir, [erasee, `urn:${erasee}:fav1`, encodedKey, goneKeyOf(erasee)])).toEqual([]);
       expect(bytesFoundUnder(f.dataDir, [keeper]).length).toBeGreaterThan(0);
       expect((await f.backends.leftovers?.([erasee, `urn:${erasee}:fav1`])) ?? []).toEqual([]);
       expect((await f.backends.leftovers?.([keeper]))?.length ?? 1).toBeGreaterThan(0);
@@ -77,7 +81,7 @@ export function preferenceErasureSuite(kind: string, openBackends: () => Promise
       await fillPreferences(erasee);
       await fillPreferences(kin);
       const kinBefore = await answers(kin, keysOf(kin));
-      expect(await eraseUserOnBus(f.system, erasee)).toEqual([expect.objectContaining({ streamsDeleted: 4 })]);
+      expect(await eraseUserOnBus(f.system, erasee)).toEqual([expect.objectContaining({ streamsDeleted: 5 })]);
       expect(await answers(kin, keysOf(kin))).toEqual(kinBefore);
     });
 

@@ -26,10 +26,19 @@ export interface PreferenceKeyRow {
   revision: number;
   /** Bytes of the document's JSON text (UTF-8), for the per-user quota; absent in rows projected before it. */
   bytes?: number;
+  /**
+   * The store position of the key's last change, in 40 decimal digits (so that text order is number order): the order
+   * of the user's preference changes for live sync (`/internal/preference/changes`). Rows projected before it get
+   * the zero position at start (`positionKeysOfEarlierModels`): changed before any live-sync cursor was issued.
+   */
+  changed?: string;
 }
 
 export const PREFERENCE_DOCUMENTS = 'preference_documents';
 export const PREFERENCE_KEYS = 'preference_keys';
+
+/** A store position as `changed` holds it. */
+export const changedAt = (position: bigint) => position.toString().padStart(40, '0');
 
 /** `<userId>/<key>` with the user part encoded (no `/` in it), so unambiguous for any user id and key. */
 export const preferenceRowId = (userId: string, key: string) => userScopedId(userId, key);
@@ -61,16 +70,28 @@ export function preferenceKeys(readModels: ReadModelStore): Collection<Preferenc
 export function preferenceProjection(readModels: ReadModelStore): Projection {
   const documents = preferenceDocuments(readModels);
   const keys = preferenceKeys(readModels);
-  return aggregateProjection({
+  const projection = aggregateProjection({
     name: 'preference-documents',
     aggregate: preferenceStreams,
-    async apply(event, { id: { userId, key }, streamId, revision }) {
+    async apply(event, { id: { userId, key }, streamId, revision, position }) {
       if (event.data.key !== key) throw new ForeignEventError(streamId, revision);
       const _id = preferenceRowId(userId, key);
       const deleted = event.type === 'PreferenceDeleted';
       const json = event.type === 'PreferenceWritten' ? JSON.stringify(event.data.document) : null;
       await documents.upsertIfNewer({ _id, userId, key, deleted, json, revision });
-      await keys.upsertIfNewer({ _id, userId, key, deleted, revision, bytes: json === null ? 0 : Buffer.byteLength(json) });
+      const bytes = json === null ? 0 : Buffer.byteLength(json);
+      await keys.upsertIfNewer({ _id, userId, key, deleted, revision, bytes, changed: changedAt(position) });
     },
   });
+  // A user's keys are applied in store order (inline: one append of the user's at a time; distributed: by segment,
+  // which is by user), so that live sync, reading them by `changed`, never sees a change after a later one.
+  return { ...projection, orderKey: (streamId) => preferenceStreamPrefixOf(preferenceStreams.idOf(streamId).userId) };
+}
+
+/**
+ * Rows projected before rows carried `changed` get the zero position: they changed before this version, so before
+ * any cursor that holds a preference position (a cursor of before it reads preferences from the beginning).
+ */
+export async function positionKeysOfEarlierModels(keys: Collection<PreferenceKeyRow>): Promise<number> {
+  return keys.updateMany({ changed: null }, { changed: changedAt(0n) });
 }

@@ -1,7 +1,7 @@
 import { ForeignEventError } from '@udp/eventsourcing';
 import { projectionSpecification } from '@udp/test-system';
 import { type PreferenceEvent, preferenceStream } from '../domain/aggregate';
-import { PREFERENCE_DOCUMENTS, PREFERENCE_KEYS, preferenceProjection } from './preferences';
+import { PREFERENCE_DOCUMENTS, PREFERENCE_KEYS, changedAt, preferenceProjection } from './preferences';
 
 /** preference_documents and preference_keys: given events, the rows; a replayed event changes nothing. */
 const spec = projectionSpecification(preferenceProjection);
@@ -30,10 +30,10 @@ describe('preferences projection', () => {
       },
     ]));
 
-  it("keeps each key with its document's size, for the per-user quota", () =>
+  it("keeps each key with its document's size (the per-user quota) and its last change's store position (live sync)", () =>
     givenTwoKeys().then(PREFERENCE_KEYS, [
-      { _id: 'alice/a/b', userId: 'alice', key: 'a/b', deleted: false, revision: 0, bytes: 7 },
-      { _id: 'alice/settings', userId: 'alice', key: 'settings', deleted: false, revision: 1, bytes: 36 },
+      { _id: 'alice/a/b', userId: 'alice', key: 'a/b', deleted: false, revision: 0, bytes: 7, changed: changedAt(3n) },
+      { _id: 'alice/settings', userId: 'alice', key: 'settings', deleted: false, revision: 1, bytes: 36, changed: changedAt(2n) },
     ]));
 
   it('a deletion leaves a tombstone of the document', () =>
@@ -44,7 +44,7 @@ describe('preferences projection', () => {
   it('a deletion leaves a tombstone of the key, of no size', () =>
     spec
       .given(preferenceStream('alice', 'settings'), [...settingsEvents, deleted('settings')])
-      .then(PREFERENCE_KEYS, [{ ...tombstone, bytes: 0 }]));
+      .then(PREFERENCE_KEYS, [{ ...tombstone, bytes: 0, changed: changedAt(3n) }]));
 
   it('is idempotent: replaying every event, or older ones after newer ones (a write before its deletion), changes nothing', () =>
     spec

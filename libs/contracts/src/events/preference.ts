@@ -59,3 +59,20 @@ export const PreferenceQuotaClaimed = z.object({
 
 export const PreferenceQuotaEvent = z.discriminatedUnion('type', [PreferenceQuotaClaimed]);
 export type PreferenceQuotaEvent = z.infer<typeof PreferenceQuotaEvent>;
+
+/** The topic of preference changes, for live sync and the data-management consumers (the AsyncAPI document). */
+export const PREFERENCES_CHANGES_TOPIC = 'user-data.preferences.v1';
+
+/**
+ * Integration event published on topic `user-data.preferences.v1` (key: user id). No key and no document: a key is
+ * a name the user chose. `revision` is the key's stream revision; `position` the event's store position (decimal),
+ * the order of all of a user's preference changes (one stream per key has no order of its own across keys).
+ */
+export const PreferencesChangedMessage = z.object({
+  userId: z.string(),
+  type: z.enum(['PreferenceWritten', 'PreferenceDeleted']),
+  revision: z.number().int(),
+  position: z.string().regex(/^[0-9]{1,40}$/),
+  occurredAt: z.number().int(),
+});
+export type PreferencesChangedMessage = z.infer<typeof PreferencesChangedMessage>;

@@ -24,3 +24,15 @@ export const ProfileUpdated = z.object({
 
 export const ProfileEvent = z.discriminatedUnion('type', [ProfileCreated, ProfileUpdated]);
 export type ProfileEvent = z.infer<typeof ProfileEvent>;
+
+/** The topic of profile changes, for live sync and the data-management consumers (the AsyncAPI document). */
+export const PROFILE_CHANGES_TOPIC = 'user-data.profile.v1';
+
+/** Integration event published on topic `user-data.profile.v1` (key: user id; no field of the profile, not even its names). */
+export const ProfileChangedMessage = z.object({
+  userId: z.string(),
+  type: z.enum(['ProfileCreated', 'ProfileUpdated']),
+  revision: z.number().int(),
+  occurredAt: z.number().int(),
+});
+export type ProfileChangedMessage = z.infer<typeof ProfileChangedMessage>;

@@ -2,11 +2,20 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import { CHANGE_CURSOR_PATTERN } from '@udp/contracts';
 import { badRequest } from '@udp/http-kit';
 
-/** Where a stream stands in each area's change order: history's sync position (its `sync_token`), the playlists' revision. */
+/**
+ * Where a stream stands in each area's change order: history's sync position (its `sync_token`), the playlists'
+ * revision, the preferences' store position (decimal: one stream per key, ordered across keys by the store), the
+ * profile's revision.
+ */
 export interface ChangePositions {
   history: string;
   playlist: number;
+  preference: string;
+  profile: number;
 }
+
+/** A store position as the cursor holds it (decimal, up to 2^128). */
+const STORE_POSITION = /^[0-9]{1,40}$/;
 
 const MAC_BYTES = 16;
 
@@ -19,7 +28,8 @@ export class CursorCodec {
   constructor(private readonly key: Buffer) {}
 
   encode(userId: string, positions: ChangePositions): string {
-    const payload = Buffer.from(JSON.stringify({ h: positions.history, p: positions.playlist }), 'utf8');
+    const { history: h, playlist: p, preference: f, profile: r } = positions;
+    const payload = Buffer.from(JSON.stringify({ h, p, f, r }), 'utf8');
     return `c1.${Buffer.concat([this.mac(userId, payload), payload]).toString('base64url')}`;
   }
 
@@ -38,9 +48,13 @@ export class CursorCodec {
     } catch {
       throw refuse();
     }
-    const { h: history, p: playlist } = parsed as { h?: unknown; p?: unknown };
-    if (typeof history !== 'string' || typeof playlist !== 'number' || !Number.isSafeInteger(playlist) || playlist < 0) throw refuse();
-    return { history, playlist };
+    const { h: history, p: playlist, f, r } = parsed as { h?: unknown; p?: unknown; f?: unknown; r?: unknown };
+    if (typeof history !== 'string' || !isPosition(playlist)) throw refuse();
+    // A cursor issued before preferences and the profile were streamed holds neither: the device could see none of
+    // their changes by the stream, so it gets them all from the beginning (each key and the profile once, as now).
+    if (f === undefined && r === undefined) return { history, playlist, preference: '0', profile: 0 };
+    if (typeof f !== 'string' || !STORE_POSITION.test(f) || !isPosition(r)) throw refuse();
+    return { history, playlist, preference: f, profile: r };
   }
 
   private mac(userId: string, payload: Buffer): Buffer {
@@ -48,3 +62,5 @@ export class CursorCodec {
     return createHmac('sha256', this.key).update(`${userId.length}:${userId}`).update(payload).digest().subarray(0, MAC_BYTES);
   }
 }
+
+const isPosition = (value: unknown): value is number => typeof value === 'number' && Number.isSafeInteger(value) && value >= 0;

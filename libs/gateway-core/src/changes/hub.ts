@@ -2,7 +2,18 @@ import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
 import type { Bus, Consumer } from '@udp/bus';
-import { HistoryChangesPage, PlaylistChangesPage, erasureEvents, historyEvents, playlistEvents } from '@udp/contracts';
+import {
+  HistoryChangesPage,
+  PlaylistChangesPage,
+  PreferenceChangesPage,
+  ProfileChangesPage,
+  erasureEvents,
+  historyEvents,
+  playlistEvents,
+  preferenceEvents,
+  profileEvents,
+  type z,
+} from '@udp/contracts';
 import { HttpError } from '@udp/http-kit';
 import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
 import type { ChangePositions, CursorCodec } from './cursor';
@@ -22,9 +33,11 @@ export interface ChangeLimits {
 export interface ChangeHubOptions {
   /** Where the change notifications come from: the in-process bus (embedded) or Kafka, with a consumer of our own. */
   bus: Bus;
-  /** history-svc's and playlist-svc's base addresses: the changes themselves are pulled from them, as the user. */
+  /** The services' base addresses: the changes themselves are pulled from them, as the user. */
   historyUrl: string;
   playlistUrl: string;
+  preferenceUrl: string;
+  profileUrl: string;
   identity: InternalIdentity;
   cursors: CursorCodec;
   limits: ChangeLimits;
@@ -36,7 +49,45 @@ export interface ChangeHubOptions {
 
 const SERVICE = { 'udp.service': 'gateway' };
 
-type Area = 'history' | 'playlist';
+export type Area = 'history' | 'playlist' | 'preference' | 'profile';
+const AREAS: Area[] = ['history', 'playlist', 'preference', 'profile'];
+
+/** A topic the hub follows: its messages' schema, and what a message of a user with an open stream here does. */
+interface Followed<S extends z.ZodType> {
+  /** The end of this process's group id for the topic (`gateway-changes-<random>-<name>`). */
+  name: string;
+  topic: string;
+  schema: S;
+  act(hub: ChangeHub, message: z.infer<S>): void;
+}
+const follow = <S extends z.ZodType>(
+  name: string,
+  topic: string,
+  schema: S,
+  act: (hub: ChangeHub, message: z.infer<S>) => void,
+): Followed<S> => ({ name, topic, schema, act });
+
+/**
+ * What each topic means to the streams. A change notification names the event's position in its area's order (the
+ * preferences': the store position; the others': the user's stream revision): the streams pull until they have it.
+ */
+const FOLLOWED = [
+  follow('history', historyEvents.HISTORY_CHANGES_TOPIC, historyEvents.HistoryChangedMessage, (hub, m) =>
+    hub.announce('history', m.userId, BigInt(m.revision) + 1n, m.occurredAt),
+  ),
+  follow('playlist', playlistEvents.PLAYLISTS_CHANGES_TOPIC, playlistEvents.PlaylistsChangedMessage, (hub, m) =>
+    hub.announce('playlist', m.userId, BigInt(m.revision) + 1n, m.occurredAt),
+  ),
+  follow('preference', preferenceEvents.PREFERENCES_CHANGES_TOPIC, preferenceEvents.PreferencesChangedMessage, (hub, m) =>
+    hub.announce('preference', m.userId, BigInt(m.position) + 1n, m.occurredAt),
+  ),
+  follow('profile', profileEvents.PROFILE_CHANGES_TOPIC, profileEvents.ProfileChangedMessage, (hub, m) =>
+    hub.announce('profile', m.userId, BigInt(m.revision) + 1n, m.occurredAt),
+  ),
+  follow('erasure', erasureEvents.ERASURE_TOPICS.requested, erasureEvents.ErasureRequestedMessage, (hub, m) =>
+    hub.erase(m.userId, m.requestedAt),
+  ),
+];
 
 /** What a stream's first pull can meet: the service unreachable is a 503 before the stream starts. */
 const unavailable = (detail: string) => new HttpError(503, 'Service Unavailable', detail, undefined, { 'retry-after': '5' });
@@ -71,38 +122,28 @@ export class ChangeHub {
   async start(): Promise<void> {
     const group = `gateway-changes-${randomBytes(6).toString('hex')}`;
     const { bus } = this.options;
-    this.consumers.push(
-      await bus.subscribe(
-        historyEvents.HISTORY_CHANGES_TOPIC,
-        `${group}-history`,
-        async ({ value }) => {
-          // Every write's notification reaches every gateway: one of a user with no open stream is not even parsed.
-          if (!this.watched(value)) return;
-          const message = historyEvents.HistoryChangedMessage.safeParse(value);
-          if (message.success) this.announce('history', message.data.userId, message.data.revision, message.data.occurredAt);
-        },
-        { from: 'latest' },
-      ),
-      await bus.subscribe(
-        playlistEvents.PLAYLISTS_CHANGES_TOPIC,
-        `${group}-playlist`,
-        async ({ value }) => {
-          if (!this.watched(value)) return;
-          const message = playlistEvents.PlaylistsChangedMessage.safeParse(value);
-          if (message.success) this.announce('playlist', message.data.userId, message.data.revision, message.data.occurredAt);
-        },
-        { from: 'latest' },
-      ),
-      await bus.subscribe(
-        erasureEvents.ERASURE_TOPICS.requested,
-        `${group}-erasure`,
-        async ({ value }) => {
-          const message = erasureEvents.ErasureRequestedMessage.safeParse(value);
-          if (message.success) this.erase(message.data.userId, message.data.requestedAt);
-        },
-        { from: 'latest' },
+    // All at once: each group's join takes seconds on Kafka, and a replica serves no stream before they are in.
+    const subscribed = await Promise.allSettled(
+      (FOLLOWED as Array<Followed<z.ZodType>>).map(({ name, topic, schema, act }) =>
+        bus.subscribe(
+          topic,
+          `${group}-${name}`,
+          async ({ value }) => {
+            // Every write's notification reaches every gateway: one of a user with no open stream is not even parsed.
+            if (!this.watched(value)) return;
+            const message = schema.safeParse(value);
+            if (message.success) act(this, message.data);
+          },
+          { from: 'latest' },
+        ),
       ),
     );
+    for (const result of subscribed) if (result.status === 'fulfilled') this.consumers.push(result.value);
+    const failed = subscribed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
+    if (failed) {
+      await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
+      throw failed.reason;
+    }
     this.heartbeat = setInterval(() => void this.beat(), this.options.limits.heartbeatS * 1000);
     this.heartbeat.unref();
     this.unobserve = observeGauge(METRICS.changesStreams, (observe) => observe(this.count, SERVICE));
@@ -136,7 +177,6 @@ export class ChangeHub {
     }
     const stream = new ChangeStream(userId, res, limits.maxBufferBytes, this.now(), (s, reason) => this.closed(s, reason));
     stream.positions = positions;
-    stream.playlistStarted = positions !== undefined;
     let own = this.streams.get(userId);
     if (!own) this.streams.set(userId, (own = new Set()));
     // Registered before the first pull: a change made meanwhile is announced to it and pulled after.
@@ -168,10 +208,10 @@ export class ChangeHub {
     return typeof userId === 'string' && this.streams.has(userId);
   }
 
-  /** A change of the user's data in `area` at `revision` was stored: each of the user's streams pulls it. */
-  announce(area: Area, userId: string, revision: number, occurredAt: number): void {
+  /** A change of the user's data in `area` was stored: each of the user's streams pulls until it has `wanted` (the position after it). */
+  announce(area: Area, userId: string, wanted: bigint, occurredAt: number): void {
     for (const stream of this.streams.get(userId) ?? []) {
-      stream.wanted[area] = Math.max(stream.wanted[area], revision + 1);
+      if (wanted > stream.wanted[area]) stream.wanted[area] = wanted;
       stream.announcedAt ??= occurredAt;
       this.schedule(stream);
     }
@@ -240,9 +280,13 @@ export class ChangeHub {
     let pause = 5;
     for (;;) {
       const applied = await this.pull(stream);
-      if (stream.closed || stream.again || (applied.history >= stream.wanted.history && applied.playlist >= stream.wanted.playlist)) return;
+      if (stream.closed || stream.again || AREAS.every((area) => applied[area] >= stream.wanted[area])) return;
       if (this.now() >= deadline) {
-        this.options.logger.warn({ applied, wanted: stream.wanted }, 'live sync: an announced change did not show in time');
+        const positions = (of: Record<Area, bigint>) => Object.fromEntries(AREAS.map((area) => [area, of[area].toString()]));
+        this.options.logger.warn(
+          { applied: positions(applied), wanted: positions(stream.wanted) },
+          'live sync: an announced change did not show in time',
+        );
         return;
       }
       await new Promise((r) => setTimeout(r, pause));
@@ -251,18 +295,44 @@ export class ChangeHub {
   }
 
   /**
-   * Sends each area's changes after the stream's positions (from the heads, for a new stream); answers how many events
-   * of each area the services have applied.
+   * Sends each area's changes after the stream's positions (a new stream takes the heads); answers, per area, how far
+   * the service's read model has applied the user's changes (the measure of the announced positions).
    */
-  private async pull(stream: ChangeStream): Promise<Record<Area, number>> {
-    const history = await this.pullHistory(stream);
-    const playlist = stream.closed ? 0 : await this.pullPlaylists(stream);
+  private async pull(stream: ChangeStream): Promise<Record<Area, bigint>> {
+    let applied: Record<Area, bigint>;
+    if (stream.positions === undefined) applied = await this.heads(stream);
+    else {
+      const history = await this.pullHistory(stream);
+      const playlist = stream.closed ? 0n : await this.pullPlaylists(stream);
+      const preference = stream.closed ? 0n : await this.pullPreferences(stream);
+      const profile = stream.closed ? 0n : await this.pullProfile(stream);
+      applied = { history, playlist, preference, profile };
+    }
     if (stream.announcedAt !== undefined && stream.sentSinceAnnounce) {
       recordHistogram(METRICS.changesLatency, Math.max(0, this.now() - stream.announcedAt) / 1000, SERVICE);
       stream.announcedAt = undefined;
     }
     stream.sentSinceAnnounce = false;
-    return { history, playlist };
+    return applied;
+  }
+
+  /** A new stream starts at each area's head: where the service's read model stands now. */
+  private async heads(stream: ChangeStream): Promise<Record<Area, bigint>> {
+    const { userId } = stream;
+    const { playlistUrl, preferenceUrl, profileUrl } = this.options;
+    const [history, playlist, preference, profile] = await Promise.all([
+      this.historyChanges(userId, undefined),
+      this.serviceJson(playlistUrl, userId, '/internal/playlist/changes').then((json) => PlaylistChangesPage.parse(json)),
+      this.serviceJson(preferenceUrl, userId, '/internal/preference/changes').then((json) => PreferenceChangesPage.parse(json)),
+      this.serviceJson(profileUrl, userId, '/internal/profile/changes').then((json) => ProfileChangesPage.parse(json)),
+    ]);
+    stream.positions = { history: history.position, playlist: playlist.applied, preference: preference.position, profile: profile.applied };
+    return {
+      history: BigInt(history.applied),
+      playlist: BigInt(playlist.applied),
+      preference: BigInt(preference.applied),
+      profile: BigInt(profile.applied),
+    };
   }
 
   private sendChange(stream: ChangeStream, event: Area, data: unknown): void {
@@ -272,49 +342,73 @@ export class ChangeHub {
     recordCounter(METRICS.changesEvents, 1, SERVICE);
   }
 
-  private async pullHistory(stream: ChangeStream): Promise<number> {
+  private async pullHistory(stream: ChangeStream): Promise<bigint> {
     for (;;) {
-      const since = stream.positions?.history;
-      const page = await this.historyChanges(stream.userId, since);
-      if (stream.closed) return page.applied;
-      if (since === undefined || page.changes.length === 0) {
-        // A new stream starts at the head; a pull that found nothing moves past changes that showed no entry.
-        stream.positions = { playlist: stream.positions?.playlist ?? 0, history: page.position };
-      }
+      const page = await this.historyChanges(stream.userId, stream.positions!.history);
+      if (stream.closed) return BigInt(page.applied);
+      // A pull that found nothing moves past changes that showed no entry.
+      if (page.changes.length === 0) stream.positions = { ...stream.positions!, history: page.position };
       for (const change of page.changes) {
-        if (stream.closed) return page.applied;
+        if (stream.closed) return BigInt(page.applied);
         stream.positions = { ...stream.positions!, history: change.position };
         this.sendChange(stream, 'history', change.item);
       }
-      if (!page.more) return page.applied;
+      if (!page.more) return BigInt(page.applied);
     }
   }
 
-  private async pullPlaylists(stream: ChangeStream): Promise<number> {
-    // A new stream's first pull reads the head only; a resume starts at its cursor's position.
-    const since = stream.playlistStarted ? stream.positions!.playlist : undefined;
+  private async pullPlaylists(stream: ChangeStream): Promise<bigint> {
+    const since = stream.positions!.playlist;
     const page = PlaylistChangesPage.parse(
-      await this.serviceJson(
-        this.options.playlistUrl,
-        stream.userId,
-        `/internal/playlist/changes${since === undefined ? '' : `?since=${since}`}`,
-      ),
+      await this.serviceJson(this.options.playlistUrl, stream.userId, `/internal/playlist/changes?since=${since}`),
     );
-    stream.playlistStarted = true;
-    if (stream.closed) return page.applied;
-    if (since === undefined) {
-      stream.positions = { ...stream.positions!, playlist: page.applied };
-      return page.applied;
-    }
+    if (stream.closed) return BigInt(page.applied);
     for (const change of page.changes) {
-      if (stream.closed) return page.applied;
+      if (stream.closed) return BigInt(page.applied);
       stream.positions = { ...stream.positions!, playlist: change.position };
       this.sendChange(stream, 'playlist', change.playlist);
     }
     // Past changes that showed nothing (and, after an erasure, back to the new beginning).
     if (page.changes.length === 0 && page.applied !== stream.positions!.playlist)
       stream.positions = { ...stream.positions!, playlist: page.applied };
-    return page.applied;
+    return BigInt(page.applied);
+  }
+
+  /** The keys changed after the stream's position, a page at a time (a key changed several times: once, as it is now). */
+  private async pullPreferences(stream: ChangeStream): Promise<bigint> {
+    for (;;) {
+      const page = PreferenceChangesPage.parse(
+        await this.serviceJson(
+          this.options.preferenceUrl,
+          stream.userId,
+          `/internal/preference/changes?since=${stream.positions!.preference}&limit=100`,
+        ),
+      );
+      for (const change of page.changes) {
+        if (stream.closed) return BigInt(page.applied);
+        stream.positions = { ...stream.positions!, preference: change.position };
+        this.sendChange(stream, 'preference', change.preference);
+      }
+      if (stream.closed) return BigInt(page.applied);
+      stream.positions = { ...stream.positions!, preference: page.position };
+      if (!page.more) return BigInt(page.applied);
+    }
+  }
+
+  private async pullProfile(stream: ChangeStream): Promise<bigint> {
+    const page = ProfileChangesPage.parse(
+      await this.serviceJson(this.options.profileUrl, stream.userId, `/internal/profile/changes?since=${stream.positions!.profile}`),
+    );
+    if (stream.closed) return BigInt(page.applied);
+    for (const change of page.changes) {
+      if (stream.closed) return BigInt(page.applied);
+      stream.positions = { ...stream.positions!, profile: change.position };
+      this.sendChange(stream, 'profile', change.profile);
+    }
+    // Past changes that showed nothing (and, after an erasure, back to the new beginning).
+    if (page.changes.length === 0 && page.applied !== stream.positions!.profile)
+      stream.positions = { ...stream.positions!, profile: page.applied };
+    return BigInt(page.applied);
   }
 
   private async historyChanges(userId: string, since: string | undefined): Promise<HistoryChangesPage> {

@@ -1,6 +1,7 @@
 import type { Response } from 'express';
 import type { CloseChange } from '@udp/contracts';
 import type { ChangePositions } from './cursor';
+import type { Area } from './hub';
 
 /**
  * One open `GET /api/changes`: the Server-Sent Events written to its response. What the reader has not taken stays in
@@ -10,10 +11,8 @@ import type { ChangePositions } from './cursor';
 export class ChangeStream {
   /** Where the stream stands: the position of its last event (undefined until the first pull read the head). */
   positions: ChangePositions | undefined;
-  /** Per area, a change of revision `wanted - 1` was announced: pull until the service has applied `wanted` events. */
-  wanted = { history: 0, playlist: 0 };
-  /** Whether the playlists' position was read once (a new stream takes the head; a resume its cursor's position). */
-  playlistStarted = false;
+  /** Per area, a change at position `wanted - 1` was announced: pull until the service has applied up to `wanted`. */
+  wanted: Record<Area, bigint> = { history: 0n, playlist: 0n, preference: 0n, profile: 0n };
   /** An event was sent since the oldest unsent announcement (the latency histogram's sample). */
   sentSinceAnnounce = false;
   /** When the oldest change announced and not yet sent was stored (for the latency histogram). */

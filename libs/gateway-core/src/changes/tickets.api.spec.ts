@@ -22,6 +22,8 @@ const hub = new ChangeHub({
   bus,
   historyUrl: 'http://127.0.0.1:9',
   playlistUrl: 'http://127.0.0.1:9',
+  preferenceUrl: 'http://127.0.0.1:9',
+  profileUrl: 'http://127.0.0.1:9',
   identity,
   cursors,
   logger,
