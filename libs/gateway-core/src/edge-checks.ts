@@ -106,6 +106,13 @@ export async function authenticateCaller(authenticator: Authenticator, req: Requ
   }
 }
 
+/** A caller who sent credentials lands in res.locals.caller (a 401 if they fail); one who sent none goes on. */
+export function authenticateIfSent(authenticator: Authenticator) {
+  const required = authenticate(authenticator);
+  return (req: Request, res: Response, next: NextFunction) =>
+    req.header('authorization') === undefined ? next() : required(req, res, next);
+}
+
 /** Routes after this need a caller; it lands in res.locals.caller. */
 export function authenticate(authenticator: Authenticator) {
   return (req: Request, res: Response, next: NextFunction) => {

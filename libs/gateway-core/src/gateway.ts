@@ -1,6 +1,6 @@
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import { IDENTITY_HEADER, type Authenticator, type Identity, type InternalIdentity } from '@udp/auth';
-import { buildAsyncApiDocument, buildOpenApiDocument, exportApi, healthApi } from '@udp/contracts';
+import { buildAsyncApiDocument, buildOpenApiDocument, changesApi, exportApi, healthApi } from '@udp/contracts';
 import {
   errorHandler,
   mountProbes,
@@ -17,7 +17,7 @@ import {
 import { type Logger, traceRequest } from '@udp/telemetry';
 import { answerPreflight, corsHeaders } from './cors';
 import { docsPage } from './docs-page';
-import { authenticate, checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
+import { authenticate, authenticateIfSent, checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
 import { dispatchInProcess, forward, serviceHealth, upstreamMs } from './proxy';
 import { erasureLimit, perAddressLimit, perUserLimit, type RateLimits, verifyErasureFirst } from './rate-limits';
 
@@ -116,13 +116,16 @@ export function createGateway(options: GatewayOptions): Express {
   const asyncapi = JSON.stringify(buildAsyncApiDocument());
   app.get('/asyncapi.json', (_req, res) => res.type('application/json').send(asyncapi));
   app.use(docsPage());
-  for (const router of options.routers ?? []) app.use(router);
-
   // One limiter for every authenticated route: a user's quota is one, whatever the service.
   const perUser = [
     ...(limits?.perUser ? [perUserLimit(limits, logger)] : []),
     ...(limits?.erasurePerUser ? [erasureLimit(limits, logger)] : []),
   ];
+  // Live sync authenticates in its routes (a ticket stands for the header there); credentials sent meet the limit per
+  // user first, as on every other authenticated route (a ticket is counted when it is issued).
+  app.use(changesApi.stream.path, authenticateIfSent(authenticator), ...perUser);
+  for (const router of options.routers ?? []) app.use(router);
+
   for (const route of routes) {
     // Signed only for a hop over HTTP; an in-process service is handed the caller itself.
     const vouch = (_req: Request, res: Response): Record<string, string> =>

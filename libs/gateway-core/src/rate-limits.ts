@@ -81,7 +81,8 @@ const userOf = (_req: Request, res: Response) => (res.locals.caller as { userId:
 
 /** Per authenticated user (after authentication: the identity the gateway vouches for); erasure requests apart. */
 export function perUserLimit(limits: RateLimits, logger: Logger): RequestHandler {
-  return limiter('user', limits.perUser, limits.windowS, userOf, logger, (_req, res) => res.locals.erasure === true);
+  // No caller yet: a live-sync request with a ticket, not credentials (its ticket was counted when it was issued).
+  return limiter('user', limits.perUser, limits.windowS, userOf, logger, (_req, res) => res.locals.erasure === true || !res.locals.caller);
 }
 
 /**

@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import type { Authenticator } from '@udp/auth';
+import type { Authenticator, Identity } from '@udp/auth';
 import { changesApi } from '@udp/contracts';
 import { mountRoute } from '@udp/http-kit';
 import { authenticateCaller } from '../edge-checks';
@@ -21,16 +21,19 @@ export interface ChangesRouterOptions {
 export function changesRouter({ hub, tickets, cursors, authenticator }: ChangesRouterOptions): Router {
   const router = Router();
   mountRoute(router, changesApi.ticket, async (_input, req, res) => {
-    const { userId } = await authenticateCaller(authenticator, req);
+    const { userId } = (res.locals.caller as Identity | undefined) ?? (await authenticateCaller(authenticator, req));
     res.setHeader('cache-control', 'no-store');
     res.json(tickets.issue(userId));
   });
   mountRoute(router, changesApi.stream, async ({ query }, req, res) => {
     // A ticket stands for the header only when no header is sent: credentials sent are always checked.
+    // (The gateway's edge has verified credentials sent, for the limit per user: res.locals.caller.)
+    const caller = res.locals.caller as Identity | undefined;
     const userId =
-      query.ticket !== undefined && req.header('authorization') === undefined
+      caller?.userId ??
+      (query.ticket !== undefined && req.header('authorization') === undefined
         ? await tickets.redeem(query.ticket)
-        : (await authenticateCaller(authenticator, req)).userId;
+        : (await authenticateCaller(authenticator, req)).userId);
     // EventSource sends Last-Event-ID by itself when it reconnects; a page that opens one anew passes its stored cursor.
     const header = req.header('last-event-id');
     const [cursor, field] = header ? [header, 'Last-Event-ID'] : [query.last_event_id, 'last_event_id'];
