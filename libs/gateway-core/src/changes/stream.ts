@@ -5,7 +5,7 @@ import type { Area } from './hub';
 
 /**
  * One open `GET /api/changes`: the Server-Sent Events written to its response. What the reader has not taken stays in
- * the response's buffer; past `maxBufferBytes` the stream is closed (a named `close` event, then the socket), so a
+ * the response's buffer; past `maxBufferBytes` (when the next event or heartbeat is due) the stream is closed (a named `close` event, then the socket), so a
  * slow or stalled reader never grows memory without bound; it resumes by `Last-Event-ID`.
  */
 export class ChangeStream {
@@ -51,12 +51,15 @@ export class ChangeStream {
 
   send(event: string, data: unknown, id?: string): void {
     if (this.closed) return;
+    // Looked at before the event is written: an event larger than the bound (a preference document may be 256 KiB)
+    // still goes to a reader that has taken what came before it; one still holding more than the bound unread is
+    // behind. So the buffer holds at most the bound plus one event.
+    if (this.res.writableLength > this.maxBufferBytes) {
+      return this.close('slow-reader', `more than CHANGES_MAX_BUFFER_BYTES (${this.maxBufferBytes}) unread: resume with the last id`);
+    }
     this.start();
     // JSON has no raw line breaks, so one `data:` line holds the whole value.
     this.res.write(`event: ${event}\n${id === undefined ? '' : `id: ${id}\n`}data: ${JSON.stringify(data)}\n\n`);
-    if (this.res.writableLength > this.maxBufferBytes) {
-      this.close('slow-reader', `more than CHANGES_MAX_BUFFER_BYTES (${this.maxBufferBytes}) unread: resume with the last id`);
-    }
   }
 
   heartbeat(): void {
