@@ -53,8 +53,11 @@ if (!brokers) {
       PLAYLIST_SVC_URL: `http://127.0.0.1:${playlist.port}`,
       PREFERENCE_SVC_URL: `http://127.0.0.1:${preference.port}`,
       PROFILE_SVC_URL: `http://127.0.0.1:${profile.port}`,
-      // The replicas share their redeemed tickets there (the services keep SQLite here).
+      // The replicas share their redeemed tickets and their count of each user's streams there (the services keep
+      // SQLite here).
       ...(mongoUrl ? { MONGO_URL: mongoUrl, MONGO_DB_PREFIX: ticketsPrefix } : {}),
+      // No test here opens more than two streams of a user but the one about this cap.
+      CHANGES_MAX_STREAMS_PER_USER: '2',
     });
     gateways.push(gateway);
     return gateway;
@@ -194,6 +197,28 @@ if (!brokers) {
           expect(((await replayed.json()) as { detail: string }).detail).toMatch(/already used/);
         }
         abort.abort();
+      },
+      60_000,
+    );
+
+    (mongoUrl ? it : it.skip)(
+      "ends a user's oldest stream beyond CHANGES_MAX_STREAMS_PER_USER at whichever replica holds it",
+      async () => {
+        const [one, two] = await twoReplicas();
+        const user = `cap-${randomBytes(4).toString('hex')}`;
+        const first = await openAt(one, user);
+        const second = await openAt(two, user);
+        // Two at `one`: within the cap there; three of the user's in all.
+        const third = await openAt(one, user);
+        await waitUntil(() => first.ended(), 10_000, 'the oldest stream to end');
+        expect(first.events.at(-1)).toMatchObject({ event: 'close', data: { reason: 'replaced' } });
+        expect([second.ended(), third.ended()]).toEqual([false, false]);
+        // The oldest is now at the other replica.
+        const fourth = await openAt(one, user);
+        await waitUntil(() => second.ended(), 10_000, 'the oldest stream at the other replica to end');
+        expect(second.events.at(-1)).toMatchObject({ event: 'close', data: { reason: 'replaced' } });
+        expect([third.ended(), fourth.ended()]).toEqual([false, false]);
+        for (const s of [first, second, third, fourth]) await s.close();
       },
       60_000,
     );

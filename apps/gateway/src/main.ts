@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import { resolve } from 'node:path';
 import type { RequestHandler } from 'express';
 import { Authenticator, DEV_ISSUER, InternalIdentity, fileSecret } from '@udp/auth';
@@ -8,6 +9,7 @@ import {
   CursorCodec,
   LocalRedeemedTickets,
   SharedRedeemedTickets,
+  SharedStreamRegistry,
   TicketIssuer,
   changesRouter,
   createGateway,
@@ -78,6 +80,9 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   const ownBus = config.KAFKA_BROKERS ? new KafkaBus(config.KAFKA_BROKERS, SERVICE) : shared.bus ? undefined : new InProcessBus();
   const bus = ownBus ?? shared.bus!;
   const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
+  const replicasStore = config.MONGO_URL
+    ? await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_gateway`)
+    : undefined;
   const changes = new ChangeHub({
     bus,
     historyUrl: config.HISTORY_SVC_URL,
@@ -93,13 +98,21 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
       maxStreams: config.CHANGES_MAX_STREAMS,
       maxBufferBytes: config.CHANGES_MAX_BUFFER_BYTES,
     },
+    registry:
+      replicasStore &&
+      new SharedStreamRegistry({
+        store: replicasStore,
+        bus,
+        replica: randomBytes(8).toString('hex'),
+        maxStreamsPerUser: config.CHANGES_MAX_STREAMS_PER_USER,
+        logger,
+      }),
   });
   await changes.start();
-  // Replicas share the redeemed tickets in MongoDB (a ticket is good once, not once per replica); one process keeps them.
+  // Replicas share the redeemed tickets (a ticket is good once, not once per replica) and the count of each user's
+  // streams in MongoDB; one process keeps them itself.
   const tickets = new TicketIssuer(identity.derivedKey('changes-ticket'), {
-    redeemed: config.MONGO_URL
-      ? new SharedRedeemedTickets(await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_gateway`))
-      : new LocalRedeemedTickets(config.CHANGES_MAX_TICKETS),
+    redeemed: replicasStore ? new SharedRedeemedTickets(replicasStore) : new LocalRedeemedTickets(config.CHANGES_MAX_TICKETS),
   });
   const app = createGateway({
     routers: [personalisationRoutes, changesRouter({ hub: changes, tickets, cursors, authenticator })],
@@ -130,6 +143,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
       await closeServer(server);
       await ownBus?.close();
       await tickets.close();
+      await replicasStore?.close();
     },
   };
 }

@@ -17,6 +17,7 @@ import {
 import { HttpError } from '@udp/http-kit';
 import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
 import type { ChangePositions, CursorCodec } from './cursor';
+import type { StreamRegistry } from './stream-registry';
 import { ChangeStream } from './stream';
 
 export interface ChangeLimits {
@@ -45,6 +46,8 @@ export interface ChangeHubOptions {
   now?: () => number;
   /** How long a notified change may take to show in the service's read model before the stream stops waiting for it. */
   readModelWaitMs?: number;
+  /** The replicas' shared count of each user's streams (distributed mode); without it the cap is per process. */
+  registry?: StreamRegistry;
 }
 
 const SERVICE = { 'udp.service': 'gateway' };
@@ -102,6 +105,8 @@ const unavailable = (detail: string) => new HttpError(503, 'Service Unavailable'
  */
 export class ChangeHub {
   private readonly streams = new Map<string, Set<ChangeStream>>();
+  /** The streams counted in the registry (started ones, when there is one). */
+  private readonly shared = new Set<ChangeStream>();
   private count = 0;
   private consumers: Consumer[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
@@ -144,6 +149,7 @@ export class ChangeHub {
       await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
       throw failed.reason;
     }
+    await this.options.registry?.start((userId, streamId) => this.replace(userId, streamId, 'across the gateway replicas'));
     this.heartbeat = setInterval(() => void this.beat(), this.options.limits.heartbeatS * 1000);
     this.heartbeat.unref();
     this.unobserve = observeGauge(METRICS.changesStreams, (observe) => observe(this.count, SERVICE));
@@ -182,14 +188,7 @@ export class ChangeHub {
     // Registered before the first pull: a change made meanwhile is announced to it and pulled after.
     own.add(stream);
     this.count++;
-    if (own.size > limits.maxStreamsPerUser) {
-      const oldest = own.values().next().value!;
-      this.stats.replaced++;
-      oldest.close(
-        'replaced',
-        `more than CHANGES_MAX_STREAMS_PER_USER (${limits.maxStreamsPerUser}) streams of this user: resume with the last id`,
-      );
-    }
+    if (own.size > limits.maxStreamsPerUser) this.replace(userId, own.values().next().value!.id, 'at this gateway process');
     try {
       await this.pull(stream);
     } catch (error) {
@@ -199,7 +198,29 @@ export class ChangeHub {
       throw error instanceof HttpError ? error : unavailable('the changes cannot be read now: retry');
     }
     stream.send('ready', { cursor: this.cursor(stream) }, this.cursor(stream));
+    this.share(stream);
     if (stream.again) this.schedule(stream);
+  }
+
+  /** The user's stream `streamId`, if it is here, ends with `replaced`: the user opened more than the cap allows. */
+  private replace(userId: string, streamId: string, where: string): void {
+    for (const stream of this.streams.get(userId) ?? []) {
+      if (stream.id !== streamId) continue;
+      this.stats.replaced++;
+      const cap = this.options.limits.maxStreamsPerUser;
+      stream.close('replaced', `more than CHANGES_MAX_STREAMS_PER_USER (${cap}) streams of this user ${where}: resume with the last id`);
+    }
+  }
+
+  /** A stream that started is counted with the user's streams at the other replicas (distributed mode). */
+  private share(stream: ChangeStream): void {
+    const { registry, logger } = this.options;
+    if (!registry || stream.closed) return;
+    this.shared.add(stream);
+    registry.opened(stream.userId, stream.id, stream.openedAt).catch((error: unknown) => {
+      // The cap per process still holds; the count across replicas misses this stream until it ends.
+      logger.warn({ err: (error as Error).message }, 'live sync: a stream could not be counted across replicas');
+    });
   }
 
   /** Whether a notification names a user with an open stream here (the rest of it is checked by its schema). */
@@ -219,6 +240,9 @@ export class ChangeHub {
 
   /** The user's data is being erased: each stream gets `erasure` and ends; a pull in flight sends nothing more. */
   erase(userId: string, requestedAt: number): void {
+    this.options.registry?.forget(userId).catch((error: unknown) => {
+      this.options.logger.warn({ err: (error as Error).message }, 'live sync: the erased user is still named among the open streams');
+    });
     for (const stream of [...(this.streams.get(userId) ?? [])]) {
       stream.send('erasure', { erased_at: requestedAt });
       stream.end('erasure');
@@ -234,6 +258,7 @@ export class ChangeHub {
       for (const stream of [...streams]) stream.close('shutdown', 'the gateway is stopping: resume with the last id');
     }
     await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
+    await this.options.registry?.stop().catch(() => undefined);
   }
 
   private cursor(stream: ChangeStream): string {
@@ -245,6 +270,11 @@ export class ChangeHub {
     if (!own?.delete(stream)) return;
     this.count--;
     if (own.size === 0) this.streams.delete(stream.userId);
+    if (this.shared.delete(stream)) {
+      this.options.registry!.closed(stream.id).catch((error: unknown) => {
+        this.options.logger.warn({ err: (error as Error).message }, 'live sync: an ended stream is still counted across replicas');
+      });
+    }
     if (reason === 'slow-reader') {
       this.stats.slowReadersClosed++;
       recordCounter(METRICS.changesSlowReaders, 1, SERVICE);

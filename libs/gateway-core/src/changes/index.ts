@@ -3,3 +3,4 @@ export { ChangeHub, type ChangeHubOptions, type ChangeLimits } from './hub';
 export { changesRouter } from './routes';
 export { TICKET_TTL_S, TicketIssuer } from './tickets';
 export { LocalRedeemedTickets, type RedeemedTickets, SharedRedeemedTickets } from './redeemed-tickets';
+export { SharedStreamRegistry, STREAM_REPLACED_TOPIC, type StreamRegistry } from './stream-registry';

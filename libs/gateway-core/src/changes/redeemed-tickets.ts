@@ -65,9 +65,8 @@ export class SharedRedeemedTickets implements RedeemedTickets {
     return tickets.upsertIfNewer({ _id: nonce, revision: 1, expires_at: expiresAt });
   }
 
-  close(): Promise<void> {
-    return this.store.close();
-  }
+  /** The store is its owner's to close (the gateway shares it with the stream registry). */
+  async close(): Promise<void> {}
 }
 
 const tooManyTickets = () =>

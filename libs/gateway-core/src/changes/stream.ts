@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
 import type { CloseChange } from '@udp/contracts';
 import type { ChangePositions } from './cursor';
@@ -21,6 +22,8 @@ export class ChangeStream {
   again = false;
   closed = false;
   readonly openedAt: number;
+  /** Names it among the user's streams at every replica (stream-registry.ts). */
+  readonly id = randomBytes(9).toString('base64url');
 
   constructor(
     readonly userId: string,
