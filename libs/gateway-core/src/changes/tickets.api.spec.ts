@@ -3,6 +3,7 @@ import { Authenticator, DEV_ISSUER, InternalIdentity, signDevToken } from '@udp/
 import { InProcessBus } from '@udp/bus';
 import { createLogger } from '@udp/telemetry';
 import { createGateway } from '../gateway';
+import type { RateLimits } from '../rate-limits';
 import { CursorCodec } from './cursor';
 import { ChangeHub } from './hub';
 import { changesRouter } from './routes';
@@ -10,7 +11,8 @@ import { TicketIssuer } from './tickets';
 
 /**
  * Tickets of `GET /api/changes?ticket=` through the gateway's routes, with the issuer's clock in the test's hand: good
- * for 30 s exactly, once. A ticket that is accepted meets the stream cap, 0 here (503): no service is needed behind.
+ * for 30 s exactly, once; and the limit per user on live sync's routes. A ticket or credentials that are accepted meet
+ * the stream cap, 0 here (503): no service is needed behind.
  */
 const secret = 't'.repeat(40);
 const identity = new InternalIdentity('i'.repeat(32));
@@ -30,15 +32,24 @@ const hub = new ChangeHub({
   limits: { heartbeatS: 15, maxStreamsPerUser: 10, maxStreams: 0, maxBufferBytes: 65536 },
 });
 const authenticator = new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER });
-const gateway = createGateway({
-  logger,
-  identity,
-  authenticator,
-  routes: [],
-  routers: [
-    changesRouter({ hub, tickets: new TicketIssuer(identity.derivedKey('changes-ticket'), { now: () => clock }), cursors, authenticator }),
-  ],
-});
+/** The gateway with live sync's routes alone (and the limits given). */
+const gatewayWith = (rateLimits?: RateLimits) =>
+  createGateway({
+    logger,
+    identity,
+    authenticator,
+    routes: [],
+    rateLimits,
+    routers: [
+      changesRouter({
+        hub,
+        tickets: new TicketIssuer(identity.derivedKey('changes-ticket'), { now: () => clock }),
+        cursors,
+        authenticator,
+      }),
+    ],
+  });
+const gateway = gatewayWith();
 
 afterAll(() => bus.close());
 
@@ -92,5 +103,36 @@ describe('change stream tickets', () => {
 
   it('needs credentials to be issued', async () => {
     expect((await request(gateway).post('/api/changes/ticket')).status).toBe(401);
+  });
+});
+
+const as = async (user: string) => `Bearer ${await signDevToken(secret, user)}`;
+
+describe("live sync's routes and the limit per user", () => {
+  const gateway = gatewayWith({ windowS: 60, perUser: 3, perAddress: 0 });
+  it('counts stream opens with credentials and ticket issues, and refuses the next with a 429 naming the limit', async () => {
+    const alice = await as('alice');
+    const { ticket } = (await request(gateway).post('/api/changes/ticket').set('authorization', alice).expect(200)).body as {
+      ticket: string;
+    };
+    await request(gateway).get('/api/changes').set('authorization', alice).expect(503);
+    // With the ticket: not counted again.
+    await request(gateway).get(`/api/changes?ticket=${ticket}`).expect(503);
+    await request(gateway).post('/api/changes/ticket').set('authorization', alice).expect(200);
+    const refused = await request(gateway).get('/api/changes').set('authorization', alice);
+    expect(refused.status).toBe(429);
+    expect(refused.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(refused.body.detail).toMatch(/RATE_LIMIT_PER_USER/);
+    expect((await request(gateway).post('/api/changes/ticket').set('authorization', alice)).status).toBe(429);
+    // Another user's budget is their own.
+    await request(gateway)
+      .get('/api/changes')
+      .set('authorization', await as('bob'))
+      .expect(503);
+  });
+
+  it('answers bad credentials with a 401 before any limit', async () => {
+    const refused = await request(gateway).get('/api/changes').set('authorization', 'Bearer nonsense');
+    expect(refused.status).toBe(401);
   });
 });
