@@ -1,11 +1,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
-import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
+import type { InternalIdentity } from '@udp/auth';
 import type { Bus, Consumer } from '@udp/bus';
 import { HistoryChangesPage, PlaylistChangesPage, erasureEvents, historyEvents, playlistEvents } from '@udp/contracts';
 import { HttpError } from '@udp/http-kit';
 import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
 import type { ChangePositions, CursorCodec } from './cursor';
+import { type ServiceAnswer, type ServiceGet, httpServiceGet } from './service-get';
 import { ChangeStream } from './stream';
 
 export interface ChangeLimits {
@@ -26,6 +27,8 @@ export interface ChangeHubOptions {
   historyUrl: string;
   playlistUrl: string;
   identity: InternalIdentity;
+  /** How the services are asked (default: over HTTP, as the user; the embedded host asks its services in process). */
+  serviceGet?: ServiceGet;
   cursors: CursorCodec;
   limits: ChangeLimits;
   logger: Logger;
@@ -57,11 +60,13 @@ export class ChangeHub {
   private stopped = false;
   private unobserve: (() => void) | undefined;
   private readonly now: () => number;
+  private readonly serviceGet: ServiceGet;
   /** Counters for the metrics and the tests. */
   readonly stats = { eventsSent: 0, slowReadersClosed: 0, replaced: 0 };
 
   constructor(private readonly options: ChangeHubOptions) {
     this.now = options.now ?? Date.now;
+    this.serviceGet = options.serviceGet ?? httpServiceGet(options.identity);
   }
 
   get open(): number {
@@ -324,16 +329,13 @@ export class ChangeHub {
 
   /** A service's internal answer, asked as the user (the signed identity): the service selects by it alone. */
   private async serviceJson(baseUrl: string, userId: string, path: string): Promise<unknown> {
-    let answer: globalThis.Response;
+    let answer: ServiceAnswer;
     try {
-      answer = await fetch(`${baseUrl}${path}`, {
-        headers: { [IDENTITY_HEADER]: this.options.identity.sign({ userId }), accept: 'application/json' },
-        signal: AbortSignal.timeout(10_000),
-      });
+      answer = await this.serviceGet(baseUrl, path, userId);
     } catch (error) {
       throw unavailable(`${path.split('?')[0]} cannot be reached: ${(error as Error).message}`);
     }
-    if (!answer.ok) throw unavailable(`${path.split('?')[0]} answered ${answer.status}`);
-    return answer.json();
+    if (answer.status < 200 || answer.status > 299) throw unavailable(`${path.split('?')[0]} answered ${answer.status}`);
+    return answer.json;
   }
 }

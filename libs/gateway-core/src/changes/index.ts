@@ -2,3 +2,4 @@ export { CursorCodec, type ChangePositions } from './cursor';
 export { ChangeHub, type ChangeHubOptions, type ChangeLimits } from './hub';
 export { changesRouter } from './routes';
 export { TICKET_TTL_S, TicketIssuer } from './tickets';
+export { type ServiceGet, httpServiceGet, inProcessServiceGet } from './service-get';
