@@ -9,6 +9,7 @@ import {
   CursorCodec,
   TicketIssuer,
   changesRouter,
+  changesStream,
   createGateway,
   httpServiceGet,
   inProcessServiceGet,
@@ -102,6 +103,7 @@ export async function start(
   const tickets = new TicketIssuer(identity.derivedKey('changes-ticket'), Date.now, config.CHANGES_MAX_TICKETS);
   const app = createGateway({
     routers: [personalisationRoutes, changesRouter({ hub: changes, tickets, cursors, authenticator })],
+    streams: [changesStream({ hub: changes, tickets, cursors, authenticator })],
     authenticator,
     identity,
     logger,

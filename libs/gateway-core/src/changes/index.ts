@@ -1,5 +1,5 @@
 export { CursorCodec, type ChangePositions } from './cursor';
 export { ChangeHub, type ChangeHubOptions, type ChangeLimits } from './hub';
-export { changesRouter } from './routes';
+export { changesRouter, changesStream } from './routes';
 export { TICKET_TTL_S, TicketIssuer } from './tickets';
 export { type ServiceGet, httpServiceGet, inProcessServiceGet } from './service-get';
