@@ -71,9 +71,10 @@ export interface StreamRoute {
  */
 function serveBeside(streams: StreamRoute[]) {
   const edge: RequestHandler[] = [];
-  const byPath = new Map(streams.map((s) => [`${s.method} ${s.path}`, s.handler]));
+  const byPath = new Map<string, Map<string, RequestHandler>>();
+  for (const s of streams) byPath.set(s.path, (byPath.get(s.path) ?? new Map()).set(s.method, s.handler));
   const route = (req: Request, res: Response, next: NextFunction) => {
-    const handler = byPath.size === 0 ? undefined : byPath.get(`${req.method} ${req.path}`);
+    const handler = byPath.size === 0 ? undefined : byPath.get(req.path)?.get(req.method);
     if (!handler) return next();
     // Express's dispatch stops here: the rest of this request's handling keeps no state of the router.
     req.next = undefined as unknown as NextFunction;
