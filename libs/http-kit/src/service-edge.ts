@@ -140,10 +140,18 @@ export function requestContext(logger: Logger, options: RequestContextOptions = 
     if (logger.isLevelEnabled('info')) {
       // One access line per hop that has its own edge: a service reached in process writes none (the gateway's line
       // names it, `upstream`). The path goes without its query string, which can hold personal data.
+      // On 'close', which comes after 'finish', and alone when the client went away first (`aborted`): a live-sync
+      // stream ends so when its device leaves, and had no line at all on 'finish'.
       const started = process.hrtime.bigint();
-      res.once('finish', () => {
+      res.once('close', () => {
         const ms = Number(process.hrtime.bigint() - started) / 1e6;
-        const fields = { method: req.method, path: loggablePath(req.originalUrl), status: res.statusCode, ms: Math.round(ms * 10) / 10 };
+        const fields = {
+          method: req.method,
+          path: loggablePath(req.originalUrl),
+          status: res.statusCode,
+          ms: Math.round(ms * 10) / 10,
+          ...(!res.writableFinished && { aborted: true }),
+        };
         const service = handedOver.get(req)?.service;
         log().info({ ...fields, ...(service && { upstream: service }), ...options.accessFields?.(res) }, 'request');
       });

@@ -91,7 +91,7 @@ function open(headers: Record<string, string>): Promise<Opened> {
 const accessLines = () => lines.filter((l) => l.message === 'request' && l.path === '/api/changes');
 
 describe('a change stream at the edge, served beside the router', () => {
-  it("writes the stream's one access line and its duration data point when it ends, under its request id", async () => {
+  it("writes the stream's one access line and its duration data point when it ends, whoever ends it, under its request id", async () => {
     const authorization = `Bearer ${await signDevToken(secret, 'ada')}`;
     const stream = await open({ authorization, origin: 'https://app.example', 'x-request-id': 'stream-1' });
     expect(stream.status).toBe(200);
@@ -112,8 +112,14 @@ describe('a change stream at the edge, served beside the router', () => {
       attributes: expect.objectContaining({ 'http.route': '/api/changes', 'http.response.status_code': 200, 'udp.service': 'gateway' }),
       value: 1,
     });
-    stream.close();
+    // A stream its device leaves (the usual end) has its line too.
     next.close();
+    await waitUntil(() => accessLines().some((l) => l.request_id === 'stream-2'), 5000, 'the access line of a stream the client left');
+    expect(accessLines().filter((l) => l.request_id === 'stream-2')).toEqual([
+      expect.objectContaining({ method: 'GET', path: '/api/changes', status: 200, aborted: true }),
+    ]);
+    expect(accessLines().find((l) => l.request_id === 'stream-1')).not.toHaveProperty('aborted');
+    stream.close();
   });
 
   it('refuses before the stream starts with problem+json: no credentials, a client identity header, the limit per address', async () => {
