@@ -69,7 +69,11 @@ export async function start(env: NodeJS.ProcessEnv = process.env, { announce = t
     // and response set again, a fresh dispatch) for a request the gateway's Express already prepared.
     const gateway = await startGateway(
       { ...env, ...Object.fromEntries(Object.entries(services).map(([name, service]) => [name, url(service)])) },
-      { inProcess: Object.fromEntries(Object.values(services).map((service) => [url(service), service.app.router])), bus },
+      {
+        inProcess: Object.fromEntries(Object.values(services).map((service) => [url(service), service.app.router])),
+        internal: Object.fromEntries(Object.values(services).map((service) => [url(service), service.internal ?? {}])),
+        bus,
+      },
     );
     started.push(gateway);
     // After the start-up lines of every service: one block that says what to do next.

@@ -4,6 +4,7 @@ import type { RequestHandler } from 'express';
 import { Authenticator, DEV_ISSUER, InternalIdentity, fileSecret } from '@udp/auth';
 import { type Bus, InProcessBus, KafkaBus } from '@udp/bus';
 import { loadConfig } from '@udp/config';
+import type { InternalReads } from '@udp/http-kit';
 import {
   ChangeHub,
   CursorCodec,
@@ -12,7 +13,10 @@ import {
   SharedStreamRegistry,
   TicketIssuer,
   changesRouter,
+  changesStream,
   createGateway,
+  httpServiceGet,
+  inProcessServiceGet,
   type ServiceRoute,
 } from '@udp/gateway-core';
 import { loadCodopsSecrets, loadPersonalisationConfig, personalisationRouter } from '@udp/personalisation';
@@ -25,9 +29,13 @@ const SERVICE = 'gateway';
 
 /**
  * Wiring only: configuration in, the gateway out on its port. `shared.inProcess` maps a service URL to its
- * handler when that service runs in this process (the embedded host), so requests skip the HTTP hop.
+ * handler when that service runs in this process (the embedded host), so requests skip the HTTP hop; `shared.internal`
+ * its internal reads (live sync's pulls).
  */
-export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inProcess?: Record<string, RequestHandler>; bus?: Bus } = {}) {
+export async function start(
+  env: NodeJS.ProcessEnv = process.env,
+  shared: { inProcess?: Record<string, RequestHandler>; internal?: Record<string, InternalReads>; bus?: Bus } = {},
+) {
   const config = loadConfig(gatewayConfigSchema, env);
   const trustedCallers = parseTrustedCallers(config.TRACE_TRUSTED_CALLERS);
   const limits = {
@@ -90,6 +98,8 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
     preferenceUrl: config.PREFERENCE_SVC_URL,
     profileUrl: config.PROFILE_SVC_URL,
     identity,
+    // The services this process runs (embedded) are read in process: no request, no loopback hop per pull.
+    serviceGet: shared.internal ? inProcessServiceGet(shared.internal, httpServiceGet(identity)) : undefined,
     cursors,
     logger,
     limits: {
@@ -116,6 +126,7 @@ export async function start(env: NodeJS.ProcessEnv = process.env, shared: { inPr
   });
   const app = createGateway({
     routers: [personalisationRoutes, changesRouter({ hub: changes, tickets, cursors, authenticator })],
+    streams: [changesStream({ hub: changes, tickets, cursors, authenticator })],
     authenticator,
     identity,
     logger,

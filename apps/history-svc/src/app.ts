@@ -1,7 +1,7 @@
 import { HISTORY_LIMITS } from '@udp/contracts';
-import { serviceHttpApp, versionTagger } from '@udp/http-kit';
+import { internalReadRoutes, serviceHttpApp, versionTagger } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
-import { changesRoute } from './api/changes-route';
+import { historyChanges } from './api/changes-route';
 import { internalRoutes } from './api/internal-routes';
 import { historyRoutes } from './api/routes';
 import { historyAggregate, historyStreamsOfUser } from './domain/aggregate';
@@ -73,6 +73,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
     },
   );
   const model = { entries: historyEntries(readModels), heads: historyHeads(readModels) };
+  const changes = historyChanges(model);
   const app = serviceHttpApp({
     ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
@@ -90,8 +91,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
         trendingWindowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000,
         trendingMinUsers: deps.trendingMinUsers ?? 3,
       }),
-      changesRoute(model),
+      internalReadRoutes(changes),
     ],
   });
-  return { app, stop: projections.stop };
+  return { app, internal: changes, stop: projections.stop };
 }

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
-import { serviceHttpApp } from '@udp/http-kit';
+import { internalReadRoutes, serviceHttpApp } from '@udp/http-kit';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
-import { changesRoute } from './api/changes-route';
+import { playlistChanges } from './api/changes-route';
 import { playlistRoutes } from './api/routes';
 import type { PlaylistLimits } from './domain/decider';
 import { playlistChangesPublisher } from './projections/playlist-changes';
@@ -42,6 +42,7 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
     states: foldedStates,
   });
 
+  const changes = playlistChanges(playlistDocuments(readModels));
   const app = serviceHttpApp({
     ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 4 * 1024 * 1024,
@@ -51,8 +52,8 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
         documents: playlistDocuments(readModels),
         newId: deps.newId ?? randomUUID,
       }),
-      changesRoute(playlistDocuments(readModels)),
+      internalReadRoutes(changes),
     ],
   });
-  return { app, stop: projections.stop };
+  return { app, internal: changes, stop: projections.stop };
 }

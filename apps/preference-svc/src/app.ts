@@ -1,8 +1,8 @@
 import { PREFERENCE_LIMITS } from '@udp/contracts';
-import { serviceHttpApp } from '@udp/http-kit';
+import { internalReadRoutes, serviceHttpApp } from '@udp/http-kit';
 import { commandHandler, writeSide } from '@udp/eventsourcing';
 import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
-import { changesRoute } from './api/changes-route';
+import { preferenceChanges } from './api/changes-route';
 import { quotaClaims } from './api/quota-claims';
 import { preferenceRoutes } from './api/routes';
 import { preferenceAggregate, preferenceQuotaAggregate, preferenceQuotaStreamId } from './domain/aggregate';
@@ -72,6 +72,7 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     claim: commandHandler(quotaAggregate, { write: writeSide({ store }), now, states: quotaStates }),
   });
 
+  const changes = preferenceChanges(keys, documents);
   const app = serviceHttpApp({
     ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 8 * 1024 * 1024,
@@ -82,8 +83,8 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
         keys,
         limits,
       }),
-      changesRoute(keys, documents),
+      internalReadRoutes(changes),
     ],
   });
-  return { app, stop: projections.stop };
+  return { app, internal: changes, stop: projections.stop };
 }

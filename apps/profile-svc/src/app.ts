@@ -1,6 +1,6 @@
-import { serviceHttpApp } from '@udp/http-kit';
+import { internalReadRoutes, serviceHttpApp } from '@udp/http-kit';
 import { startServiceProjections, type ServiceApp, type ServiceDeps } from '@udp/runtime';
-import { changesRoute } from './api/changes-route';
+import { profileChanges } from './api/changes-route';
 import { profileRoutes } from './api/routes';
 import { profileAggregate, profileStreamsOfUser } from './domain/aggregate';
 import { profileChangesPublisher } from './projections/profile-changes';
@@ -23,6 +23,7 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
     erasure: { streamsOfUser: profileStreamsOfUser, documentsOfUser: profileDocumentsOfUser(readModels, store) },
   });
 
+  const changes = profileChanges(profileRows(readModels));
   const app = serviceHttpApp({
     ...projections.httpOptions,
     maxBodyBytes: deps.maxBodyBytes ?? 64 * 1024,
@@ -33,8 +34,8 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
         publicProfiles: publicProfileRows(readModels),
         publicProfilesEnabled: deps.publicProfilesEnabled ?? true,
       }),
-      changesRoute(profileRows(readModels)),
+      internalReadRoutes(changes),
     ],
   });
-  return { app, stop: projections.stop };
+  return { app, internal: changes, stop: projections.stop };
 }

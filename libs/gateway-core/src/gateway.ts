@@ -1,4 +1,4 @@
-import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Express, type NextFunction, type Request, type RequestHandler, type Response } from 'express';
 import { IDENTITY_HEADER, type Authenticator, type Identity, type InternalIdentity } from '@udp/auth';
 import { buildAsyncApiDocument, buildOpenApiDocument, changesApi, exportApi, healthApi } from '@udp/contracts';
 import {
@@ -50,6 +50,51 @@ export interface GatewayOptions {
   corsOrigins?: string[];
   /** Absent: no rate limits (tests of other things); the app always passes its configuration. */
   rateLimits?: RateLimits;
+  /** Routes whose answer stays open (live sync's `GET /api/changes`), served beside the router (`serveBeside`). */
+  streams?: StreamRoute[];
+}
+
+/** A route whose answer stays open: its method, its exact path, and its handler (errors go to `next`). */
+export interface StreamRoute {
+  method: string;
+  path: string;
+  handler: RequestHandler;
+}
+
+/**
+ * Streams beside the router. A stream's request and response live as long as it does, and with them whatever the
+ * Express router left on them (its dispatch state; the request object turned into a dictionary by the properties the
+ * router adds and restores): 1.5 KB of heap a stream, 15 MiB for 10,000 (docs/live-sync.md). A stream's request goes
+ * through the gateway's edge, the same middleware in the same order as every request (trace, request id, access line,
+ * observation, CORS, the limit per address, the checks), then straight to its handler; an error anywhere is the usual
+ * problem+json of the error handler, before the stream starts. The access line and the metrics come when it ends.
+ */
+function serveBeside(streams: StreamRoute[]) {
+  const edge: RequestHandler[] = [];
+  const byPath = new Map<string, Map<string, RequestHandler>>();
+  for (const s of streams) byPath.set(s.path, (byPath.get(s.path) ?? new Map()).set(s.method, s.handler));
+  const route = (req: Request, res: Response, next: NextFunction) => {
+    const handler = byPath.size === 0 ? undefined : byPath.get(req.path)?.get(req.method);
+    if (!handler) return next();
+    // Express's dispatch stops here: the rest of this request's handling keeps no state of the router.
+    req.next = undefined as unknown as NextFunction;
+    const chain = [...edge, handler];
+    let i = 0;
+    const fail = (error: unknown) => errorHandler(error, req, res, () => undefined);
+    const step = (error?: unknown): void => {
+      // As Express: null or undefined is no error (cors passes null).
+      if (error !== undefined && error !== null) return fail(error);
+      const layer = chain[i++];
+      try {
+        const answer = layer(req, res, step) as unknown;
+        if (answer instanceof Promise) answer.catch(fail);
+      } catch (thrown) {
+        fail(thrown);
+      }
+    };
+    step();
+  };
+  return { edge, route };
 }
 
 /**
@@ -63,38 +108,47 @@ export function createGateway(options: GatewayOptions): Express {
   app.set('etag', false);
   // req.ip is the client only when the peer is a trusted proxy; an untrusted peer's X-Forwarded-For is ignored.
   app.set('trust proxy', options.trustedProxies?.length ? options.trustedProxies : false);
+  // Requests that stay open (live sync's streams) pass the same edge, beside the router (`serveBeside`).
+  const beside = serveBeside(options.streams ?? []);
+  app.use(beside.route);
   // The request's trace, decided once: a SERVER span only when the head sampler records it (libs/telemetry edge.ts).
   app.use(traceRequest);
   app.use(requestId);
   // The gateway's access line also says how long the service took (`upstream_ms`), when one was called.
-  app.use(
-    requestContext(logger, {
-      accessFields: (res) => {
-        const ms = upstreamMs(res);
-        return ms === undefined ? {} : { upstream_ms: ms };
-      },
-    }),
-  );
+  const context = requestContext(logger, {
+    accessFields: (res) => {
+      const ms = upstreamMs(res);
+      return ms === undefined ? {} : { upstream_ms: ms };
+    },
+  });
+  app.use(context);
   // Every request is counted and timed, whatever answers it (a preflight, a rate limit, a 404).
-  app.use(observeServerRequests(serviceOf(logger)));
+  const observe = observeServerRequests(serviceOf(logger));
+  app.use(observe);
   // The gateway's own probes: it is ready when it runs; it never calls the services for them (one service down
   // must not take the whole API out of its Service; /health/ says which service is down).
   mountProbes(app);
   // CORS headers first, so that every answer a browser app gets (a 429 too) is readable by it; then the limit per
   // client address, for every request (preflights, /health/, /docs and floods without credentials included).
-  if (options.corsOrigins?.length) app.use(corsHeaders(options.corsOrigins));
+  const cors = options.corsOrigins?.length ? [corsHeaders(options.corsOrigins)] : [];
+  for (const middleware of cors) app.use(middleware);
   const limits = options.rateLimits;
   // An erasure is never refused for other traffic (issue 27): its credentials are verified first, and a verified
   // one is counted in its own budget only.
   if (limits) app.delete(exportApi.erase.path, verifyErasureFirst(authenticator));
-  if (limits?.perAddress) app.use(perAddressLimit(limits, logger));
+  const perAddress = limits?.perAddress ? [perAddressLimit(limits, logger)] : [];
+  for (const middleware of perAddress) app.use(middleware);
   app.use(answerPreflight);
   app.use(rejectUndecodablePath);
   // The services check it too (and the body); the gateway's own routes read the query as well.
   app.use(refuseIllFormedQuery);
   const document = buildOpenApiDocument();
   app.use(refuseClientIdentity);
-  app.use(methodNotAllowed(document));
+  const allowed = methodNotAllowed(document);
+  app.use(allowed);
+  // Probes, the erasure's own check and the routes below take no stream's path: its edge is the rest, in this order.
+  beside.edge.push(traceRequest, requestId, context, observe, ...cors, ...perAddress, answerPreflight, rejectUndecodablePath);
+  beside.edge.push(refuseIllFormedQuery, refuseClientIdentity, allowed);
 
   // 200 `UP` when every service is up; else 503 problem+json naming each service and the parts it reported.
   mountRoute(app, healthApi.health, async (_input, _req, res) => {
@@ -122,8 +176,11 @@ export function createGateway(options: GatewayOptions): Express {
     ...(limits?.erasurePerUser ? [erasureLimit(limits, logger)] : []),
   ];
   // Live sync authenticates in its routes (a ticket stands for the header there); credentials sent meet the limit per
-  // user first, as on every other authenticated route (a ticket is counted when it is issued).
-  app.use(changesApi.stream.path, authenticateIfSent(authenticator), ...perUser);
+  // user first, as on every other authenticated route (a ticket is counted when it is issued). The same for a stream
+  // served beside the router.
+  const changesCaller = [checkTokenType, authenticateIfSent(authenticator), ...perUser];
+  app.use(changesApi.stream.path, ...changesCaller);
+  beside.edge.push(...changesCaller);
   for (const router of options.routers ?? []) app.use(router);
 
   for (const route of routes) {

@@ -7,3 +7,4 @@ export * from './conditional';
 export * from './mount-route';
 export * from './health';
 export * from './probes';
+export * from './internal-reads';

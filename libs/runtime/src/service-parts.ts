@@ -20,6 +20,7 @@ import {
 } from '@udp/eventsourcing';
 import type { EventStore, SnapshotStore } from '@udp/eventstore';
 import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
+import type { InternalReads } from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
 
 /** The adapters every event-sourced service is built on. */
@@ -46,6 +47,8 @@ export interface ServiceDeps extends ServiceAdapters {
 /** A built service: its HTTP app, and how to stop what it started. */
 export interface ServiceApp {
   app: Express;
+  /** Its internal reads (live sync's pulls), for the embedded gateway to call in process; their routes are in `app`. */
+  internal?: InternalReads;
   stop(): Promise<void>;
 }
 

@@ -1,4 +1,5 @@
 import type { Express } from 'express';
+import type { InternalReads } from '@udp/http-kit';
 import type { ServiceApp } from './service-parts';
 import type { Bus } from '@udp/bus';
 import { type CommonConfig, loadConfig, type z } from '@udp/config';
@@ -22,6 +23,8 @@ export interface RunningService {
   shutdownTimeoutMs: number;
   /** The service's handler, for the embedded gateway to call in-process. */
   app: Express;
+  /** Its internal reads, for the embedded gateway to call in process. */
+  internal?: InternalReads;
   stop(): Promise<void>;
 }
 
@@ -43,6 +46,7 @@ export function serviceProcess<S extends z.ZodType<CommonConfig>>(definition: Se
       port,
       shutdownTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
       app: service.app,
+      internal: service.internal,
       async stop() {
         await closeServer(server);
         await service.stop();

@@ -1,6 +1,5 @@
-import { Router } from 'express';
 import { type PreferenceChange, type PreferenceChangesPage, PREFERENCE_CHANGES_MAX_PAGE, PreferenceChangesQuery } from '@udp/contracts';
-import { parseInput, userIdOf } from '@udp/http-kit';
+import { type InternalReads, parseInput } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { type PreferenceDocumentRow, type PreferenceKeyRow, changedAt } from '../projections/preferences';
 
@@ -14,40 +13,38 @@ const max = (a: string, b: string) => (BigInt(a) >= BigInt(b) ? a : b);
  * keys as tombstones), and a user's rows are applied in store order (preferences.ts), so "changed at or after p" is a
  * selection of the rows and the position after each is its own: a resume from it is exactly once. Store positions
  * only grow, so a cursor of before an erasure selects nothing of the erased rows. Internal: the gateway answers 404
- * for /internal.
+ * for /internal. An internal read: its route over HTTP, a call in process for the embedded gateway.
  */
-export function changesRoute(keys: Collection<PreferenceKeyRow>, documents: Collection<PreferenceDocumentRow>): Router {
-  const router = Router();
-  router.get('/internal/preference/changes', async (req, res) => {
-    const { since, limit = PREFERENCE_CHANGES_MAX_PAGE } = parseInput(PreferenceChangesQuery, req.query, 'query');
-    const userId = userIdOf(res);
-    // The head first: a change stored after it is in the page below, never skipped by a position taken after the page.
-    const [last] = await keys.find({ userId, changed: { $gte: changedAt(0n) } }, { sort: { changed: -1 }, limit: 1, readOnly: true });
-    const head = last ? after(last.changed!) : '0';
-    if (since === undefined)
-      return void res.json({ changes: [], position: head, applied: head, more: false } satisfies PreferenceChangesPage);
-    const rows = await keys.find(
-      { userId, changed: { $gte: changedAt(BigInt(since)) } },
-      { sort: { changed: 1 }, limit: limit + 1, readOnly: true },
-    );
-    const more = rows.length > limit;
-    const page = rows.slice(0, limit);
-    const live = page.filter((row) => !row.deleted).map((row) => row._id);
-    const stored = new Map(
-      live.length === 0 ? [] : (await documents.find({ userId, _id: { $in: live } }, { readOnly: true })).map((doc) => [doc._id, doc]),
-    );
-    const changes = page.map((row) => ({ preference: preferenceChange(row, stored.get(row._id)), position: after(row.changed!) }));
-    const reached = changes.length === 0 ? head : max(head, changes.at(-1)!.position);
-    const answer: PreferenceChangesPage = {
-      changes,
-      // A complete answer covers the user's head, and never moves a stream back.
-      position: more ? changes.at(-1)!.position : max(since, reached),
-      applied: reached,
-      more,
-    };
-    res.json(answer);
-  });
-  return router;
+export function preferenceChanges(keys: Collection<PreferenceKeyRow>, documents: Collection<PreferenceDocumentRow>): InternalReads {
+  return {
+    '/internal/preference/changes': async (userId, query) => {
+      const { since, limit = PREFERENCE_CHANGES_MAX_PAGE } = parseInput(PreferenceChangesQuery, query, 'query');
+      // The head first: a change stored after it is in the page below, never skipped by a position taken after the page.
+      const [last] = await keys.find({ userId, changed: { $gte: changedAt(0n) } }, { sort: { changed: -1 }, limit: 1, readOnly: true });
+      const head = last ? after(last.changed!) : '0';
+      if (since === undefined) return { changes: [], position: head, applied: head, more: false } satisfies PreferenceChangesPage;
+      const rows = await keys.find(
+        { userId, changed: { $gte: changedAt(BigInt(since)) } },
+        { sort: { changed: 1 }, limit: limit + 1, readOnly: true },
+      );
+      const more = rows.length > limit;
+      const page = rows.slice(0, limit);
+      const live = page.filter((row) => !row.deleted).map((row) => row._id);
+      const stored = new Map(
+        live.length === 0 ? [] : (await documents.find({ userId, _id: { $in: live } }, { readOnly: true })).map((doc) => [doc._id, doc]),
+      );
+      const changes = page.map((row) => ({ preference: preferenceChange(row, stored.get(row._id)), position: after(row.changed!) }));
+      const reached = changes.length === 0 ? head : max(head, changes.at(-1)!.position);
+      const answer: PreferenceChangesPage = {
+        changes,
+        // A complete answer covers the user's head, and never moves a stream back.
+        position: more ? changes.at(-1)!.position : max(since, reached),
+        applied: reached,
+        more,
+      };
+      return answer;
+    },
+  };
 }
 
 /**

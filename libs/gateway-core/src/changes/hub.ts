@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import type { Response } from 'express';
-import { IDENTITY_HEADER, type InternalIdentity } from '@udp/auth';
+import type { InternalIdentity } from '@udp/auth';
 import type { Bus, Consumer } from '@udp/bus';
 import {
   HistoryChangesPage,
@@ -17,6 +17,7 @@ import {
 import { HttpError } from '@udp/http-kit';
 import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
 import type { ChangePositions, CursorCodec } from './cursor';
+import { type ServiceAnswer, type ServiceGet, httpServiceGet } from './service-get';
 import type { StreamRegistry } from './stream-registry';
 import { ChangeStream } from './stream';
 
@@ -40,6 +41,8 @@ export interface ChangeHubOptions {
   preferenceUrl: string;
   profileUrl: string;
   identity: InternalIdentity;
+  /** How the services are asked (default: over HTTP, as the user; the embedded host asks its services in process). */
+  serviceGet?: ServiceGet;
   cursors: CursorCodec;
   limits: ChangeLimits;
   logger: Logger;
@@ -92,6 +95,9 @@ const FOLLOWED = [
   ),
 ];
 
+/** How often a share of the streams gets its heartbeat (`beat`). */
+const HEARTBEAT_TICK_MS = 10;
+
 /** What a stream's first pull can meet: the service unreachable is a 503 before the stream starts. */
 const unavailable = (detail: string) => new HttpError(503, 'Service Unavailable', detail, undefined, { 'retry-after': '5' });
 
@@ -110,14 +116,22 @@ export class ChangeHub {
   private count = 0;
   private consumers: Consumer[] = [];
   private heartbeat: NodeJS.Timeout | undefined;
+  /** The streams by the tick of the heartbeat period that writes theirs (`beat`). */
+  private readonly beats: Set<ChangeStream>[];
+  private tick = 0;
+  private nextBeat = 0;
   private stopped = false;
   private unobserve: (() => void) | undefined;
   private readonly now: () => number;
+  private readonly serviceGet: ServiceGet;
   /** Counters for the metrics and the tests. */
   readonly stats = { eventsSent: 0, slowReadersClosed: 0, replaced: 0 };
 
   constructor(private readonly options: ChangeHubOptions) {
     this.now = options.now ?? Date.now;
+    this.serviceGet = options.serviceGet ?? httpServiceGet(options.identity);
+    const ticks = Math.max(1, Math.round((options.limits.heartbeatS * 1000) / HEARTBEAT_TICK_MS));
+    this.beats = Array.from({ length: ticks }, () => new Set());
   }
 
   get open(): number {
@@ -150,25 +164,20 @@ export class ChangeHub {
       throw failed.reason;
     }
     await this.options.registry?.start((userId, streamId) => this.replace(userId, streamId, 'across the gateway replicas'));
-    this.heartbeat = setInterval(() => void this.beat(), this.options.limits.heartbeatS * 1000);
+    this.heartbeat = setInterval(() => this.beat(), (this.options.limits.heartbeatS * 1000) / this.beats.length);
     this.heartbeat.unref();
     this.unobserve = observeGauge(METRICS.changesStreams, (observe) => observe(this.count, SERVICE));
   }
 
   /**
-   * A heartbeat comment on every stream, 500 at a time with the event loop let in between: a write to each of 10,000
-   * streams in one go held the loop for tens of milliseconds every period.
+   * The heartbeat comments of one tick: each stream has its tick in the period (given in turn as streams open), so a
+   * period's writes are spread over it, some 30 every 50 ms for 10,000 streams (about 10 us each). Written all at once
+   * (even 500 at a time with the event loop let in between), they held the requests that came meanwhile: other
+   * requests' p99 rose by 60-250% in a period with a heartbeat (bench/live-sync-idle.mjs).
    */
-  private async beat(): Promise<void> {
-    let written = 0;
-    for (const streams of [...this.streams.values()]) {
-      for (const stream of streams) stream.heartbeat();
-      written += streams.size;
-      if (written >= 500) {
-        written = 0;
-        await new Promise((r) => setImmediate(r));
-      }
-    }
+  private beat(): void {
+    for (const stream of this.beats[this.tick]) stream.heartbeat();
+    this.tick = (this.tick + 1) % this.beats.length;
   }
 
   /**
@@ -188,6 +197,9 @@ export class ChangeHub {
     // Registered before the first pull: a change made meanwhile is announced to it and pulled after.
     own.add(stream);
     this.count++;
+    stream.beat = this.nextBeat;
+    this.beats[stream.beat].add(stream);
+    this.nextBeat = (this.nextBeat + 1) % this.beats.length;
     if (own.size > limits.maxStreamsPerUser) this.replace(userId, own.values().next().value!.id, 'at this gateway process');
     try {
       await this.pull(stream);
@@ -269,6 +281,7 @@ export class ChangeHub {
     const own = this.streams.get(stream.userId);
     if (!own?.delete(stream)) return;
     this.count--;
+    this.beats[stream.beat].delete(stream);
     if (own.size === 0) this.streams.delete(stream.userId);
     if (this.shared.delete(stream)) {
       this.options.registry!.closed(stream.id).catch((error: unknown) => {
@@ -448,16 +461,13 @@ export class ChangeHub {
 
   /** A service's internal answer, asked as the user (the signed identity): the service selects by it alone. */
   private async serviceJson(baseUrl: string, userId: string, path: string): Promise<unknown> {
-    let answer: globalThis.Response;
+    let answer: ServiceAnswer;
     try {
-      answer = await fetch(`${baseUrl}${path}`, {
-        headers: { [IDENTITY_HEADER]: this.options.identity.sign({ userId }), accept: 'application/json' },
-        signal: AbortSignal.timeout(10_000),
-      });
+      answer = await this.serviceGet(baseUrl, path, userId);
     } catch (error) {
       throw unavailable(`${path.split('?')[0]} cannot be reached: ${(error as Error).message}`);
     }
-    if (!answer.ok) throw unavailable(`${path.split('?')[0]} answered ${answer.status}`);
-    return answer.json();
+    if (answer.status < 200 || answer.status > 299) throw unavailable(`${path.split('?')[0]} answered ${answer.status}`);
+    return answer.json;
   }
 }

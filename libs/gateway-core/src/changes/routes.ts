@@ -1,7 +1,8 @@
 import { Router } from 'express';
 import type { Authenticator, Identity } from '@udp/auth';
-import { changesApi } from '@udp/contracts';
-import { mountRoute } from '@udp/http-kit';
+import { type Route, changesApi } from '@udp/contracts';
+import { type RouteHandler, mountRoute, routeHandler } from '@udp/http-kit';
+import type { StreamRoute } from '../gateway';
 import { authenticateCaller } from '../edge-checks';
 import type { CursorCodec } from './cursor';
 import type { ChangeHub } from './hub';
@@ -25,7 +26,23 @@ export function changesRouter({ hub, tickets, cursors, authenticator }: ChangesR
     res.setHeader('cache-control', 'no-store');
     res.json(tickets.issue(userId));
   });
-  mountRoute(router, changesApi.stream, async ({ query }, req, res) => {
+  // Here for HEAD and for a gateway made without `changesStream`; a GET is served beside the router.
+  mountRoute(router, changesApi.stream, openStream({ hub, tickets, cursors, authenticator }));
+  return router;
+}
+
+/**
+ * `GET /api/changes` as the gateway serves it, beside its router (createGateway's `streams`): an open stream keeps
+ * nothing of the router's dispatch.
+ */
+export function changesStream(options: ChangesRouterOptions): StreamRoute {
+  return { method: 'GET', path: changesApi.stream.path, handler: routeHandler(changesApi.stream, openStream(options)) };
+}
+
+type StreamHandler = typeof changesApi.stream extends Route<infer P, infer Q, infer B> ? RouteHandler<P, Q, B> : never;
+
+function openStream({ hub, tickets, cursors, authenticator }: ChangesRouterOptions): StreamHandler {
+  return async ({ query }, req, res) => {
     // A ticket stands for the header only when no header is sent: credentials sent are always checked.
     // (The gateway's edge has verified credentials sent, for the limit per user: res.locals.caller.)
     const caller = res.locals.caller as Identity | undefined;
@@ -39,6 +56,5 @@ export function changesRouter({ hub, tickets, cursors, authenticator }: ChangesR
     const [cursor, field] = header ? [header, 'Last-Event-ID'] : [query.last_event_id, 'last_event_id'];
     const positions = cursor === undefined ? undefined : cursors.decode(userId, cursor, field);
     await hub.openStream(userId, res, positions);
-  });
-  return router;
+  };
 }

@@ -18,6 +18,8 @@ export class ChangeStream {
   sentSinceAnnounce = false;
   /** When the oldest change announced and not yet sent was stored (for the latency histogram). */
   announcedAt: number | undefined;
+  /** The tick of the heartbeat period that writes this stream's heartbeat (the hub's). */
+  beat = 0;
   pulling: Promise<void> | null = null;
   again = false;
   closed = false;
