@@ -6,6 +6,7 @@ import type { StreamRoute } from '../gateway';
 import { authenticateCaller } from '../edge-checks';
 import type { CursorCodec } from './cursor';
 import type { ChangeHub } from './hub';
+import { STREAM_HEADERS } from './stream';
 import type { TicketIssuer } from './tickets';
 
 export interface ChangesRouterOptions {
@@ -55,6 +56,8 @@ function openStream({ hub, tickets, cursors, authenticator }: ChangesRouterOptio
     const header = req.header('last-event-id');
     const [cursor, field] = header ? [header, 'Last-Event-ID'] : [query.last_event_id, 'last_event_id'];
     const positions = cursor === undefined ? undefined : cursors.decode(userId, cursor, field);
+    // HEAD: the answer GET would start with, and no stream (one would stay open with nothing to send).
+    if (req.method === 'HEAD') return void res.writeHead(200, STREAM_HEADERS).end();
     await hub.openStream(userId, res, positions);
   };
 }

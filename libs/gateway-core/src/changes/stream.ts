@@ -4,6 +4,14 @@ import type { CloseChange } from '@udp/contracts';
 import type { ChangePositions } from './cursor';
 import type { Area } from './hub';
 
+/** The head of a stream's answer (and of `HEAD /api/changes`). */
+export const STREAM_HEADERS = {
+  'content-type': 'text/event-stream; charset=utf-8',
+  'cache-control': 'no-store',
+  // nginx and similar proxies would otherwise hold the events back in their buffers.
+  'x-accel-buffering': 'no',
+};
+
 /**
  * One open `GET /api/changes`: the Server-Sent Events written to its response. What the reader has not taken stays in
  * the response's buffer; past `maxBufferBytes` (when the next event or heartbeat is due) the stream is closed (a named `close` event, then the socket), so a
@@ -45,12 +53,7 @@ export class ChangeStream {
   /** The answer's head; the reconnection delay asked of EventSource (2 s) comes first. */
   private start(): void {
     if (this.res.headersSent) return;
-    this.res.writeHead(200, {
-      'content-type': 'text/event-stream; charset=utf-8',
-      'cache-control': 'no-store',
-      // nginx and similar proxies would otherwise hold the events back in their buffers.
-      'x-accel-buffering': 'no',
-    });
+    this.res.writeHead(200, STREAM_HEADERS);
     this.res.write('retry: 2000\n\n');
   }
 

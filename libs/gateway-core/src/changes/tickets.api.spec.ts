@@ -6,7 +6,7 @@ import { createGateway } from '../gateway';
 import type { RateLimits } from '../rate-limits';
 import { CursorCodec } from './cursor';
 import { ChangeHub } from './hub';
-import { changesRouter } from './routes';
+import { changesRouter, changesStream } from './routes';
 import { TicketIssuer } from './tickets';
 
 /**
@@ -32,23 +32,24 @@ const hub = new ChangeHub({
   limits: { heartbeatS: 15, maxStreamsPerUser: 10, maxStreams: 0, maxBufferBytes: 65536 },
 });
 const authenticator = new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER });
-/** The gateway with live sync's routes alone (and the limits given). */
-const gatewayWith = (rateLimits?: RateLimits) =>
-  createGateway({
+/** The gateway with live sync's routes alone (the stream served beside the router, as apps/gateway does). */
+const gatewayWith = (rateLimits?: RateLimits) => {
+  const changes = {
+    hub,
+    tickets: new TicketIssuer(identity.derivedKey('changes-ticket'), { now: () => clock }),
+    cursors,
+    authenticator,
+  };
+  return createGateway({
     logger,
     identity,
     authenticator,
     routes: [],
     rateLimits,
-    routers: [
-      changesRouter({
-        hub,
-        tickets: new TicketIssuer(identity.derivedKey('changes-ticket'), { now: () => clock }),
-        cursors,
-        authenticator,
-      }),
-    ],
+    routers: [changesRouter(changes)],
+    streams: [changesStream(changes)],
   });
+};
 const gateway = gatewayWith();
 
 afterAll(() => bus.close());
@@ -101,6 +102,16 @@ describe('change stream tickets', () => {
     expect(malformed.body.errors[0].field).toBe('ticket');
   });
 
+  it('answers HEAD with the head of a stream and opens none', async () => {
+    const head = await request(gateway)
+      .head('/api/changes')
+      .set('authorization', `Bearer ${await signDevToken(secret, 'alice')}`);
+    expect(head.status).toBe(200);
+    expect(head.headers['content-type']).toBe('text/event-stream; charset=utf-8');
+    expect(hub.open).toBe(0);
+    expect((await request(gateway).head('/api/changes')).status).toBe(401);
+  });
+
   it('needs credentials to be issued', async () => {
     expect((await request(gateway).post('/api/changes/ticket')).status).toBe(401);
   });
@@ -129,6 +140,15 @@ describe("live sync's routes and the limit per user", () => {
       .get('/api/changes')
       .set('authorization', await as('bob'))
       .expect(503);
+  });
+
+  it('refuses a Token-Type that names no scheme, as on every authenticated route', async () => {
+    const refused = await request(gateway)
+      .get('/api/changes')
+      .set('authorization', await as('carol'))
+      .set('token-type', 'Basic');
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0].field).toBe('Token-Type');
   });
 
   it('answers bad credentials with a 401 before any limit', async () => {
