@@ -401,20 +401,32 @@ export class ChangeHub {
   }
 
   private async pullPlaylists(stream: ChangeStream): Promise<bigint> {
-    const since = stream.positions!.playlist;
     const page = PlaylistChangesPage.parse(
-      await this.serviceJson(this.options.playlistUrl, stream.userId, `/internal/playlist/changes?since=${since}`),
+      await this.serviceJson(this.options.playlistUrl, stream.userId, `/internal/playlist/changes?since=${stream.positions!.playlist}`),
     );
-    if (stream.closed) return BigInt(page.applied);
-    for (const change of page.changes) {
-      if (stream.closed) return BigInt(page.applied);
-      stream.positions = { ...stream.positions!, playlist: change.position };
-      this.sendChange(stream, 'playlist', change.playlist);
+    return this.sendRevisions(
+      stream,
+      'playlist',
+      page.applied,
+      page.changes.map((c) => [c.position, c.playlist]),
+    );
+  }
+
+  /**
+   * Sends one page of an area whose positions count its events per user (playlists, the profile): each change at the
+   * position after it; a page of nothing moves past changes that showed nothing (and, after an erasure, back to the new
+   * beginning). Answers how far the service has applied them.
+   */
+  private sendRevisions(stream: ChangeStream, area: 'playlist' | 'profile', applied: number, changes: Array<[number, unknown]>): bigint {
+    for (const [position, data] of changes) {
+      if (stream.closed) break;
+      stream.positions = { ...stream.positions!, [area]: position };
+      this.sendChange(stream, area, data);
     }
-    // Past changes that showed nothing (and, after an erasure, back to the new beginning).
-    if (page.changes.length === 0 && page.applied !== stream.positions!.playlist)
-      stream.positions = { ...stream.positions!, playlist: page.applied };
-    return BigInt(page.applied);
+    if (!stream.closed && changes.length === 0 && applied !== stream.positions![area]) {
+      stream.positions = { ...stream.positions!, [area]: applied };
+    }
+    return BigInt(applied);
   }
 
   /** The keys changed after the stream's position, a page at a time (a key changed several times: once, as it is now). */
@@ -442,16 +454,12 @@ export class ChangeHub {
     const page = ProfileChangesPage.parse(
       await this.serviceJson(this.options.profileUrl, stream.userId, `/internal/profile/changes?since=${stream.positions!.profile}`),
     );
-    if (stream.closed) return BigInt(page.applied);
-    for (const change of page.changes) {
-      if (stream.closed) return BigInt(page.applied);
-      stream.positions = { ...stream.positions!, profile: change.position };
-      this.sendChange(stream, 'profile', change.profile);
-    }
-    // Past changes that showed nothing (and, after an erasure, back to the new beginning).
-    if (page.changes.length === 0 && page.applied !== stream.positions!.profile)
-      stream.positions = { ...stream.positions!, profile: page.applied };
-    return BigInt(page.applied);
+    return this.sendRevisions(
+      stream,
+      'profile',
+      page.applied,
+      page.changes.map((c) => [c.position, c.profile]),
+    );
   }
 
   private async historyChanges(userId: string, since: string | undefined): Promise<HistoryChangesPage> {
