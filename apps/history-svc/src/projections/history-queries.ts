@@ -211,12 +211,22 @@ export async function changedEntries(
 ): Promise<{ entries: HistoryEntryDocument[]; sync_token: string; more: boolean }> {
   const { count: applied } = await appliedChanges(model, userId);
   const where = changedSince(userId, selection(userId, {}, true), parseSyncToken(since), applied);
-  const page = limit === 0 ? [] : await model.entries.find(where, { sort: CHANGE_ORDER, limit: limit + 1, readOnly: true });
+  const { shown, more, position } = await entriesPage(model, where, limit, applied, true);
+  return { entries: shown, sync_token: formatSyncToken(position), more };
+}
+
+/**
+ * Up to `limit` entries matching `where`, in change order (`changeMode`) or the list's order, whether more follow, and
+ * the sync position the page reaches: after its last entry when more changes follow, else everything applied.
+ */
+async function entriesPage(model: HistoryReadModel, where: Filter, limit: number, applied: number, changeMode: boolean) {
+  const page =
+    limit === 0 ? [] : await model.entries.find(where, { sort: changeMode ? CHANGE_ORDER : ORDER, limit: limit + 1, readOnly: true });
   const more = page.length > limit;
   const shown = page.slice(0, limit);
-  const last = shown[shown.length - 1];
-  const position = more && last ? positionAfter(last.revision, last.item_id) : { count: applied };
-  return { entries: shown, sync_token: formatSyncToken(position), more };
+  const last = shown.at(-1);
+  const position: SyncPosition = more && last && changeMode ? positionAfter(last.revision, last.item_id) : { count: applied };
+  return { shown, more, last, position };
 }
 
 /** `listHistory` from whole documents, each entry's answer made here: for entries written without one. */
@@ -231,14 +241,10 @@ async function listHistoryFromDocuments(
   const changeMode = query.since !== undefined;
   const filter = selection(userId, query, query.with_deleted ?? changeMode);
   const where = query.since !== undefined ? changedSince(userId, filter, parseSyncToken(query.since), applied) : filter;
-  const [page, newest] = await Promise.all([
-    limit === 0 ? [] : model.entries.find(where, { sort: changeMode ? CHANGE_ORDER : ORDER, limit: limit + 1, readOnly: true }),
+  const [{ shown, more, last, position }, newest] = await Promise.all([
+    entriesPage(model, where, limit, applied, changeMode),
     model.entries.find({ userId }, { sort: ORDER, limit: 1, readOnly: true }),
   ]);
-  const more = page.length > limit;
-  const shown = page.slice(0, limit);
-  const last = shown[shown.length - 1];
-  const position = more && last && changeMode ? positionAfter(last.revision, last.item_id) : { count: applied };
   return {
     answers: shown.map((doc) => JSON.stringify(toItem(doc))),
     last_update: newest[0]?.date ?? 0,
