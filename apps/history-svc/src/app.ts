@@ -40,17 +40,22 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
   // The list order; `deleted` last, so a list without tombstones tests it in the index, not in each document.
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1, deleted: 1 });
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, revision: 1, item_id: 1 });
-  // The newest watch of an item in an hour, found again when the newest leaves (trending, as the projection applies).
-  await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 }, { queriedByProjection: true });
   // Erasure deletes a user's head by its user.
   await readModels.ensureIndex(HISTORY_HEADS_COLLECTION, { userId: 1 });
   await trendingIndexes(readModels);
   // One process (no segments): each user's entries and head are applied inline from the append, the trending counts
   // by their own projector; the distributed mode's replicas apply both with one projection, by segments.
   const inline = !deps.segments;
+  // The newest watch of an item in an hour, found again when the newest leaves (trending, as the projection applies):
+  // in the watches inline, in the entries with segments. Inline the entries' index would be a fourth index every
+  // entry write keeps for no query: a file that has it from before loses it.
+  const newestWatch = { item_id: 1, date: -1 } as const;
   if (inline) {
-    await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, { item_id: 1, date: -1 }, { queriedByProjection: true });
+    await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, newestWatch, { queriedByProjection: true });
     await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, { userId: 1 }, { queriedByProjection: true });
+    await readModels.dropIndex?.(HISTORY_COLLECTION, newestWatch);
+  } else {
+    await readModels.ensureIndex(HISTORY_COLLECTION, newestWatch, { queriedByProjection: true });
   }
   // Entries of an earlier version's read models get their answers, once, before anything reads or projects.
   await fillEntryAnswers(readModels);

@@ -1,6 +1,6 @@
 import { MemoryEventStore, type RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { InlineProjector } from './inline-projector';
+import { INLINE_CHUNK, InlineProjector } from './inline-projector';
 import type { Projection } from './projector';
 
 /** A projection that records what it applied, and holds the events of `held` streams (or `stream@revision`) until `release`. */
@@ -94,5 +94,34 @@ describe('InlineProjector', () => {
     await new InlineProjector(store, readModels.checkpoints(), projection).start();
     expect(applied).toEqual(['s-a@1', 's-a@2']);
     expect(await readModels.checkpoints().load('rows')).toBe(stored[2].position);
+  });
+
+  it('gives a projection that takes batches an append in chunks, and applies a chunk that failed again whole', async () => {
+    const store = new MemoryEventStore();
+    const chunks: string[][] = [];
+    let failOnce = true;
+    const projection: Projection = {
+      name: 'rows',
+      streamPrefixes: ['s-'],
+      apply: async () => {
+        throw new Error('a batch-taking projection is given chunks');
+      },
+      async applyBatch(events) {
+        if (events[0].revision === INLINE_CHUNK && failOnce) {
+          failOnce = false;
+          throw new Error('read models briefly failing');
+        }
+        chunks.push(events.map((event) => `${event.streamId}@${event.revision}`));
+      },
+    };
+    const inline = new InlineProjector(store, new MemoryReadModelStore().checkpoints(), projection, { retryDelayMs: 1 });
+    await inline.start();
+    await inline.applyAppended(await append(store, 's-a', INLINE_CHUNK * 2 + 5));
+    expect(chunks.map((chunk) => [chunk[0], chunk.length])).toEqual([
+      ['s-a@0', INLINE_CHUNK],
+      [`s-a@${INLINE_CHUNK}`, INLINE_CHUNK],
+      [`s-a@${INLINE_CHUNK * 2}`, 5],
+    ]);
+    expect(inline.healthy()).toBe(true);
   });
 });

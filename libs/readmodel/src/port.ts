@@ -92,6 +92,11 @@ export interface ReadModelStore {
    * queries by it, so a store that builds indexes once a rebuild has caught up (SQLite) builds this one at once.
    */
   ensureIndex(collection: string, keys: Record<string, 1 | -1>, options?: IndexOptions): Promise<void>;
+  /**
+   * (Optional) Removes an index `ensureIndex` declared with these keys, if there is one: a mode that no longer queries
+   * by it stops paying for it on every write. An adapter without it keeps the index (only slower writes).
+   */
+  dropIndex?(collection: string, keys: Record<string, 1 | -1>): Promise<void>;
   checkpoints(): CheckpointStore;
   /**
    * The service's projectors caught up with the event store at start. An adapter that put work off while they

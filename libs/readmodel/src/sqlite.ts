@@ -87,6 +87,12 @@ export interface SqliteReadModelsOptions {
  *   model. (The key is a column, `k_<field>`, filled by this code: computed inside SQLite it cost a call into
  *   JavaScript per index per write.)
  */
+/** The name of the index `ensureIndex` makes for these keys (fields and directions in order). */
+const indexName = (target: { table: string }, keys: Record<string, 1 | -1>) =>
+  `"${target.table.slice(1, -1)}__${Object.keys(keys)
+    .map((f) => `${f}_${keys[f] === -1 ? 'd' : 'a'}`)
+    .join('__')}"`;
+
 export class SqliteReadModelStore implements ReadModelStore {
   private readonly collections = new Map<string, SqliteCollection<Document>>();
   private readonly statements = new LRUCache<string, Database.Statement>({ max: 1000 });
@@ -204,12 +210,22 @@ export class SqliteReadModelStore implements ReadModelStore {
     target.addKeyColumn(fields[0]);
     for (const field of fields.slice(1)) target.addColumn(field);
     const columns = fields.map((field, i) => `${i === 0 ? keyColumnOf(field) : columnOf(field)}${keys[field] === -1 ? ' DESC' : ''}`);
-    const name = `"${target.table.slice(1, -1)}__${fields.map((f) => `${f}_${keys[f] === -1 ? 'd' : 'a'}`).join('__')}"`;
-    const create = `CREATE INDEX IF NOT EXISTS ${name} ON ${target.table} (${columns.join(', ')})`;
+    const create = `CREATE INDEX IF NOT EXISTS ${indexName(target, keys)} ON ${target.table} (${columns.join(', ')})`;
     // Put off during a rebuild, unless the projection queries by it: without it each of its queries scans the whole
     // table, and a rebuild of 50,000 watches of the last hours (trending) took a minute instead of seconds.
     if (this.deferredIndexes && !options.queriedByProjection) this.deferredIndexes.push(create);
     else this.db.exec(create);
+  }
+
+  async dropIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
+    Object.keys(keys).forEach(checkFieldName);
+    const target = this.collection(collection) as unknown as SqliteCollection<Document>;
+    const name = indexName(target, keys);
+    this.deferredIndexes = this.deferredIndexes && this.deferredIndexes.filter((create) => !create.includes(` ${name} `));
+    const exists = this.db.prepare(`SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?`).get(name.slice(1, -1));
+    if (!exists) return;
+    this.schemaChanging();
+    this.db.exec(`DROP INDEX ${name}`);
   }
 
   /**

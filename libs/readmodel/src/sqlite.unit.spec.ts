@@ -35,6 +35,34 @@ describe('SQLite read models rebuilt from nothing', () => {
     expect(indexesOf(file).sort()).toEqual(['rm_notes__date_a', 'rm_notes__userId_a__date_d']);
     await again.close();
   });
+
+  it('given an index no query uses any more, when it is dropped, then the file loses it and queries answer as before', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+    const store = await SqliteReadModelStore.open({ file });
+    await store.ensureIndex('notes', { userId: 1, date: -1 });
+    await store.ensureIndex('notes', { date: 1 });
+    const notes = store.collection<{ _id: string; userId: string; date: number; revision: number }>('notes');
+    for (let i = 0; i < 5; i++) await notes.upsertIfNewer({ _id: `u${i % 2}/${i}`, userId: `u${i % 2}`, date: i, revision: 0 });
+    await store.dropIndex('notes', { date: 1 });
+    // Dropped again (the next start): nothing to do.
+    await store.dropIndex('notes', { date: 1 });
+    expect(indexesOf(file)).toEqual(['rm_notes__userId_a__date_d']);
+    expect((await notes.find({ date: { $gte: 3 } }, { sort: { date: 1 } })).map((n) => n.date)).toEqual([3, 4]);
+    await store.close();
+
+    // Declared during a rebuild (put off), then dropped: never built.
+    const rebuilt = await SqliteReadModelStore.open({
+      file: join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite'),
+      deferIndexes: true,
+    });
+    await rebuilt.ensureIndex('notes', { date: 1 });
+    await rebuilt.dropIndex('notes', { date: 1 });
+    await rebuilt.caughtUp();
+    expect(
+      rebuilt.database.prepare("SELECT count(*) FROM sqlite_master WHERE type = 'index' AND name = 'rm_notes__date_a'").pluck().get(),
+    ).toBe(0);
+    await rebuilt.close();
+  });
 });
 
 describe('SQLite read models: erasure and failures', () => {

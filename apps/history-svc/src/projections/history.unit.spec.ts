@@ -1,8 +1,16 @@
 import { ForeignEventError } from '@udp/eventsourcing';
-import { projectionSpecification } from '@udp/test-system';
+import { MemoryReadModelStore } from '@udp/readmodel';
+import { projectionSpecification, recordedEvents } from '@udp/test-system';
 import { type HistoryEvent, historyStream } from '../domain/aggregate';
 import { cleared, deleted, recorded } from '../testing/history-events';
-import { HISTORY_COLLECTION, type HistoryEntryDocument, historyProjection } from './history';
+import {
+  HISTORY_COLLECTION,
+  HISTORY_HEADS_COLLECTION,
+  type HistoryEntryDocument,
+  type HistoryHeadDocument,
+  historyOwnRowsProjection,
+  historyProjection,
+} from './history';
 
 /** history_entries: given events, the read-model documents; a replayed event changes nothing. */
 const spec = projectionSpecification((readModels) => historyProjection(readModels));
@@ -87,4 +95,24 @@ describe('history projection', () => {
 
   it("refuses an event of another owner in a user's stream and writes nothing of it", () =>
     spec.given({ id: historyStream('alice').id, owner: { userId: 'mallory' } }, [recorded('urn:x', 1, 10)]).thenRefuses(ForeignEventError));
+
+  it('inline, a chunk of an append writes every entry and the head once, after them, at its last event', async () => {
+    const readModels = new MemoryReadModelStore();
+    const heads = readModels.collection<HistoryHeadDocument>(HISTORY_HEADS_COLLECTION);
+    const headWrites: number[] = [];
+    const upsert = heads.upsertIfNewer.bind(heads);
+    heads.upsertIfNewer = async (doc) => {
+      // The head follows its entries: every entry up to its revision is there when it is written.
+      expect(await readModels.collection(HISTORY_COLLECTION).count({ userId: 'alice' })).toBe(doc.revision + 1);
+      headWrites.push(doc.revision);
+      return upsert(doc);
+    };
+    const events = recordedEvents(
+      historyStream('alice'),
+      Array.from({ length: 40 }, (_, i) => recorded(`urn:${i}`, i + 1, 10 + i)),
+    );
+    await historyOwnRowsProjection(readModels).applyBatch!(events);
+    expect(headWrites).toEqual([39]);
+    expect(await heads.get('alice')).toMatchObject({ revision: 39, position: String(events[39].position) });
+  });
 });
