@@ -508,7 +508,12 @@ class SqliteCollection<T extends Document> implements Collection<T> {
    * Documents handed out read-only, by their JSON text: a document read again unchanged is the same object, so
    * what a caller derived from it (history-queries.ts: an entry's answer text) is found again without parsing.
    */
-  private readonly readOnlyDocuments = new LRUCache<string, T>({ max: 50_000 });
+  private readOnlyDocumentsMade?: LRUCache<string, T>;
+
+  /** Made at the first read-only find: the cache allocates for all its entries at once (some 10 ms each, at start). */
+  private get readOnlyDocuments(): LRUCache<string, T> {
+    return (this.readOnlyDocumentsMade ??= new LRUCache<string, T>({ max: 50_000 }));
+  }
 
   constructor(
     private readonly store: SqliteReadModelStore,
