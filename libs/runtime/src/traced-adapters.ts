@@ -60,6 +60,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
     const op = <R>(operation: string, work: () => Promise<R>) => inSpan(`${operation} ${name}`, SpanKind.CLIENT, db(operation), work);
     return {
       get: (id) => op('find', () => collection.get(id)),
+      getMany: (ids) => op('find', () => collection.getMany(ids)),
       find: (filter, options) => op('find', () => collection.find(filter, options)),
       prepareFind: (filter, options) => {
         const run = collection.prepareFind(filter, options);
@@ -67,6 +68,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
       },
       count: (filter) => op('count', () => collection.count(filter)),
       upsertIfNewer: (doc) => op('update', () => collection.upsertIfNewer(doc)),
+      upsertManyIfNewer: (docs) => op('update', () => collection.upsertManyIfNewer(docs)),
       updateMany: (filter, set) => op('update', () => collection.updateMany(filter, set)),
       deleteMany: (filter) => op('delete', () => collection.deleteMany(filter)),
     };

@@ -338,10 +338,12 @@ function pagedErasure<D extends HistoryEntryDocument>(
   const pageSize = beforeDelete ? ERASURE_PAGE : 5 * ERASURE_PAGE;
   return {
     get: (id) => documents.get(id),
+    getMany: (ids) => documents.getMany(ids),
     find: (filter, findOptions) => documents.find(filter, findOptions),
     prepareFind: (filter, findOptions) => documents.prepareFind(filter, findOptions),
     count: (filter) => documents.count(filter),
     upsertIfNewer: (doc) => documents.upsertIfNewer(doc),
+    upsertManyIfNewer: (docs) => documents.upsertManyIfNewer(docs),
     updateMany: (filter, set) => documents.updateMany(filter, set),
     async deleteMany(filter) {
       // Deleted entries too: an hour an earlier delete left at zero still names the item.
