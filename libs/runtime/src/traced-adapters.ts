@@ -44,6 +44,8 @@ export function tracedEventStore(store: EventStore, namespace: string): EventSto
     deleteStream: (streamId) => inSpan('DELETE events', SpanKind.CLIENT, db('DELETE'), () => store.deleteStream(streamId)),
     listStreams: (prefix) => inSpan('SELECT streams', SpanKind.CLIENT, db('SELECT'), () => store.listStreams(prefix)),
     subscribe: (options, handler) => store.subscribe(options, handler),
+    // Without it a distributed projector applies and checkpoints event by event (the store can hand it batches).
+    ...(store.subscribeBatches && { subscribeBatches: store.subscribeBatches.bind(store) }),
     ping: () => store.ping(),
     close: () => store.close(),
   };
