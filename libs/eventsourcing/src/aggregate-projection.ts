@@ -51,7 +51,10 @@ export function aggregateProjection<E extends DomainEvent, Id>(options: Aggregat
       const { event, at } = parsed(recorded, context);
       return options.apply(event, at);
     },
-    ...(applyBatch && { applyBatch: (events: RecordedEvent[]) => applyBatch(events.map((recorded) => parsed(recorded))) }),
+    ...(applyBatch && {
+      applyBatch: (events: RecordedEvent[], contexts?: ApplyContext[]) =>
+        applyBatch(events.map((recorded, i) => parsed(recorded, contexts?.[i]))),
+    }),
   };
 }
 

@@ -22,9 +22,10 @@ export interface Projection {
   apply(event: RecordedEvent, context?: ApplyContext): Promise<void>;
   /**
    * (Optional) Applies events in hand together, in order (a publisher: one produce for all). Idempotent like
-   * `apply`: a batch that failed is applied again whole. Without it, each event is applied by `apply`.
+   * `apply`: a batch that failed is applied again whole. Without it, each event is applied by `apply`. `contexts`:
+   * each event's, in the same order.
    */
-  applyBatch?(events: RecordedEvent[]): Promise<void>;
+  applyBatch?(events: RecordedEvent[], contexts?: ApplyContext[]): Promise<void>;
   /**
    * (Optional) Streams with the same key are applied by the inline projector one append at a time, in store order
    * (by default each stream is its own key): a read model ordered across several streams of a user names the user.
@@ -211,7 +212,11 @@ export class Projector {
       const applyBatch = this.projection.applyBatch.bind(this.projection);
       await this.retried(
         mine[0],
-        () => applyBatch(mine),
+        () =>
+          applyBatch(
+            mine,
+            mine.map((event) => ({ segment: segmentOfEvent.get(event) })),
+          ),
         () => mine.some((e) => this.active.has(segmentOfEvent.get(e)!)),
       );
       recordCounter(METRICS.projectionApplied, mine.length, this.attributes);

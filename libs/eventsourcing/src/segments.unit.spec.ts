@@ -185,6 +185,7 @@ describe('projection segments shared among replicas', () => {
       return updateMany(filter, set);
     };
     const batches: RecordedEvent[][] = [];
+    const segmentsTold: Array<number | undefined> = [];
     const a = new Projector(
       d.store,
       new MemoryReadModelStore().checkpoints(),
@@ -192,7 +193,10 @@ describe('projection segments shared among replicas', () => {
         name: 'view',
         streamPrefixes: [PREFIX],
         apply: () => Promise.reject(new Error('applied one by one')),
-        applyBatch: async (events) => void batches.push(events),
+        applyBatch: async (events, contexts) => {
+          batches.push(events);
+          segmentsTold.push(...(contexts ?? []).map((context) => context.segment));
+        },
       },
       { segments: { count: COUNT, leaseMs: 60_000, owner: 'a', collection: d.segments }, service: 'a' },
     );
@@ -200,6 +204,8 @@ describe('projection segments shared among replicas', () => {
     await a.caughtUp();
     // The 60 events stored before the start: one batch, in store order, and one checkpoint write for them.
     expect(batches.map((b) => b.map((e) => e.streamId))).toEqual([streams]);
+    // Each event with its segment (a count shared by users guards per segment).
+    expect(segmentsTold).toEqual(streams.map((stream) => segmentOf(stream, [PREFIX], COUNT)));
     expect(checkpointWrites).toBe(1);
     const last = batches[0][59].position;
     expect((await d.segments.find({ group: 'view', kind: 'segment' })).map((doc) => doc.position)).toEqual(Array(COUNT).fill(String(last)));

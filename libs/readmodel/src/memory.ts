@@ -166,6 +166,13 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     return doc ? cloneData(doc) : null;
   }
 
+  async getMany(ids: readonly string[]): Promise<T[]> {
+    return ids.flatMap((id) => {
+      const doc = this.docs.get(id);
+      return doc ? [cloneData(doc)] : [];
+    });
+  }
+
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const found = this.select(filter, options);
     // Stored documents are never changed in place (`put` stores a new object), so a read-only reader may have them.
@@ -191,6 +198,10 @@ class MemoryCollection<T extends Document> implements Collection<T> {
     if (stored && stored.revision >= doc.revision) return false;
     this.put(doc._id, cloneData(doc));
     return true;
+  }
+
+  async upsertManyIfNewer(docs: ReadonlyArray<T & VersionedDocument>): Promise<boolean[]> {
+    return Promise.all(docs.map((doc) => this.upsertIfNewer(doc)));
   }
 
   async updateMany(filter: Filter, set: Partial<T>): Promise<number> {

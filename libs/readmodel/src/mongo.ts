@@ -1,3 +1,4 @@
+import { isDeepStrictEqual } from 'node:util';
 import type { Db, Filter as MongoFilter, MongoClient } from 'mongodb';
 
 // Required when the adapter is used: embedded mode never pays for loading the driver.
@@ -67,6 +68,11 @@ class MongoCollection<T extends Document> implements Collection<T> {
     return reachable(async () => (await this.c.findOne({ _id: id })) as T | null);
   }
 
+  getMany(ids: readonly string[]): Promise<T[]> {
+    if (ids.length === 0) return Promise.resolve([]);
+    return reachable(async () => (await this.c.find({ _id: { $in: [...ids] } }).toArray()) as T[]);
+  }
+
   find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     return reachable(async () => {
       let cursor = this.c.find(filter as MongoFilter<Document>);
@@ -109,6 +115,41 @@ class MongoCollection<T extends Document> implements Collection<T> {
       if (error instanceof driver().MongoServerError && error.code === DUPLICATE_KEY) return false;
       throw error;
     }
+  }
+
+  /**
+   * The same guarded replacements in one ordered `bulkWrite`: when every document is newer (a fresh batch), one round
+   * trip. A document the stored one is as new as or newer than matches nothing and hits the unique _id; the bulk
+   * write stops there, and which of the others it wrote cannot be told (FerretDB's error names the wrong index), so
+   * each is written again alone: one written by the bulk write is now stored as given, and that is its "written".
+   */
+  async upsertManyIfNewer(docs: ReadonlyArray<T & VersionedDocument>): Promise<boolean[]> {
+    if (docs.length === 0) return [];
+    const operations = docs.map((doc) => ({
+      replaceOne: {
+        filter: { _id: doc._id, revision: { $lt: doc.revision } },
+        replacement: doc as unknown as Document & Record<string, unknown>,
+        upsert: true,
+      },
+    }));
+    try {
+      await reachable(() => this.c.bulkWrite(operations, { ordered: true }));
+    } catch (error) {
+      const m = driver();
+      const failures = error instanceof m.MongoBulkWriteError ? [error.writeErrors].flat() : [];
+      // Anything but a duplicate key: a failed write, remembered for the health check.
+      if (failures.length === 0 || failures.some((failure) => failure.code !== DUPLICATE_KEY)) {
+        if (error instanceof m.MongoServerError) this.writeFailures.failed(error);
+        throw error;
+      }
+      const written: boolean[] = [];
+      for (const doc of docs) {
+        written.push((await this.upsertIfNewer(doc)) || isDeepStrictEqual(await this.get(doc._id), doc));
+      }
+      return written;
+    }
+    this.writeFailures.succeeded();
+    return docs.map(() => true);
   }
 
   updateMany(filter: Filter, set: Partial<T>): Promise<number> {

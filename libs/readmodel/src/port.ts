@@ -66,11 +66,18 @@ export interface PreparedFindOptions<K extends string> {
 
 export interface Collection<T extends Document> {
   get(id: string): Promise<T | null>;
+  /** The stored documents among `ids`, in no particular order (a missing one is left out): one round trip for many. */
+  getMany(ids: readonly string[]): Promise<T[]>;
   find(filter: Filter, options?: FindOptions): Promise<T[]>;
   prepareFind<K extends keyof T & string>(filter: PreparedFilter, options: PreparedFindOptions<K>): PreparedFind<{ [F in K]: T[F] | null }>;
   count(filter: Filter): Promise<number>;
   /** Writes `doc` unless the stored one has the same or a newer revision. True when written. */
   upsertIfNewer(doc: T & VersionedDocument): Promise<boolean>;
+  /**
+   * `upsertIfNewer` for each of `docs` (distinct ids) in one round trip; answers, in their order, which were written (a
+   * document another writer stored identical at the same revision meanwhile may count as written too). Not atomic: a failure may leave some written, and doing them all again is safe (each is guarded by its revision).
+   */
+  upsertManyIfNewer(docs: ReadonlyArray<T & VersionedDocument>): Promise<boolean[]>;
   /** Sets fields on every document matching the filter; returns how many matched. */
   updateMany(filter: Filter, set: Partial<T>): Promise<number>;
   deleteMany(filter: Filter): Promise<number>;

@@ -46,6 +46,48 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       expect(await c.get('missing')).toBeNull();
     });
 
+    it('reads many by id in one call: those stored, a missing one left out', async () => {
+      const c = store.collection<Entry>(name);
+      await c.upsertManyIfNewer([doc('u1', 'a', 10, 1), doc('u1', 'b', 20, 2), doc('u2', 'a', 30, 3)]);
+      const found = await c.getMany(['u1/b', 'missing', 'u2/a', 'u1/a']);
+      expect(found.sort((x, y) => x.date - y.date)).toEqual([doc('u1', 'a', 10, 1), doc('u1', 'b', 20, 2), doc('u2', 'a', 30, 3)]);
+      expect(await c.getMany([])).toEqual([]);
+      expect(await c.getMany(['missing'])).toEqual([]);
+    });
+
+    it('writes many in one call, each only when newer than the stored one, answering which were written', async () => {
+      const c = store.collection<Entry>(name);
+      expect(await c.upsertManyIfNewer([doc('u1', 'a', 10, 1), doc('u1', 'b', 20, 5)])).toEqual([true, true]);
+      // A mix in one call: newer, older, new.
+      expect(await c.upsertManyIfNewer([doc('u1', 'a', 11, 2), doc('u1', 'b', 98, 4), doc('u1', 'c', 30, 1)])).toEqual([true, false, true]);
+      // The same revisions again (a replayed batch): nothing written.
+      expect(await c.upsertManyIfNewer([doc('u1', 'a', 12, 2), doc('u1', 'b', 99, 5), doc('u1', 'c', 31, 1)])).toEqual([
+        false,
+        false,
+        false,
+      ]);
+      expect(await c.upsertManyIfNewer([])).toEqual([]);
+      const all = await c.find({ userId: 'u1' }, { sort: { itemId: 1 } });
+      expect(all).toEqual([doc('u1', 'a', 11, 2), doc('u1', 'b', 20, 5), doc('u1', 'c', 30, 1)]);
+      // What one call wrote is found by the queries, as one write at a time would be.
+      expect(await c.count({ userId: 'u1', date: { $gte: 20 } })).toBe(2);
+    });
+
+    it('keeps the newest of concurrent bulk writes of the same documents, each written exactly once per revision', async () => {
+      const c = store.collection<Entry>(name);
+      const ids = Array.from({ length: 20 }, (_, i) => `i${i}`);
+      // Five callers at once: caller k writes every document at revision k + 1, and all write `same` at revision 7.
+      const answers = await Promise.all(
+        [0, 1, 2, 3, 4].map((k) => c.upsertManyIfNewer([...ids.map((item) => doc('u1', item, k, k + 1)), doc('u1', 'same', 100 + k, 7)])),
+      );
+      for (const item of ids) expect(await c.get(`u1/${item}`)).toEqual(doc('u1', item, 4, 5));
+      // The newest revision of each document was written whatever the interleaving.
+      expect(answers[4].slice(0, ids.length).every(Boolean)).toBe(true);
+      // Of the writes of one revision, one only.
+      expect(answers.filter((written) => written[ids.length]).length).toBe(1);
+      expect((await c.get('u1/same'))?.revision).toBe(7);
+    });
+
     it('finds with equality, ranges, $in, $or, sort and limit as MongoDB does', async () => {
       const c = store.collection<Entry>(name);
       for (const [item, date, deleted] of [

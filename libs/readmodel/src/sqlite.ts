@@ -583,6 +583,11 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     return doc === undefined ? null : (JSON.parse(doc) as T);
   }
 
+  async getMany(ids: readonly string[]): Promise<T[]> {
+    const texts = this.store.read(() => ids.map((id) => this.statements.byId.get(partitionKey(id), id) as string | undefined));
+    return texts.flatMap((doc) => (doc === undefined ? [] : [JSON.parse(doc) as T]));
+  }
+
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const where = this.where(filter);
     const limit = options.limit !== undefined ? ' LIMIT ?' : '';
@@ -649,6 +654,11 @@ class SqliteCollection<T extends Document> implements Collection<T> {
 
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
     return this.upsertNow(doc);
+  }
+
+  // In the writer's open transaction, as one write each: no round trip to save here.
+  async upsertManyIfNewer(docs: ReadonlyArray<T & VersionedDocument>): Promise<boolean[]> {
+    return docs.map((doc) => this.upsertNow(doc));
   }
 
   upsertNow(doc: T & VersionedDocument): boolean {

@@ -44,6 +44,8 @@ export function tracedEventStore(store: EventStore, namespace: string): EventSto
     deleteStream: (streamId) => inSpan('DELETE events', SpanKind.CLIENT, db('DELETE'), () => store.deleteStream(streamId)),
     listStreams: (prefix) => inSpan('SELECT streams', SpanKind.CLIENT, db('SELECT'), () => store.listStreams(prefix)),
     subscribe: (options, handler) => store.subscribe(options, handler),
+    // Without it a distributed projector applies and checkpoints event by event (the store can hand it batches).
+    ...(store.subscribeBatches && { subscribeBatches: store.subscribeBatches.bind(store) }),
     ping: () => store.ping(),
     close: () => store.close(),
   };
@@ -60,6 +62,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
     const op = <R>(operation: string, work: () => Promise<R>) => inSpan(`${operation} ${name}`, SpanKind.CLIENT, db(operation), work);
     return {
       get: (id) => op('find', () => collection.get(id)),
+      getMany: (ids) => op('find', () => collection.getMany(ids)),
       find: (filter, options) => op('find', () => collection.find(filter, options)),
       prepareFind: (filter, options) => {
         const run = collection.prepareFind(filter, options);
@@ -67,6 +70,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
       },
       count: (filter) => op('count', () => collection.count(filter)),
       upsertIfNewer: (doc) => op('update', () => collection.upsertIfNewer(doc)),
+      upsertManyIfNewer: (docs) => op('update', () => collection.upsertManyIfNewer(docs)),
       updateMany: (filter, set) => op('update', () => collection.updateMany(filter, set)),
       deleteMany: (filter) => op('delete', () => collection.deleteMany(filter)),
     };

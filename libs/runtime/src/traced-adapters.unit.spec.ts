@@ -55,6 +55,19 @@ describe('embedded adapters traced like their libraries', () => {
     ]);
   });
 
+  it('hands the events in hand over as batches, as the store beneath does (a distributed projector takes them so)', async () => {
+    const store = tracedEventStore(new MemoryEventStore(), 'history-svc');
+    for (let i = 0; i < 30; i++) await store.appendToStream(`s-${i}`, [{ id: `e${i}`, type: 'T', data: {} }], { expectedRevision: 'any' });
+    const batches: number[] = [];
+    const subscription = store.subscribeBatches!(
+      { streamPrefixes: ['s-'] },
+      { max: 100, handle: async (events) => void batches.push(events.length) },
+    );
+    await subscription.caughtUp();
+    await subscription.stop();
+    expect(batches).toEqual([30]);
+  });
+
   it('carries the trace over the in-process bus: a PRODUCER span, then the consumer works in the same trace', async () => {
     const inner = new InProcessBus(5);
     const bus = new TracedBus(inner);

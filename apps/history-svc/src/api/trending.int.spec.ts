@@ -47,4 +47,27 @@ describeWithMongo('trending counts on mongodb', (connection) => {
       await readModels.close();
     }
   }, 120_000);
+
+  it('answers the same when two replicas apply the same events at once as batches (bulk writes, compare-and-set lost)', async () => {
+    const readModels = await MongoReadModelStore.connect(connection(), `udp_trending_batch_${process.pid}_${Date.now()}`);
+    try {
+      await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
+      await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
+      await trendingIndexes(readModels);
+      const options = { now: () => now, windowMs: 7 * DAY };
+      const query = { now, windowMs: 7 * DAY, minUsers: 1, limit: 100 };
+      // Dates over three hours: many users' watches of an item share an hour, and the replicas its count.
+      const events = log(randomHistory(4, 300, now, 3 * 3600 * 1000));
+      const inBatches = async (size: number) => {
+        const projection = historyProjection(readModels, options);
+        for (let at = 0; at < events.length; at += size) await projection.applyBatch!(events.slice(at, at + size));
+      };
+      await Promise.all([inBatches(7), inBatches(16)]);
+      const answer = await trendingItems(readModels, query);
+      expect(answer.length).toBeGreaterThan(3);
+      expect(answer).toEqual(await scanned(await historyEntries(readModels).find({}), query));
+    } finally {
+      await readModels.close();
+    }
+  }, 120_000);
 });

@@ -4,6 +4,7 @@ import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
 import { type HistoryEvent, historyStreams } from '../domain/aggregate';
 import {
   type CountedAt,
+  type EntryChange,
   type TrendingCounter,
   type TrendingOptions,
   letOthersRun,
@@ -134,7 +135,97 @@ export function historyProjection(readModels: ReadModelStore, options: HistoryPr
       await applyToEntries(entries, trending, event, userId, { revision, counted });
       await heads.upsertIfNewer({ _id: userId, userId, revision, position: String(position) });
     },
+    applyBatch: (events) => applyBatchToEntries(entries, heads, trending, events),
   });
+}
+
+/**
+ * The events in hand (a distributed projector's batch) applied as `apply` applies them one by one, with a few round
+ * trips for all: the entries they change read in one call (a clear: all its user's entries), evolved in memory in
+ * order under the same revision guard, the trending counts changed once per (hour, item) for the whole batch, then
+ * the entries and the heads each in one bulk write. Counts before entries, as one by one: a stop in between applies
+ * the batch again to the entries as they were, and the counts' guards say what was counted.
+ */
+async function applyBatchToEntries(
+  entries: Collection<HistoryEntryDocument>,
+  heads: Collection<HistoryHeadDocument>,
+  trending: TrendingCounter,
+  events: Array<{ event: HistoryEvent; at: EventAt<string> }>,
+): Promise<void> {
+  const named = new Set<string>();
+  const clearing = new Set<string>();
+  for (const { event, at } of events) {
+    if (event.type === 'HistoryCleared') clearing.add(at.id);
+    else named.add(entryDocumentId(at.id, event.data.itemId));
+  }
+  const read = await Promise.all([
+    entries.getMany([...named]),
+    ...[...clearing].map((userId) => entries.find({ userId }, { readOnly: true })),
+  ]);
+  const current = new Map(read.flat().map((entry) => [entry._id, entry]));
+  const changes: EntryChange[] = [];
+  const changed = new Map<string, HistoryEntryDocument>();
+  const headOf = new Map<string, HistoryHeadDocument>();
+  for (const { event, at } of events) {
+    const userId = at.id;
+    const counted = { position: Number(at.position), key: at.segment === undefined ? 'all' : `s${at.segment}` };
+    for (const { before, after, counts } of entryChangesOf(event, userId, at.revision, current)) {
+      if (counts) changes.push({ before, after, at: counted });
+      current.set(after._id, after);
+      changed.set(after._id, after);
+    }
+    headOf.set(userId, { _id: userId, userId, revision: at.revision, position: String(at.position) });
+  }
+  await trending.entriesChanged(changes);
+  await entries.upsertManyIfNewer([...changed.values()]);
+  await heads.upsertManyIfNewer([...headOf.values()]);
+}
+
+/**
+ * What one event does to a user's entries, given them as they are (`current`, by id): each entry it changes, before
+ * and after, and whether the change counts for trending (a clear counts only the live entries it tombstones). An
+ * entry already at the event's revision or newer is left as it is.
+ */
+function entryChangesOf(
+  event: HistoryEvent,
+  userId: string,
+  revision: number,
+  current: ReadonlyMap<string, HistoryEntryDocument>,
+): Array<{ before: HistoryEntryDocument | null; after: HistoryEntryDocument; counts: boolean }> {
+  switch (event.type) {
+    case 'HistoryItemRecorded': {
+      const { itemId, id, date, deleted, deviceId, lastPlaybackPosition } = event.data;
+      const before = current.get(entryDocumentId(userId, itemId)) ?? null;
+      if (before && before.revision >= revision) return [];
+      const after = withAnswer({
+        _id: entryDocumentId(userId, itemId),
+        userId,
+        item_id: itemId,
+        id,
+        date,
+        deleted,
+        revision,
+        ...(deviceId !== undefined && { device_id: deviceId }),
+        ...(lastPlaybackPosition !== undefined && { last_playback_position: lastPlaybackPosition }),
+      });
+      return [{ before, after, counts: true }];
+    }
+    case 'HistoryItemDeleted': {
+      const before = current.get(entryDocumentId(userId, event.data.itemId));
+      if (!before || before.revision >= revision) return [];
+      return [{ before, after: withAnswer({ ...before, deleted: true, date: event.data.date, revision }), counts: true }];
+    }
+    case 'HistoryCleared': {
+      const itemIds = new Set(event.data.itemIds);
+      return [...current.values()]
+        .filter((entry) => entry.userId === userId && entry.revision < revision && itemIds.has(entry.item_id))
+        .map((before) => ({
+          before,
+          after: withAnswer({ ...before, deleted: true, date: event.data.date, revision }),
+          counts: !before.deleted,
+        }));
+    }
+  }
 }
 
 /**
@@ -353,10 +444,12 @@ function pagedErasure<D extends HistoryEntryDocument>(
   const pageSize = beforeDelete ? ERASURE_PAGE : 5 * ERASURE_PAGE;
   return {
     get: (id) => documents.get(id),
+    getMany: (ids) => documents.getMany(ids),
     find: (filter, findOptions) => documents.find(filter, findOptions),
     prepareFind: (filter, findOptions) => documents.prepareFind(filter, findOptions),
     count: (filter) => documents.count(filter),
     upsertIfNewer: (doc) => documents.upsertIfNewer(doc),
+    upsertManyIfNewer: (docs) => documents.upsertManyIfNewer(docs),
     updateMany: (filter, set) => documents.updateMany(filter, set),
     async deleteMany(filter) {
       // Deleted entries too: an hour an earlier delete left at zero still names the item.

@@ -98,7 +98,11 @@ export async function trendingIndexes(readModels: ReadModelStore): Promise<void>
 
 /** An item's users and newest watch over the hours from `horizon` on. */
 async function sumOfHours(counts: Collection<TrendingCountDocument>, itemId: string, horizon: number) {
-  const hours = await counts.find({ item_id: itemId, bucket: { $gte: horizon } }, { readOnly: true });
+  return sumOf(await counts.find({ item_id: itemId, bucket: { $gte: horizon } }, { readOnly: true }));
+}
+
+/** The users and newest watch of one item's hours (those in the window). */
+function sumOf(hours: Iterable<TrendingCountDocument>) {
   let users = 0;
   let date = 0;
   let oldest = Number.MAX_SAFE_INTEGER;
@@ -131,6 +135,20 @@ async function resumItem(readModels: ReadModelStore, itemId: string, horizon: nu
 }
 
 type EntryState = Pick<HistoryEntryDocument, '_id' | 'item_id' | 'date' | 'deleted'>;
+
+/** An entry changed from `before` to `after` (null: absent) by the event at `at`. */
+export interface EntryChange {
+  before: EntryState | null;
+  after: EntryState | null;
+  at: CountedAt;
+}
+
+/** What one event does to one hour's count: an entry leaves it, arrives in it, or both (it stays, its date changes). */
+interface CountStep {
+  leaving?: EntryState;
+  arriving?: EntryState;
+  at: CountedAt;
+}
 
 /**
  * The part of the history projection that keeps `trending_counts` and `trending_items`. The projection calls it with an entry's state
@@ -205,7 +223,146 @@ export function trendingCounter<W extends EntryState>(readModels: ReadModelStore
     await trendingItemTotals(readModels).deleteMany({ _id: { $in: itemIds }, users: 0 });
   };
 
+  /** The hours an entry's change leaves and enters: one step when it stays in the same hour. */
+  const stepsOf = ({ before, after, at }: EntryChange, horizon: number) => {
+    const from = bucketOf(before, horizon);
+    const to = bucketOf(after, horizon);
+    const itemId = (after ?? before)!.item_id;
+    if (from !== null && from === to) return [{ itemId, bucket: from, step: { leaving: before!, arriving: after!, at } }];
+    return [
+      ...(from !== null ? [{ itemId, bucket: from, step: { leaving: before!, at } }] : []),
+      ...(to !== null ? [{ itemId, bucket: to, step: { arriving: after!, at } }] : []),
+    ];
+  };
+
+  /**
+   * One hour's count after a batch's steps, each applied in order as `change` applies it (its guard, then the users
+   * and newest date); null when every step was counted already. A leaving entry that held the newest date makes the
+   * hour look for it again, once, after all the steps: among the stored entries the batch leaves as they were, and
+   * the batch's own entries as they end (`entries` still holds them as they were before the batch).
+   */
+  async function countAfter(
+    stored: TrendingCountDocument | undefined,
+    itemId: string,
+    bucket: number,
+    steps: CountStep[],
+    horizon: number,
+    batchEntries: Map<string, { itemId: string; state: EntryState | null }>,
+  ): Promise<TrendingCountDocument | null> {
+    const current = stored ?? { _id: countId(bucket, itemId), item_id: itemId, bucket, users: 0, date: 0, position: -1, revision: -1 };
+    let { users, date } = current;
+    let positions = current.positions;
+    let newestLeft = false;
+    let counted = false;
+    for (const { leaving, arriving, at } of steps) {
+      if (Math.max(current.position, positions?.[at.key] ?? -1) >= at.position) continue;
+      counted = true;
+      if (leaving) {
+        users = Math.max(0, users - 1);
+        if (users === 0) [date, newestLeft] = [0, false];
+        else if (leaving.date >= date) newestLeft = true;
+      }
+      if (arriving) {
+        users += 1;
+        date = Math.max(date, arriving.date);
+      }
+      positions = { ...positions, [at.key]: at.position };
+    }
+    if (!counted) return null;
+    if (newestLeft) {
+      const own = [...batchEntries].filter(([, entry]) => entry.itemId === itemId);
+      const mine = new Set(own.map(([id]) => id));
+      const stale = await entries.find(
+        { item_id: itemId, date: { $gte: bucket, $lt: bucket + TRENDING_BUCKET_MS }, deleted: false },
+        { sort: { date: -1 }, limit: mine.size + 1, readOnly: true },
+      );
+      date = stale.find((entry) => !mine.has(entry._id))?.date ?? 0;
+      for (const [, { state }] of own) if (bucketOf(state, horizon) === bucket) date = Math.max(date, state!.date);
+    }
+    return { ...current, users, date, revision: current.revision + 1, ...(positions && { positions }) };
+  }
+
+  /**
+   * The items' totals summed again from their hours, by compare-and-set as `resumItem` does (the totals read before the
+   * hours), for many items at once: `stored` and `hours` were read in that order, `hours` with the batch's own changes.
+   */
+  async function resumItems(
+    itemIds: string[],
+    horizon: number,
+    stored: Map<string, TrendingItemDocument>,
+    hours: Map<string, TrendingCountDocument>,
+  ): Promise<void> {
+    const totals = trendingItemTotals(readModels);
+    for (let pending = itemIds; pending.length > 0;) {
+      const hoursOf = new Map<string, TrendingCountDocument[]>(pending.map((itemId) => [itemId, []]));
+      for (const hour of hours.values()) hoursOf.get(hour.item_id)?.push(hour);
+      const writes: TrendingItemDocument[] = [];
+      const lost: string[] = [];
+      for (const itemId of pending) {
+        const sum = sumOf(hoursOf.get(itemId)!);
+        const total = stored.get(itemId);
+        if (sum.users > 0) writes.push({ _id: itemId, kind: 'item', item_id: itemId, ...sum, revision: (total?.revision ?? -1) + 1 });
+        else if (total && (await totals.deleteMany({ _id: itemId, revision: total.revision })) !== 1) lost.push(itemId);
+      }
+      const written = await totals.upsertManyIfNewer(writes);
+      lost.push(...writes.filter((_, i) => !written[i]).map((total) => total.item_id));
+      pending = lost;
+      if (pending.length === 0) return;
+      // Another writer got in first: these totals and hours read again, in that order.
+      for (const itemId of pending) stored.delete(itemId);
+      for (const total of await totals.getMany(pending)) stored.set(total._id, total);
+      for (const [id, hour] of hours) if (pending.includes(hour.item_id)) hours.delete(id);
+      for (const hour of await counts.find({ item_id: { $in: pending }, bucket: { $gte: horizon } }, { readOnly: true }))
+        hours.set(hour._id, hour);
+    }
+  }
+
   return {
+    /**
+     * A batch's changes of entries, counted as `entryChanged` counts them one by one, with the counts read and written
+     * once for all: the items' totals, then all their hours in the window, read in one call each; each changed hour's
+     * steps applied in order under its guard and the hours written in one bulk write (again, re-read, for any that
+     * another writer changed meanwhile); then the totals summed and written in one. Before the batch's entries are
+     * written (`entries` holds them as they were), so a stop in between applies the batch again to the same entries,
+     * and the hours' guards say which steps were counted.
+     */
+    async entriesChanged(changes: EntryChange[]): Promise<void> {
+      const horizon = trendingHorizon(options.now(), options.windowMs);
+      await prune(horizon);
+      const steps = new Map<string, { itemId: string; bucket: number; steps: CountStep[] }>();
+      const batchEntries = new Map<string, { itemId: string; state: EntryState | null }>();
+      for (const change of changes) {
+        const { _id, item_id: itemId } = (change.after ?? change.before)!;
+        batchEntries.set(_id, { itemId, state: change.after });
+        for (const { itemId, bucket, step } of stepsOf(change, horizon)) {
+          const id = countId(bucket, itemId);
+          if (!steps.has(id)) steps.set(id, { itemId, bucket, steps: [] });
+          steps.get(id)!.steps.push(step);
+        }
+      }
+      const itemIds = [...new Set([...steps.values()].map((hour) => hour.itemId))];
+      if (itemIds.length === 0) return;
+      const stored = new Map((await trendingItemTotals(readModels).getMany(itemIds)).map((total) => [total._id, total]));
+      const hours = new Map(
+        (await counts.find({ item_id: { $in: itemIds }, bucket: { $gte: horizon } }, { readOnly: true })).map((hour) => [hour._id, hour]),
+      );
+      for (let pending = [...steps.keys()]; pending.length > 0;) {
+        const next: TrendingCountDocument[] = [];
+        for (const id of pending) {
+          const { itemId, bucket, steps: hourSteps } = steps.get(id)!;
+          const count = await countAfter(hours.get(id), itemId, bucket, hourSteps, horizon, batchEntries);
+          if (count) next.push(count);
+        }
+        const written = await counts.upsertManyIfNewer(next);
+        for (const [i, count] of next.entries()) if (written[i]) hours.set(count._id, count);
+        pending = next.filter((_, i) => !written[i]).map((count) => count._id);
+        // Changed by another writer meanwhile: read again, the steps applied to what it wrote.
+        for (const id of pending) hours.delete(id);
+        for (const hour of pending.length ? await counts.getMany(pending) : []) hours.set(hour._id, hour);
+      }
+      await resumItems(itemIds, horizon, stored, hours);
+    },
+
     /** An entry changes from `before` to `after` (null: absent) by the event at `position` (with its guard key). */
     async entryChanged(before: EntryState | null, after: EntryState | null, position: CountedAt): Promise<void> {
       const horizon = trendingHorizon(options.now(), options.windowMs);

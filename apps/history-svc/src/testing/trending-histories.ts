@@ -33,8 +33,11 @@ export async function scanned(entries: HistoryEntryDocument[], query: TrendingQu
     .slice(0, query.limit);
 }
 
-/** Random histories: re-watches (moving an entry between hours), deletions, delete-alls, old and future dates. */
-export function randomHistory(seed: number, size: number, now: number): Array<[string, HistoryEvent]> {
+/**
+ * Random histories: re-watches (moving an entry between hours), deletions, delete-alls, old and future dates. `spread`:
+ * how far back the dates go (a short one puts many users' watches of an item in the same hours).
+ */
+export function randomHistory(seed: number, size: number, now: number, spread = 9 * DAY): Array<[string, HistoryEvent]> {
   // mulberry32: a small seeded generator, so a failing seed can be replayed.
   let state = seed;
   const random = (n: number) => {
@@ -51,7 +54,7 @@ export function randomHistory(seed: number, size: number, now: number): Array<[s
     const key = `${user}/${item}`;
     const id = ids.get(key) ?? ids.size + 1;
     ids.set(key, id);
-    const date = now - random(9 * DAY) + (random(10) === 0 ? 3 * DAY : 0);
+    const date = now - random(spread) + (random(10) === 0 ? 3 * DAY : 0);
     const kind = random(20);
     if (kind === 0) events.push([user, deleted(item, id, date)]);
     else if (kind === 1) events.push([user, cleared(date, [item, `urn:item:${random(8)}`])]);
