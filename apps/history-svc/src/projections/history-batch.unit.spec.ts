@@ -2,7 +2,13 @@ import type { ApplyContext, Projection } from '@udp/eventsourcing';
 import type { RecordedEvent } from '@udp/eventstore';
 import { type Collection, type Document, MemoryReadModelStore, type ReadModelStore } from '@udp/readmodel';
 import { log, randomHistory } from '../testing/trending-histories';
-import { HISTORY_COLLECTION, HISTORY_HEADS_COLLECTION, historyProjection } from './history';
+import {
+  HISTORY_COLLECTION,
+  HISTORY_HEADS_COLLECTION,
+  TRENDING_WATCHES_COLLECTION,
+  historyProjection,
+  historyTrendingProjection,
+} from './history';
 import { TRENDING_BUCKET_MS, TRENDING_COLLECTION, TRENDING_ITEMS_COLLECTION, trendingIndexes, trendingItems } from './trending';
 
 const HOUR = TRENDING_BUCKET_MS;
@@ -18,6 +24,8 @@ async function readModelsWithIndexes() {
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
   await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
   await readModels.ensureIndex(HISTORY_HEADS_COLLECTION, { userId: 1 });
+  await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, { item_id: 1, date: -1 });
+  await readModels.ensureIndex(TRENDING_WATCHES_COLLECTION, { userId: 1 });
   await trendingIndexes(readModels);
   return readModels;
 }
@@ -131,6 +139,53 @@ describe('history projection: the events in hand applied as one batch (distribut
         }
       }
       expect(stops).toBeGreaterThan(3);
+      expect(contents(memory)).toEqual(contents(reference));
+    },
+  );
+});
+
+describe('trending projection of one process: the events in hand applied as one batch (embedded mode)', () => {
+  async function trendingOneByOne(events: RecordedEvent[]) {
+    const readModels = await readModelsWithIndexes();
+    const projection = historyTrendingProjection(readModels, options);
+    for (const event of events) await projection.apply(event);
+    return readModels;
+  }
+
+  it.each([
+    [11, 9 * DAY],
+    [12, 3 * HOUR],
+    [13, 2 * HOUR],
+  ])('leaves the watches, the counts and the answer as one event at a time does (seed %i, dates over %i ms)', async (seed, spread) => {
+    const events = log(randomHistory(seed, 800, now, spread));
+    const reference = await trendingOneByOne(events);
+    const readModels = await readModelsWithIndexes();
+    const projection = historyTrendingProjection(readModels, options);
+    for (const batch of batchesOf(events, seed)) await projection.applyBatch!(batch);
+    expect(contents(readModels)).toEqual(contents(reference));
+    expect(await trendingItems(readModels, query)).toEqual(await trendingItems(reference, query));
+    expect((await trendingItems(reference, query)).length).toBeGreaterThan(3);
+  });
+
+  it.each([TRENDING_WATCHES_COLLECTION, TRENDING_COLLECTION, TRENDING_ITEMS_COLLECTION])(
+    'a batch stopped half-way through its writes to %s and applied again counts nothing twice',
+    async (collection) => {
+      const events = log(randomHistory(14, 600, now, 2 * HOUR));
+      const reference = await trendingOneByOne(events);
+      const memory = await readModelsWithIndexes();
+      let stops = 0;
+      for (const [i, batch] of batchesOf(events, 14).entries()) {
+        // Every other batch fails once (a batch with a clear goes one event at a time, with no bulk write to fail).
+        const readModels = i % 2 === 0 ? failingOnce(memory, collection) : memory;
+        try {
+          await historyTrendingProjection(readModels, options).applyBatch!(batch);
+        } catch (error) {
+          expect((error as Error).message).toBe('stopped between writes');
+          stops++;
+          await historyTrendingProjection(memory, options).applyBatch!(batch);
+        }
+      }
+      expect(stops).toBeGreaterThan(2);
       expect(contents(memory)).toEqual(contents(reference));
     },
   );

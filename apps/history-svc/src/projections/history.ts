@@ -279,46 +279,95 @@ export function historyTrendingProjection(readModels: ReadModelStore, options: H
     if (next) await watches.upsertIfNewer(next);
     else if (stored) await watches.deleteMany({ _id: id });
   };
+  /** Watches that left the window count nowhere: dropped once an hour, as the counts' hours are. */
+  const prune = async () => {
+    const horizon = trendingHorizon(options.now(), options.windowMs);
+    if (horizon <= prunedBefore) return;
+    await watches.deleteMany({ date: { $lt: horizon } });
+    prunedBefore = horizon;
+  };
+  const countedAt = ({ position, segment }: EventAt<string>): CountedAt => ({
+    position: Number(position),
+    key: segment === undefined ? 'all' : `s${segment}`,
+  });
+  async function applyOne(event: HistoryEvent, at: EventAt<string>): Promise<void> {
+    const { id: userId, revision } = at;
+    const counted = countedAt(at);
+    await prune();
+    switch (event.type) {
+      case 'HistoryItemRecorded': {
+        const { itemId, date, deleted } = event.data;
+        const id = entryDocumentId(userId, itemId);
+        const stored = await watches.get(id);
+        if (stored && stored.revision >= revision) return;
+        await trending.entryChanged(stored, { _id: id, item_id: itemId, date, deleted }, counted);
+        await settle(id, stored, watchOf(userId, { item_id: itemId, date, deleted }, revision));
+        return;
+      }
+      case 'HistoryItemDeleted': {
+        const id = entryDocumentId(userId, event.data.itemId);
+        const stored = await watches.get(id);
+        if (!stored || stored.revision >= revision) return;
+        await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, counted);
+        await settle(id, stored, null);
+        return;
+      }
+      case 'HistoryCleared': {
+        const itemIds = new Set(event.data.itemIds);
+        const live = await watches.find({ userId, revision: { $lt: revision } }, { readOnly: true });
+        for (const [i, stored] of live.filter((watch) => itemIds.has(watch.item_id)).entries()) {
+          await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, counted);
+          await settle(stored._id, stored, null);
+          if (i % 1000 === 999) await letOthersRun();
+        }
+        return;
+      }
+    }
+  }
   return aggregateProjection({
     name: HISTORY_TRENDING_PROJECTION,
     aggregate: historyStreams,
-    async apply(event, { id: userId, revision, position, segment }) {
-      const counted = { position: Number(position), key: segment === undefined ? 'all' : `s${segment}` };
-      const horizon = trendingHorizon(options.now(), options.windowMs);
-      // Watches that left the window count nowhere: dropped once an hour, as the counts' hours are.
-      if (horizon > prunedBefore) {
-        await watches.deleteMany({ date: { $lt: horizon } });
-        prunedBefore = horizon;
+    apply: applyOne,
+    /**
+     * The events in hand (a batch's 100 at a time) as `applyOne` applies them one by one, with the watches read in
+     * one call, the counts changed once per (hour, item) for all (`entriesChanged`), then the watches written and
+     * deleted in one call each. Counts before watches, as one by one: a stop in between applies the events again to
+     * the watches as they were, and the counts' guards say what was counted. A clear (it may name 100,000 items) goes
+     * one event at a time, in slices.
+     */
+    async applyBatch(events) {
+      if (events.some(({ event }) => event.type === 'HistoryCleared')) {
+        for (const { event, at } of events) await applyOne(event, at);
+        return;
       }
-      switch (event.type) {
-        case 'HistoryItemRecorded': {
+      await prune();
+      const named = events.flatMap(({ event, at }) =>
+        event.type === 'HistoryCleared' ? [] : [{ event, at, id: entryDocumentId(at.id, event.data.itemId) }],
+      );
+      const stored = new Map((await watches.getMany([...new Set(named.map(({ id }) => id))])).map((watch) => [watch._id, watch]));
+      const current = new Map<string, TrendingWatchDocument | null>(stored);
+      const changes: EntryChange[] = [];
+      for (const { event, at, id } of named) {
+        const before = current.get(id) ?? null;
+        if (event.type === 'HistoryItemRecorded') {
+          if (before && before.revision >= at.revision) continue;
           const { itemId, date, deleted } = event.data;
-          const id = entryDocumentId(userId, itemId);
-          const stored = await watches.get(id);
-          if (stored && stored.revision >= revision) return;
-          await trending.entryChanged(stored, { _id: id, item_id: itemId, date, deleted }, counted);
-          await settle(id, stored, watchOf(userId, { item_id: itemId, date, deleted }, revision));
-          return;
-        }
-        case 'HistoryItemDeleted': {
-          const id = entryDocumentId(userId, event.data.itemId);
-          const stored = await watches.get(id);
-          if (!stored || stored.revision >= revision) return;
-          await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, counted);
-          await settle(id, stored, null);
-          return;
-        }
-        case 'HistoryCleared': {
-          const itemIds = new Set(event.data.itemIds);
-          const live = await watches.find({ userId, revision: { $lt: revision } }, { readOnly: true });
-          for (const [i, stored] of live.filter((watch) => itemIds.has(watch.item_id)).entries()) {
-            await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, counted);
-            await settle(stored._id, stored, null);
-            if (i % 1000 === 999) await letOthersRun();
-          }
-          return;
+          changes.push({ before, after: { _id: id, item_id: itemId, date, deleted }, at: countedAt(at) });
+          current.set(id, watchOf(at.id, { item_id: itemId, date, deleted }, at.revision));
+        } else {
+          if (!before || before.revision >= at.revision) continue;
+          changes.push({ before, after: { ...before, deleted: true, date: event.data.date }, at: countedAt(at) });
+          current.set(id, null);
         }
       }
+      await trending.entriesChanged(changes);
+      // Those the batch changed: an unchanged one is still the object read.
+      const kept = [...current.values()].filter(
+        (watch): watch is TrendingWatchDocument => watch !== null && watch !== stored.get(watch._id),
+      );
+      const gone = [...current].filter(([id, watch]) => watch === null && stored.has(id)).map(([id]) => id);
+      await watches.upsertManyIfNewer(kept);
+      if (gone.length) await watches.deleteMany({ _id: { $in: gone } });
     },
   });
 }
