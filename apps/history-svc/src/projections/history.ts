@@ -149,7 +149,7 @@ export function historyProjection(readModels: ReadModelStore, options: HistoryPr
 async function applyBatchToEntries(
   entries: Collection<HistoryEntryDocument>,
   heads: Collection<HistoryHeadDocument>,
-  trending: TrendingCounter,
+  trending: TrendingCounter | null,
   events: Array<{ event: HistoryEvent; at: EventAt<string> }>,
 ): Promise<void> {
   const named = new Set<string>();
@@ -176,7 +176,7 @@ async function applyBatchToEntries(
     }
     headOf.set(userId, { _id: userId, userId, revision: at.revision, position: String(at.position) });
   }
-  await trending.entriesChanged(changes);
+  await trending?.entriesChanged(changes);
   await entries.upsertManyIfNewer([...changed.values()]);
   await heads.upsertManyIfNewer([...headOf.values()]);
 }
@@ -246,9 +246,11 @@ export function historyOwnRowsProjection(readModels: ReadModelStore): Projection
       await applyEntries(event, at);
       await writeHead(at);
     },
-    // A chunk of an append (a batch of entries): every entry, then each user's head once, at their last event. The
-    // head still follows the entries it claims; written per event it was a third of a batch's row writes.
+    // A chunk of an append (a batch of entries): its entries read and written in one call each, then each user's head
+    // once, at their last event (written per event it was a third of a batch's row writes). A chunk with a clear (it
+    // may tombstone 100,000 entries) goes one event at a time, in slices, and the head once after it.
     async applyBatch(events) {
+      if (!events.some(({ event }) => event.type === 'HistoryCleared')) return applyBatchToEntries(entries, heads, null, events);
       const lastOfUser = new Map<string, EventAt<string>>();
       for (const { event, at } of events) {
         await applyEntries(event, at);
