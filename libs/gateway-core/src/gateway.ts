@@ -108,47 +108,38 @@ export function createGateway(options: GatewayOptions): Express {
   app.set('etag', false);
   // req.ip is the client only when the peer is a trusted proxy; an untrusted peer's X-Forwarded-For is ignored.
   app.set('trust proxy', options.trustedProxies?.length ? options.trustedProxies : false);
-  // Requests that stay open (live sync's streams) pass the same edge, beside the router (`serveBeside`).
+  // Requests that stay open (live sync's streams) pass the same edge, beside the router (`serveBeside`): `edge` adds a
+  // middleware to both, so the two lists cannot drift apart. Probes and the erasure's own check take no stream's path.
   const beside = serveBeside(options.streams ?? []);
   app.use(beside.route);
+  const edge = (...middleware: RequestHandler[]) => {
+    for (const handler of middleware) app.use(handler);
+    beside.edge.push(...middleware);
+  };
   // The request's trace, decided once: a SERVER span only when the head sampler records it (libs/telemetry edge.ts).
-  app.use(traceRequest);
-  app.use(requestId);
-  // The gateway's access line also says how long the service took (`upstream_ms`), when one was called.
+  // The gateway's access line also says how long the service took (`upstream_ms`), when one was called. Every
+  // request is counted and timed, whatever answers it (a preflight, a rate limit, a 404).
   const context = requestContext(logger, {
     accessFields: (res) => {
       const ms = upstreamMs(res);
       return ms === undefined ? {} : { upstream_ms: ms };
     },
   });
-  app.use(context);
-  // Every request is counted and timed, whatever answers it (a preflight, a rate limit, a 404).
-  const observe = observeServerRequests(serviceOf(logger));
-  app.use(observe);
+  edge(traceRequest, requestId, context, observeServerRequests(serviceOf(logger)));
   // The gateway's own probes: it is ready when it runs; it never calls the services for them (one service down
   // must not take the whole API out of its Service; /health/ says which service is down).
   mountProbes(app);
   // CORS headers first, so that every answer a browser app gets (a 429 too) is readable by it; then the limit per
   // client address, for every request (preflights, /health/, /docs and floods without credentials included).
-  const cors = options.corsOrigins?.length ? [corsHeaders(options.corsOrigins)] : [];
-  for (const middleware of cors) app.use(middleware);
+  edge(...(options.corsOrigins?.length ? [corsHeaders(options.corsOrigins)] : []));
   const limits = options.rateLimits;
   // An erasure is never refused for other traffic (issue 27): its credentials are verified first, and a verified
   // one is counted in its own budget only.
   if (limits) app.delete(exportApi.erase.path, verifyErasureFirst(authenticator));
-  const perAddress = limits?.perAddress ? [perAddressLimit(limits, logger)] : [];
-  for (const middleware of perAddress) app.use(middleware);
-  app.use(answerPreflight);
-  app.use(rejectUndecodablePath);
+  edge(...(limits?.perAddress ? [perAddressLimit(limits, logger)] : []), answerPreflight, rejectUndecodablePath);
   // The services check it too (and the body); the gateway's own routes read the query as well.
-  app.use(refuseIllFormedQuery);
   const document = buildOpenApiDocument();
-  app.use(refuseClientIdentity);
-  const allowed = methodNotAllowed(document);
-  app.use(allowed);
-  // Probes, the erasure's own check and the routes below take no stream's path: its edge is the rest, in this order.
-  beside.edge.push(traceRequest, requestId, context, observe, ...cors, ...perAddress, answerPreflight, rejectUndecodablePath);
-  beside.edge.push(refuseIllFormedQuery, refuseClientIdentity, allowed);
+  edge(refuseIllFormedQuery, refuseClientIdentity, methodNotAllowed(document));
 
   // 200 `UP` when every service is up; else 503 problem+json naming each service and the parts it reported.
   mountRoute(app, healthApi.health, async (_input, _req, res) => {
