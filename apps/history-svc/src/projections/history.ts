@@ -1,13 +1,13 @@
 import type { Item } from '@udp/contracts';
 import { type EventAt, type Projection, aggregateProjection, userScopedId } from '@udp/eventsourcing';
 import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
+import { timeSlices } from '@udp/retry';
 import { type HistoryEvent, historyStreams } from '../domain/aggregate';
 import {
   type CountedAt,
   type EntryChange,
   type TrendingCounter,
   type TrendingOptions,
-  letOthersRun,
   trendingBucketOf,
   trendingCounter,
   trendingHorizon,
@@ -317,10 +317,11 @@ export function historyTrendingProjection(readModels: ReadModelStore, options: H
       case 'HistoryCleared': {
         const itemIds = new Set(event.data.itemIds);
         const live = await watches.find({ userId, revision: { $lt: revision } }, { readOnly: true });
-        for (const [i, stored] of live.filter((watch) => itemIds.has(watch.item_id)).entries()) {
+        const { slice } = timeSlices();
+        for (const stored of live.filter((watch) => itemIds.has(watch.item_id))) {
           await trending.entryChanged(stored, { ...stored, deleted: true, date: event.data.date }, counted);
           await settle(stored._id, stored, null);
-          if (i % 1000 === 999) await letOthersRun();
+          await slice();
         }
         return;
       }
@@ -417,10 +418,11 @@ export async function fillEntryAnswers(readModels: ReadModelStore): Promise<numb
   if ((await checkpoints.load(ANSWERS_FILLED)) !== null) return 0;
   const entries = historyEntries(readModels);
   let filled = 0;
+  const { slice } = timeSlices();
   for (const { userId } of await historyHeads(readModels).find({}, { readOnly: true })) {
     for (const stored of await entries.find({ userId, answer: null }, { readOnly: true })) {
       filled += await entries.updateMany({ _id: stored._id, revision: stored.revision }, { answer: withAnswer(stored).answer });
-      if (filled % 1000 === 999) await letOthersRun();
+      await slice();
     }
   }
   await checkpoints.save(ANSWERS_FILLED, 0n);
@@ -471,11 +473,12 @@ async function applyToEntries(
       const itemIds = new Set(event.data.itemIds);
       const older = await entries.find({ userId, revision: { $lt: revision } }, { readOnly: true });
       // Each tombstone written with its own answer (one UPDATE for all cannot make each entry's text).
-      for (const [i, stored] of older.filter((entry) => itemIds.has(entry.item_id)).entries()) {
+      const { slice } = timeSlices();
+      for (const stored of older.filter((entry) => itemIds.has(entry.item_id))) {
         const tombstone = withAnswer({ ...stored, deleted: true, date: event.data.date, revision });
         if (trending && !stored.deleted) await trending.entryChanged(stored, tombstone, position);
         await entries.upsertIfNewer(tombstone);
-        if (i % 1000 === 999) await letOthersRun();
+        await slice();
       }
       return;
     }
@@ -505,6 +508,7 @@ function pagedErasure<D extends HistoryEntryDocument>(
     async deleteMany(filter) {
       // Deleted entries too: an hour an earlier delete left at zero still names the item.
       let deleted = 0;
+      const { slice } = timeSlices();
       for (;;) {
         const page = await documents.find(filter, { limit: pageSize, readOnly: true });
         if (page.length === 0) return deleted;
@@ -513,7 +517,7 @@ function pagedErasure<D extends HistoryEntryDocument>(
         // Nothing deleted would find the same page again for ever; the filter then names what cannot be deleted.
         if (gone === 0) throw new Error(`documents found for erasure could not be deleted`);
         deleted += gone;
-        await letOthersRun();
+        await slice();
       }
     },
   };

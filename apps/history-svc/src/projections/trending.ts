@@ -413,12 +413,6 @@ export function trendingCounter<W extends EntryState>(readModels: ReadModelStore
 export type TrendingCounter = ReturnType<typeof trendingCounter>;
 
 /**
- * Lets requests in between the counts of a long history (a delete-all or an erasure of 100,000 entries): on the
- * memory read model every step is a microtask, and the whole loop would hold the event loop for seconds.
- */
-export const letOthersRun = () => new Promise<void>((resolve) => setImmediate(resolve));
-
-/**
  * Builds the counts from the entries, once, for a read model that was projected before the counts existed (its
  * checkpoint is past the events the counts would need). The projector is not running yet.
  */
