@@ -181,6 +181,25 @@ async function applyBatchToEntries(
   await heads.upsertManyIfNewer([...headOf.values()]);
 }
 
+/** The entry a `HistoryItemRecorded` leaves, with its answer. */
+function recordedEntry(
+  userId: string,
+  { itemId, id, date, deleted, deviceId, lastPlaybackPosition }: Extract<HistoryEvent, { type: 'HistoryItemRecorded' }>['data'],
+  revision: number,
+): HistoryEntryDocument {
+  return withAnswer({
+    _id: entryDocumentId(userId, itemId),
+    userId,
+    item_id: itemId,
+    id,
+    date,
+    deleted,
+    revision,
+    ...(deviceId !== undefined && { device_id: deviceId }),
+    ...(lastPlaybackPosition !== undefined && { last_playback_position: lastPlaybackPosition }),
+  });
+}
+
 /**
  * What one event does to a user's entries, given them as they are (`current`, by id): each entry it changes, before
  * and after, and whether the change counts for trending (a clear counts only the live entries it tombstones). An
@@ -194,21 +213,9 @@ function entryChangesOf(
 ): Array<{ before: HistoryEntryDocument | null; after: HistoryEntryDocument; counts: boolean }> {
   switch (event.type) {
     case 'HistoryItemRecorded': {
-      const { itemId, id, date, deleted, deviceId, lastPlaybackPosition } = event.data;
-      const before = current.get(entryDocumentId(userId, itemId)) ?? null;
+      const before = current.get(entryDocumentId(userId, event.data.itemId)) ?? null;
       if (before && before.revision >= revision) return [];
-      const after = withAnswer({
-        _id: entryDocumentId(userId, itemId),
-        userId,
-        item_id: itemId,
-        id,
-        date,
-        deleted,
-        revision,
-        ...(deviceId !== undefined && { device_id: deviceId }),
-        ...(lastPlaybackPosition !== undefined && { last_playback_position: lastPlaybackPosition }),
-      });
-      return [{ before, after, counts: true }];
+      return [{ before, after: recordedEntry(userId, event.data, revision), counts: true }];
     }
     case 'HistoryItemDeleted': {
       const before = current.get(entryDocumentId(userId, event.data.itemId));
@@ -442,18 +449,7 @@ async function applyToEntries(
 ): Promise<void> {
   switch (event.type) {
     case 'HistoryItemRecorded': {
-      const { itemId, id, date, deleted, deviceId, lastPlaybackPosition } = event.data;
-      const entry = withAnswer({
-        _id: entryDocumentId(userId, itemId),
-        userId,
-        item_id: itemId,
-        id,
-        date,
-        deleted,
-        revision,
-        ...(deviceId !== undefined && { device_id: deviceId }),
-        ...(lastPlaybackPosition !== undefined && { last_playback_position: lastPlaybackPosition }),
-      });
+      const entry = recordedEntry(userId, event.data, revision);
       const stored = await entries.get(entry._id);
       if (stored && stored.revision >= revision) return;
       await trending?.entryChanged(stored, entry, position);
