@@ -37,8 +37,12 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
   const { readModels, bus } = deps;
   const now = deps.now ?? Date.now;
   const trending = { now, windowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000 };
-  // The list order; `deleted` last, so a list without tombstones tests it in the index, not in each document.
-  await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1, deleted: 1 });
+  // The list order; `deleted` last, so a list without tombstones tests it in the index, not in each document; with
+  // the user (the key is a hash of it) and each entry's answer, so a page is read from the index alone. An index of
+  // the same keys from before, without them, goes.
+  const listOrder = { userId: 1, date: -1, item_id: 1, deleted: 1 } as const;
+  await readModels.ensureIndex(HISTORY_COLLECTION, listOrder, { include: ['userId', 'answer'] });
+  await readModels.dropIndex?.(HISTORY_COLLECTION, listOrder);
   await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, revision: 1, item_id: 1 });
   // Erasure deletes a user's head by its user.
   await readModels.ensureIndex(HISTORY_HEADS_COLLECTION, { userId: 1 });

@@ -90,6 +90,11 @@ export interface CheckpointStore {
 
 export interface IndexOptions {
   queriedByProjection?: boolean;
+  /**
+   * Fields the index also holds after its keys, so that a query reading only them and the keys is answered from the
+   * index alone (SQLite: a covering index; an adapter without it ignores them).
+   */
+  include?: readonly string[];
 }
 
 export interface ReadModelStore {

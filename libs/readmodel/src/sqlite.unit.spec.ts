@@ -3,6 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } fro
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { readModelContract } from './readmodel.contract';
+import { param } from './port';
 import { SqliteReadModelStore } from './sqlite';
 
 readModelContract('sqlite', () => SqliteReadModelStore.open({ file: join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite') }));
@@ -34,6 +35,22 @@ describe('SQLite read models rebuilt from nothing', () => {
     await again.ensureIndex('notes', { date: 1 });
     expect(indexesOf(file).sort()).toEqual(['rm_notes__date_a', 'rm_notes__userId_a__date_d']);
     await again.close();
+  });
+
+  it('given an index that includes the fields a query reads, then the query is answered from the index alone', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+    const store = await SqliteReadModelStore.open({ file });
+    await store.ensureIndex('notes', { userId: 1, date: -1 }, { include: ['userId', 'text'] });
+    const notes = store.collection<{ _id: string; userId: string; date: number; text: string; revision: number }>('notes');
+    for (let i = 0; i < 5; i++)
+      await notes.upsertIfNewer({ _id: `u${i % 2}/${i}`, userId: `u${i % 2}`, date: i, text: `t${i}`, revision: 0 });
+    const page = notes.prepareFind({ userId: param('userId', 'string') }, { sort: { date: -1 }, select: ['text'] });
+    expect(await page({ userId: 'u0' }, 2)).toEqual([{ text: 't4' }, { text: 't2' }]);
+    const plan = store.database
+      .prepare('EXPLAIN QUERY PLAN SELECT "f_text" FROM "rm_notes" WHERE "k_userId" = 1 AND "f_userId" = ? ORDER BY "f_date" DESC LIMIT 2')
+      .all('u0') as Array<{ detail: string }>;
+    expect(plan.map((step) => step.detail).join(' ')).toContain('USING COVERING INDEX rm_notes__userId_a__date_d__with_userId_text');
+    await store.close();
   });
 
   it('given an index no query uses any more, when it is dropped, then the file loses it and queries answer as before', async () => {
