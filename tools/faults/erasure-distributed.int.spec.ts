@@ -1,0 +1,124 @@
+import { MongoClient } from 'mongodb';
+import { randomUUID } from 'node:crypto';
+import { InternalIdentity } from '@udp/auth';
+import { KafkaBus } from '@udp/bus';
+import { erasureEvents } from '@udp/contracts';
+import { waitUntil } from '@udp/test-kit';
+import { distinctiveUserId } from '@udp/test-system';
+import { describeOnServers } from './outage';
+import { servers as realServers } from './support';
+
+/**
+ * Issue 27's erasure of a long history in the distributed mode: history-svc as its own process on FerretDB (its read
+ * models) and Kafka (the erasure's messages), one user seeded with `ERASURE_DISTRIBUTED_ENTRIES` (50,000) entries by
+ * batches of 5,000, then `userdata.erasure.requested` on Kafka while other users write and read. The participant
+ * confirms within the erasure's bound, once, the others stay fast meanwhile, and no document of history-svc's
+ * database names the user afterwards. Prints `[erasure-distributed] …`.
+ */
+const ENTRIES = Number(process.env.ERASURE_DISTRIBUTED_ENTRIES ?? 50_000);
+const BATCH = 5000;
+const HOUR = 3600 * 1000;
+
+describeOnServers('an erasure of a long history on FerretDB and Kafka', 'erasure', { instances: 1, users: 0 }, (servers) => {
+  it(`confirms the erasure of ${ENTRIES} entries in bounded time, once, while other users stay fast, and leaves no document`, async () => {
+    const identity = new InternalIdentity(servers.settings.INTERNAL_AUTH_SECRET);
+    const call = (user: string, method: string, path: string, body?: unknown) =>
+      fetch(`${servers.service.url}${path}`, {
+        method,
+        headers: { 'content-type': 'application/json', 'x-udp-identity': identity.sign({ userId: user }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal: AbortSignal.timeout(120_000),
+      });
+    const erasee = distinctiveUserId('erasee');
+    const now = Date.now();
+    const seeding = performance.now();
+    for (let from = 0; from < ENTRIES; from += BATCH) {
+      // Dates of the last hours: the trending counts hold the user too, and must let go of them.
+      const data = Array.from({ length: BATCH }, (_, i) => ({
+        item_id: `urn:${erasee}:${from + i}`,
+        date: now - HOUR + ((from + i) % HOUR),
+        last_playback_position: i,
+      }));
+      expect((await call(erasee, 'POST', '/api/history/v2/batch', { data })).status).toBe(204);
+    }
+    const acknowledgedMs = Math.round(performance.now() - seeding);
+    // A batch is acknowledged once durable, after at most READ_YOUR_WRITES_TIMEOUT_MS of waiting for its rows: the
+    // erasure is asked once the read model shows them all, as when a user erases a history long written.
+    const total = async () => ((await (await call(erasee, 'GET', '/api/history/v2?limit=0')).json()) as { total: number }).total;
+    await waitUntil(async () => (await total()) === ENTRIES, 600_000, `${ENTRIES} entries in the read model`);
+    const seededMs = Math.round(performance.now() - seeding);
+
+    // Other users: each loop writes one entry of a user, then reads that user's page, 20 ms apart.
+    const others = Array.from({ length: 20 }, (_, i) => distinctiveUserId(`other${i}-`));
+    const latencies: number[] = [];
+    const failures: string[] = [];
+    let running = true;
+    const loops = [0, 1, 2, 3].map(async (n) => {
+      for (let i = n; running; i += 4) {
+        const who = others[i % others.length];
+        const started = performance.now();
+        const wrote = await call(who, 'POST', '/api/history/v2', { item_id: `urn:other:${i}`, last_playback_position: i });
+        await wrote.arrayBuffer();
+        const read = await call(who, 'GET', '/api/history/v2?limit=10');
+        await read.arrayBuffer();
+        latencies.push(performance.now() - started);
+        if (wrote.status !== 200 || read.status !== 200) failures.push(`${wrote.status}/${read.status}`);
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    });
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+
+    const bus = new KafkaBus(realServers.brokers!.split(','), `faults-erasure-${randomUUID().slice(0, 8)}`);
+    const erasureId = randomUUID();
+    const confirmations: erasureEvents.ErasureConfirmedMessage[] = [];
+    let confirmedMs = 0;
+    const requested = performance.now();
+    try {
+      await bus.subscribe(erasureEvents.ERASURE_TOPICS.confirmed, `faults-erasure-${erasureId}`, async (m) => {
+        const message = erasureEvents.ErasureConfirmedMessage.parse(m.value);
+        if (message.erasureId !== erasureId) return;
+        confirmations.push(message);
+        confirmedMs ||= Math.round(performance.now() - requested);
+      });
+      const request: erasureEvents.ErasureRequestedMessage = { erasureId, userId: erasee, requestedAt: Date.now() };
+      await bus.publish(erasureEvents.ERASURE_TOPICS.requested, [{ key: erasee, value: request }]);
+      await waitUntil(() => confirmations.length > 0, 60_000, 'the erasure confirmed by history-svc');
+      // Delivered again while it ran would show as a second run; give a late one the time to show.
+      await new Promise((resolve) => setTimeout(resolve, 1000));
+    } finally {
+      running = false;
+      await Promise.all(loops);
+      await bus.close();
+    }
+
+    const runs = servers.service.process
+      .output('stdout')
+      .split('\n')
+      .filter((line) => line.includes('user data erased') && line.includes(erasureId)).length;
+    const mongo = await MongoClient.connect(realServers.mongoUrl!);
+    let docsLeft = 0;
+    try {
+      const db = mongo.db(`${servers.settings.MONGO_DB_PREFIX}_history_svc`);
+      for (const { name } of await db.listCollections().toArray())
+        for (const doc of await db.collection(name).find({}).toArray()) if (JSON.stringify(doc).includes(erasee)) docsLeft++;
+    } finally {
+      await mongo.close();
+    }
+    const sorted = [...latencies].sort((a, b) => a - b);
+    const p99 = Math.round(sorted[Math.min(sorted.length - 1, Math.floor(0.99 * sorted.length))] ?? 0);
+    const max = Math.round(sorted.at(-1) ?? 0);
+    process.stdout.write(
+      `[erasure-distributed] entries=${ENTRIES} confirmed_ms=${confirmedMs} runs=${runs} others_p99_ms=${p99} others_max_ms=${max} ` +
+        `docs_left=${docsLeft} (acknowledged in ${acknowledgedMs} ms, in the read model after ${seededMs} ms; others: ${sorted.length} write+read)\n`,
+    );
+    expect(confirmations).toEqual([expect.objectContaining({ userId: erasee, service: 'history-svc', streamsDeleted: 1 })]);
+    expect(runs).toBe(1);
+    expect(docsLeft).toBe(0);
+    expect(failures).toEqual([]);
+    // The embedded targets (issue 27) on a loaded 2-core CI machine, with FerretDB and Kafka on it too: asserted with
+    // room; the figures are printed above and in docs/erasure.md.
+    expect(confirmedMs).toBeLessThan(30_000);
+    expect(p99).toBeLessThan(1000);
+    expect((await (await call(erasee, 'GET', '/api/history/v2?limit=0')).json()) as { total: number }).toMatchObject({ total: 0 });
+  }, 900_000);
+});
