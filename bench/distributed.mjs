@@ -25,6 +25,8 @@ const RATES = arg('rates', '25,50,100,200,400').split(',').map(Number);
 const SECONDS = Number(arg('seconds', 10));
 const USERS = Number(arg('users', 1000));
 const P99_LIMIT_MS = 100;
+// --by-collection: round trips per event by command and collection (`find:history_entries`), not by command only.
+const detailed = process.argv.includes('--by-collection');
 const TOPIC = 'user-data.history.v1';
 const { MONGO_URL, KAFKA_BROKERS } = process.env;
 if (!MONGO_URL || !KAFKA_BROKERS) throw new Error('MONGO_URL / KAFKA_BROKERS unset: run under bash tools/servers/with-servers.sh');
@@ -49,7 +51,12 @@ async function countingProxy(target) {
         const opcode = pending.readInt32LE(12);
         // OP_MSG: flags (4), section kind 0 (1), then the command document: size (4), type (1), the command's name.
         let name = `opcode-${opcode}`;
-        if (opcode === 2013 && pending[20] === 0) name = pending.toString('latin1', 26, pending.indexOf(0, 26));
+        if (opcode === 2013 && pending[20] === 0) {
+          const end = pending.indexOf(0, 26);
+          name = pending.toString('latin1', 26, end);
+          // The command's value when a string: the collection (find, update...), named with it as `update:history_entries`.
+          if (pending[25] === 2 && detailed) name += `:${pending.toString('latin1', end + 5, end + 4 + pending.readInt32LE(end + 1))}`;
+        }
         counts.set(name, (counts.get(name) ?? 0) + 1);
         pending = pending.subarray(length);
       }

@@ -218,8 +218,8 @@ export class Projector {
 
   /**
    * (Segments) Events in hand: those of the segments this replica applies (each after its segment's checkpoint) are
-   * applied, then the checkpoints of every segment the subscription follows move up to the batch's last event in one
-   * update (all of them are applied up to it). A segment lost meanwhile is left to its new holder, which applies its
+   * applied, then the checkpoints of their segments move up to the batch's last event in one update (they are applied
+   * up to it). A segment lost meanwhile is left to its new holder, which applies its
    * events again (projections are idempotent).
    */
   private async handleBatch(events: RecordedEvent[]): Promise<void> {
@@ -257,7 +257,12 @@ export class Projector {
         );
       }
     }
-    const behind = [...this.active].filter(([, checkpoint]) => checkpoint === undefined || checkpoint < last).map(([segment]) => segment);
+    // The segments of the events applied; a held segment without any moves with `advanceIdleSegments` (one update per
+    // renewal), not with every batch: FerretDB writes each segment's document, and a batch of one event rewrote all.
+    const touched = new Set(segmentOfEvent.values());
+    const behind = [...this.active]
+      .filter(([segment, checkpoint]) => touched.has(segment) && (checkpoint === undefined || checkpoint < last))
+      .map(([segment]) => segment);
     await this.retried(events[events.length - 1], async () => {
       const lost = await this.claims!.saveMany(behind, last);
       for (const segment of lost) {

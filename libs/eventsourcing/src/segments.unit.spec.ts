@@ -179,10 +179,12 @@ describe('projection segments shared among replicas', () => {
     const streams = await d.write(60);
     // Every checkpoint write to the segments (a claim's lease or owner is another write).
     let checkpointWrites = 0;
+    let checkpointsWritten = 0;
     const updateMany = d.segments.updateMany.bind(d.segments);
-    d.segments.updateMany = (filter, set) => {
-      if (set.position !== undefined) checkpointWrites++;
-      return updateMany(filter, set);
+    d.segments.updateMany = async (filter, set) => {
+      const written = await updateMany(filter, set);
+      if (set.position !== undefined) [checkpointWrites, checkpointsWritten] = [checkpointWrites + 1, checkpointsWritten + written];
+      return written;
     };
     const batches: RecordedEvent[][] = [];
     const segmentsTold: Array<number | undefined> = [];
@@ -211,6 +213,12 @@ describe('projection segments shared among replicas', () => {
     expect((await d.segments.find({ group: 'view', kind: 'segment' })).map((doc) => doc.position)).toEqual(Array(COUNT).fill(String(last)));
     // Read your writes: the last stream is shown as applied.
     expect(await a.waitFor(streams[59], 0, 100)).toBe(true);
+    // A batch of one event moves its own segment's checkpoint only (the others move at the next renewal).
+    checkpointsWritten = 0;
+    const [next] = await d.write(1);
+    expect(await a.waitFor(next, 0, 3000)).toBe(true);
+    await waitUntil(() => checkpointsWritten > 0, 3000, 'the checkpoint written');
+    expect(checkpointsWritten).toBe(1);
     await a.stop();
   });
 

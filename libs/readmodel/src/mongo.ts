@@ -4,7 +4,7 @@ import type { Db, Filter as MongoFilter, MongoClient } from 'mongodb';
 // Required when the adapter is used: embedded mode never pays for loading the driver.
 const driver = () => require('mongodb') as typeof import('mongodb');
 import { LastWriteFailure, StoreUnavailableError } from '@udp/eventstore';
-import { bindParams, selectFields } from './filter';
+import { bindParams, selectFields, sortDocuments } from './filter';
 import type {
   CheckpointStore,
   Collection,
@@ -15,10 +15,13 @@ import type {
   PreparedFind,
   PreparedFindOptions,
   ReadModelStore,
+  Scalar,
   VersionedDocument,
 } from './port';
 
 const DUPLICATE_KEY = 11000;
+/** Up to this many values, FerretDB is asked an `$in` as one find per value (see `equalitiesFor`); past it, one scan. */
+const FERRETDB_IN_AS_EQUALITIES = 200;
 
 /** A server that cannot be reached is a 503 for the request (StoreUnavailableError), not a 500. */
 async function reachable<R>(operation: () => Promise<R>): Promise<R> {
@@ -58,6 +61,8 @@ class MongoCollection<T extends Document> implements Collection<T> {
     private readonly db: Db,
     private readonly name: string,
     private readonly writeFailures: LastWriteFailure,
+    /** The server reads the whole collection for an `$in` (FerretDB 1.x). */
+    private readonly inScansCollection: boolean,
   ) {}
 
   private get c() {
@@ -70,10 +75,34 @@ class MongoCollection<T extends Document> implements Collection<T> {
 
   getMany(ids: readonly string[]): Promise<T[]> {
     if (ids.length === 0) return Promise.resolve([]);
-    return reachable(async () => (await this.c.find({ _id: { $in: [...ids] } }).toArray()) as T[]);
+    return this.find({ _id: { $in: [...ids] } });
   }
 
-  find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    const split = this.equalitiesFor(filter);
+    if (!split) return this.findAsIs(filter, options);
+    const { field, values } = split;
+    const parts = await Promise.all(values.map((value) => this.findAsIs({ ...filter, [field]: value }, options)));
+    const found = sortDocuments(parts.flat(), options.sort);
+    return options.limit === undefined ? found : found.slice(0, options.limit);
+  }
+
+  /**
+   * On FerretDB 1.x, a top-level `$in` of a few values as one find per value: FerretDB hands PostgreSQL an equality
+   * but not an `$in`, and reads and filters the whole collection for it (25 ids among 20,000 documents: 490 ms as one
+   * `$in`, 65 ms as 25 finds at once). Each document holds one value of the field, so the finds' answers are disjoint.
+   */
+  private equalitiesFor(filter: Filter): { field: string; values: Scalar[] } | null {
+    if (!this.inScansCollection) return null;
+    for (const [field, condition] of Object.entries(filter)) {
+      if (field.startsWith('$') || condition === null || typeof condition !== 'object' || Array.isArray(condition)) continue;
+      const { $in, ...others } = condition as { $in?: Scalar[] };
+      if ($in && Object.keys(others).length === 0 && $in.length <= FERRETDB_IN_AS_EQUALITIES) return { field, values: [...new Set($in)] };
+    }
+    return null;
+  }
+
+  private findAsIs(filter: Filter, options: FindOptions): Promise<T[]> {
     return reachable(async () => {
       let cursor = this.c.find(filter as MongoFilter<Document>);
       if (options.sort) cursor = cursor.sort(options.sort);
@@ -175,16 +204,19 @@ export class MongoReadModelStore implements ReadModelStore {
   private constructor(
     private readonly client: MongoClient,
     private readonly db: Db,
+    private readonly inScansCollection: boolean,
   ) {}
 
   static async connect(url: string, database: string): Promise<MongoReadModelStore> {
     const client = new (driver().MongoClient)(url, { serverSelectionTimeoutMS: 5000 });
     await client.connect();
-    return new MongoReadModelStore(client, client.db(database));
+    // FerretDB names itself in buildInfo.
+    const ferretdb = 'ferretdbVersion' in (await client.db('admin').command({ buildInfo: 1 }));
+    return new MongoReadModelStore(client, client.db(database), ferretdb);
   }
 
   collection<T extends Document>(name: string): Collection<T> {
-    return new MongoCollection<T>(this.db, name, this.writeFailures);
+    return new MongoCollection<T>(this.db, name, this.writeFailures, this.inScansCollection);
   }
 
   checkpoints(): CheckpointStore {

@@ -106,6 +106,9 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       expect(await ids({ userId: 'u1', deleted: false })).toEqual(['d', 'b', 'a']);
       expect(await ids({ userId: 'u1', date: { $gte: 20, $lt: 30 } })).toEqual(['b', 'c']);
       expect(await ids({ userId: 'u1', itemId: { $in: ['a', 'd', 'zz'] } })).toEqual(['d', 'a']);
+      // A value named twice finds its documents once; the limit applies to the whole answer, in its order.
+      expect(await ids({ userId: 'u1', itemId: { $in: ['a', 'c', 'a', 'b'] } }, 2)).toEqual(['b', 'c']);
+      expect(await ids({ date: { $in: [20, 10] }, userId: 'u1' })).toEqual(['b', 'c', 'a']);
       expect(await ids({ userId: 'u1', $or: [{ date: { $lt: 20 } }, { date: 20, itemId: { $gt: 'b' } }] })).toEqual(['c', 'a']);
       // Two disjunctions at once need $and (the history's date cursor and its change-order cursor).
       expect(
