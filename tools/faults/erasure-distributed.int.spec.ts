@@ -10,12 +10,16 @@ import { servers as realServers } from './support';
 
 /**
  * Issue 27's erasure of a long history in the distributed mode: history-svc as its own process on FerretDB (its read
- * models) and Kafka (the erasure's messages), one user seeded with `ERASURE_DISTRIBUTED_ENTRIES` (50,000) entries by
- * batches of 5,000, then `userdata.erasure.requested` on Kafka while other users write and read. The participant
- * confirms within the erasure's bound, once, the others stay fast meanwhile, and no document of history-svc's
- * database names the user afterwards. Prints `[erasure-distributed] …`.
+ * models) and Kafka (the erasure's messages), one user seeded with `ERASURE_DISTRIBUTED_ENTRIES` entries by batches
+ * of 5,000, then `userdata.erasure.requested` on Kafka while other users write and read. The participant confirms
+ * within the erasure's bound, once, the others stay fast meanwhile, and no document of history-svc's database names
+ * the user afterwards. Prints `[erasure-distributed] …`.
+ *
+ * 10,000 entries in CI: FerretDB applies a few hundred entries a second on a 2-core machine, so 50,000 take minutes
+ * to seed alone (docs/erasure.md has the 50,000-entry run: `ERASURE_DISTRIBUTED_ENTRIES=50000`). One entry in ten is
+ * dated in the last hour, so the erasure takes the user out of the trending counts too.
  */
-const ENTRIES = Number(process.env.ERASURE_DISTRIBUTED_ENTRIES ?? 50_000);
+const ENTRIES = Number(process.env.ERASURE_DISTRIBUTED_ENTRIES ?? 10_000);
 const BATCH = 5000;
 const HOUR = 3600 * 1000;
 
@@ -33,19 +37,21 @@ describeOnServers('an erasure of a long history on FerretDB and Kafka', 'erasure
     const now = Date.now();
     const seeding = performance.now();
     for (let from = 0; from < ENTRIES; from += BATCH) {
-      // Dates of the last hours: the trending counts hold the user too, and must let go of them.
+      // Newest last (the wait below looks for the last one); one in ten in the last hour, counted for trending.
       const data = Array.from({ length: BATCH }, (_, i) => ({
         item_id: `urn:${erasee}:${from + i}`,
-        date: now - HOUR + ((from + i) % HOUR),
+        date: (from + i) % 10 === 9 ? now - HOUR + from + i : now - 30 * 24 * HOUR + from + i,
         last_playback_position: i,
       }));
       expect((await call(erasee, 'POST', '/api/history/v2/batch', { data })).status).toBe(204);
     }
     const acknowledgedMs = Math.round(performance.now() - seeding);
     // A batch is acknowledged once durable, after at most READ_YOUR_WRITES_TIMEOUT_MS of waiting for its rows: the
-    // erasure is asked once the read model shows them all, as when a user erases a history long written.
-    const total = async () => ((await (await call(erasee, 'GET', '/api/history/v2?limit=0')).json()) as { total: number }).total;
-    await waitUntil(async () => (await total()) === ENTRIES, 600_000, `${ENTRIES} entries in the read model`);
+    // erasure is asked once the read model shows them all (the newest entry is the last one written, and a user's
+    // events are applied in order), as when a user erases a history long written.
+    const newest = async () =>
+      ((await (await call(erasee, 'GET', '/api/history/v2?limit=1')).json()) as { data: Array<{ item_id: string }> }).data[0]?.item_id;
+    await waitUntil(async () => (await newest()) === `urn:${erasee}:${ENTRIES - 1}`, 600_000, `${ENTRIES} entries in the read model`);
     const seededMs = Math.round(performance.now() - seeding);
 
     // Other users: each loop writes one entry of a user, then reads that user's page, 20 ms apart.
@@ -119,6 +125,6 @@ describeOnServers('an erasure of a long history on FerretDB and Kafka', 'erasure
     // room; the figures are printed above and in docs/erasure.md.
     expect(confirmedMs).toBeLessThan(30_000);
     expect(p99).toBeLessThan(1000);
-    expect((await (await call(erasee, 'GET', '/api/history/v2?limit=0')).json()) as { total: number }).toMatchObject({ total: 0 });
+    expect(await newest()).toBeUndefined();
   }, 900_000);
 });
