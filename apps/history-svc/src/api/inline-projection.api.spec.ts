@@ -21,6 +21,7 @@ let countsReached: Promise<void>;
 function holdingTheCounts(inner: ReadModelStore): ReadModelStore {
   const holding = <T extends Document>(collection: Collection<T>): Collection<T> => ({
     get: (id) => collection.get(id),
+    getMany: (ids) => collection.getMany(ids),
     find: (filter, options) => collection.find(filter, options),
     prepareFind: (filter, options) => collection.prepareFind(filter, options),
     count: (filter) => collection.count(filter),
@@ -28,6 +29,11 @@ function holdingTheCounts(inner: ReadModelStore): ReadModelStore {
       countsTouched();
       await held;
       return collection.upsertIfNewer(doc);
+    },
+    async upsertManyIfNewer(docs) {
+      countsTouched();
+      await held;
+      return collection.upsertManyIfNewer(docs);
     },
     updateMany: (filter, set) => collection.updateMany(filter, set),
     deleteMany: (filter) => collection.deleteMany(filter),
