@@ -15,8 +15,8 @@ export interface InlineProjectorOptions {
   maxRetryDelayMs?: number;
 }
 
-/** Events of one append a batch-taking projection is given at a time: about a millisecond of work between turns. */
-export const INLINE_CHUNK = 100;
+/** Events of one append a batch-taking projection is given at a time: a few milliseconds of work between turns (100 raised the p99 of other users beside 5,000-entry batches, 10 did not lower it below 25). */
+export const INLINE_CHUNK = 25;
 
 /** One append being applied: its events' first and last store positions, and whether it is done. */
 interface InFlight {

@@ -35,6 +35,11 @@ export interface Projection {
 
 /** The most events a distributed projector takes in one batch (one checkpoint, one produce). */
 export const BATCH_MAX = 100;
+/**
+ * The most a one-process projector applies together: the batch runs on the event loop that answers every request,
+ * in one piece, so it is kept to a few milliseconds.
+ */
+export const TOGETHER_MAX = 25;
 
 interface Waiter {
   revision: number;
@@ -144,7 +149,7 @@ export class Projector {
     // (One process) A projection that takes batches gets the events in hand together too (trending's counts changed
     // once per hour and item for a user's 5,000-entry batch, not once per entry).
     if (this.projection.applyBatch && this.store.subscribeBatches)
-      return this.store.subscribeBatches(options, { max: BATCH_MAX, handle: (events) => this.handleTogether(events) });
+      return this.store.subscribeBatches(options, { max: TOGETHER_MAX, handle: (events) => this.handleTogether(events) });
     return this.store.subscribe(options, (event) => this.handle(event));
   }
 
