@@ -273,6 +273,33 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       await sub.stop();
     });
 
+    it('caughtUp ends once the events stored before it are handled, while other appends keep coming', async () => {
+      const prefix = stream('busy');
+      const handled: string[] = [];
+      // A slow handler and an append every few milliseconds: the subscription is never idle.
+      const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => {
+        await new Promise((resolve) => setTimeout(resolve, 3));
+        handled.push(e.type);
+      });
+      let writing = true;
+      const writer = (async () => {
+        for (let i = 0; writing; i++) {
+          await store.appendToStream(`${prefix}-w`, [event(`W${i}`)], { expectedRevision: i === 0 ? 'no_stream' : i - 1 });
+          await new Promise((resolve) => setTimeout(resolve, 2));
+        }
+      })();
+      try {
+        await waitUntil(() => handled.length >= 5);
+        await store.appendToStream(`${prefix}-mark`, [event('MARK')], { expectedRevision: 'no_stream' });
+        await sub.caughtUp();
+        expect(handled).toContain('MARK');
+      } finally {
+        writing = false;
+        await writer;
+        await sub.stop();
+      }
+    }, 20_000);
+
     it('counts the backlog of a prefix that holds characters beyond U+FFFF (two code units each)', async () => {
       const prefix = `lag${randomUUID().replace(/-/g, '')}\u{1F3A7}\u{10FFFF}`;
       await store.appendToStream(`${prefix}-a`, [event('A1'), event('A2')], { expectedRevision: 'no_stream' });

@@ -16,6 +16,9 @@ export class PollingSubscription implements Subscription {
   private retry: NodeJS.Timeout | null = null;
   /** Reads that failed in a row: the pause before the next one grows with them. */
   private failedReads = 0;
+  /** Pulls started, and pulls that read up to the store's end (see `caughtUp`). */
+  private pullsStarted = 0;
+  private pullsDone = 0;
 
   constructor(
     private readonly options: SubscriptionOptions,
@@ -62,6 +65,7 @@ export class PollingSubscription implements Subscription {
   }
 
   private pull(): Promise<void> {
+    this.pullsStarted++;
     return this.guarded(async () => {
       for (;;) {
         let page: RecordedEvent[];
@@ -82,7 +86,11 @@ export class PollingSubscription implements Subscription {
           return;
         }
         await this.deliver(page);
-        if (page.length < 500 || !this.running) return;
+        if (!this.running) return;
+        if (page.length < 500) {
+          this.pullsDone = this.pullsStarted;
+          return;
+        }
       }
     });
   }
@@ -132,14 +140,19 @@ export class PollingSubscription implements Subscription {
   }
 
   /**
-   * Resolves once every event stored before the call was delivered: the delivery under way (and any it chains)
-   * ends, then one read from where it ended. Counting on who runs first within a few promise ticks would
-   * not do: a wake-up from here while a delivery runs chains another, and waiting on that one again never ends.
+   * Resolves once every event stored before the call was delivered: a pull that starts after the call reads up to
+   * the store's end, so once one has, it is so. Waiting until nothing was under way instead never ended while other
+   * writes kept coming (each delivery chained the next one): an erasure on a busy replica waited for ever.
    */
   async caughtUp(): Promise<void> {
-    while (this.pulling) await this.pulling;
+    const target = this.pullsStarted + 1;
     this.notify();
-    while (this.pulling) await this.pulling;
+    while (this.running && this.pullsDone < target) {
+      if (this.pulling) await this.pulling;
+      // A read that failed is tried again by its own timer; otherwise a pull is asked for.
+      else if (this.retry) await new Promise((resolve) => setTimeout(resolve, 20));
+      else this.notify();
+    }
     if (this.failure) throw this.failure;
   }
 
