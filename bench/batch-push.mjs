@@ -66,7 +66,7 @@ try {
     if (pushed.status !== 204) throw new Error(`push: ${pushed.status} ${await pushed.text()}`);
     const pushedAt = performance.now();
     let pulled = 0;
-    for (let next = '?limit=500'; next; ) {
+    for (let next = '?limit=500'; next;) {
       const page = await (await call(token, 'GET', `/api/history/v2${next}`)).json();
       pulled += page.data.length;
       next = page.next;

@@ -162,6 +162,8 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
     const { erasureId, userId, participants } = parsed.data;
     // A request published again names only the participants that have not confirmed: the others have nothing to do.
     if (participants && !participants.includes(service)) return;
+    // Said when it arrives too (the id only): an erasure that takes long shows where it is before it is done.
+    logger?.info({ erasureId }, 'erasure requested');
     // A request delivered again after it was done must not erase what the user wrote since: it confirms again.
     const done = await handled.get(erasureId);
     const { streamsDeleted, documentsDeleted } = done
