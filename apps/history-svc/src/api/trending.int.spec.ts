@@ -12,15 +12,22 @@ import { trendingIndexes, trendingItems } from '../projections/trending';
 const DAY = 24 * 3600 * 1000;
 const now = 1000 * DAY + 17 * 60 * 1000;
 
+const options = { now: () => now, windowMs: 7 * DAY };
+const query = { now, windowMs: 7 * DAY, minUsers: 1, limit: 100 };
+
+/** A database of its own with the indexes the distributed mode's trending uses. */
+async function readModelsWithIndexes(connection: string, database: string) {
+  const readModels = await MongoReadModelStore.connect(connection, database);
+  await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
+  await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
+  await trendingIndexes(readModels);
+  return readModels;
+}
+
 describeWithMongo('trending counts on mongodb', (connection) => {
   it('answers what a scan of the entries answers, after a replay, two replicas, and an erasure', async () => {
-    const readModels = await MongoReadModelStore.connect(connection(), `udp_trending_${process.pid}_${Date.now()}`);
+    const readModels = await readModelsWithIndexes(connection(), `udp_trending_${process.pid}_${Date.now()}`);
     try {
-      await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
-      await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
-      await trendingIndexes(readModels);
-      const options = { now: () => now, windowMs: 7 * DAY };
-      const query = { now, windowMs: 7 * DAY, minUsers: 1, limit: 100 };
       const events = log(randomHistory(3, 150, now));
       const one = historyProjection(readModels, options);
       const two = historyProjection(readModels, options);
@@ -49,13 +56,8 @@ describeWithMongo('trending counts on mongodb', (connection) => {
   }, 120_000);
 
   it('answers the same when two replicas apply the same events at once as batches (bulk writes, compare-and-set lost)', async () => {
-    const readModels = await MongoReadModelStore.connect(connection(), `udp_trending_batch_${process.pid}_${Date.now()}`);
+    const readModels = await readModelsWithIndexes(connection(), `udp_trending_batch_${process.pid}_${Date.now()}`);
     try {
-      await readModels.ensureIndex(HISTORY_COLLECTION, { userId: 1, date: -1, item_id: 1 });
-      await readModels.ensureIndex(HISTORY_COLLECTION, { item_id: 1, date: -1 });
-      await trendingIndexes(readModels);
-      const options = { now: () => now, windowMs: 7 * DAY };
-      const query = { now, windowMs: 7 * DAY, minUsers: 1, limit: 100 };
       // Dates over three hours: many users' watches of an item share an hour, and the replicas its count.
       const events = log(randomHistory(4, 300, now, 3 * 3600 * 1000));
       const inBatches = async (size: number) => {
