@@ -77,7 +77,8 @@ describe.each([
         }
         const acknowledged = answers.filter((a) => a.status === 201).map((a) => a.body.media_id as string);
         expect(acknowledged.length).toBeGreaterThan(0);
-        expect(answers.some((a) => a.status === 429)).toBe(true);
+        // Whether a retry races again depends on how the retries interleave (a loaded CI run saw all 20 succeed within
+        // 2 retries), so how many answer 429 is not asserted; the case without retries asks for them.
         expect((store as RacingStore).conflicts).toBeGreaterThan(0);
         expect((await storedItems(user, 'watch_later')).map((b) => b.itemId).sort()).toEqual(acknowledged.sort());
       });
