@@ -504,7 +504,9 @@ function pagedErasure<D extends HistoryEntryDocument>(
     async deleteMany(filter) {
       // Deleted entries too: an hour an earlier delete left at zero still names the item.
       let deleted = 0;
-      const { slice } = timeSlices();
+      // Others go between every two pages (each is a few milliseconds of work): slicing pages by time held other users
+      // longer beside a 100,000-entry erasure (their p99 66 -> 91-97 ms).
+      const { slice } = timeSlices(0);
       for (;;) {
         const page = await documents.find(filter, { limit: pageSize, readOnly: true });
         if (page.length === 0) return deleted;
