@@ -57,6 +57,17 @@ async function recorded<R>(failures: LastWriteFailure, write: () => Promise<R>):
   }
 }
 
+/**
+ * One call per value, a few at a time, not a batch's 100 at once: FerretDB stopped answering for good under load (its
+ * PostgreSQL pool of 50 idle); it did so with 8 at a time too, so this bounds the load but is not known to be the cure.
+ */
+async function inWaves<R>(values: readonly Scalar[], call: (value: Scalar) => Promise<R>): Promise<R[]> {
+  const answers: R[] = [];
+  for (let at = 0; at < values.length; at += FERRETDB_FINDS_AT_ONCE)
+    answers.push(...(await Promise.all(values.slice(at, at + FERRETDB_FINDS_AT_ONCE).map(call))));
+  return answers;
+}
+
 class MongoCollection<T extends Document> implements Collection<T> {
   constructor(
     private readonly db: Db,
@@ -82,14 +93,7 @@ class MongoCollection<T extends Document> implements Collection<T> {
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const split = this.equalitiesFor(filter);
     if (!split) return this.findAsIs(filter, options);
-    const { field, values } = split;
-    const parts: T[][] = [];
-    // A few at a time, not a batch's 100 at once: FerretDB stopped answering for good under load (its PostgreSQL pool of
-    // 50 idle); it did so with 8 at a time too, so this bounds the load but is not known to be the cure.
-    for (let at = 0; at < values.length; at += FERRETDB_FINDS_AT_ONCE) {
-      const wave = values.slice(at, at + FERRETDB_FINDS_AT_ONCE);
-      parts.push(...(await Promise.all(wave.map((value) => this.findAsIs({ ...filter, [field]: value }, options)))));
-    }
+    const parts = await inWaves(split.values, (value) => this.findAsIs({ ...filter, [split.field]: value }, options));
     const found = sortDocuments(parts.flat(), options.sort);
     return options.limit === undefined ? found : found.slice(0, options.limit);
   }
@@ -200,12 +204,8 @@ class MongoCollection<T extends Document> implements Collection<T> {
     const split = this.equalitiesFor(filter);
     if (!split) return this.deleteAsIs(filter);
     // As `find`: FerretDB scans the collection for an `$in` (an erasure deletes its pages by id).
-    let deleted = 0;
-    for (let at = 0; at < split.values.length; at += FERRETDB_FINDS_AT_ONCE) {
-      const wave = split.values.slice(at, at + FERRETDB_FINDS_AT_ONCE);
-      for (const count of await Promise.all(wave.map((value) => this.deleteAsIs({ ...filter, [split.field]: value })))) deleted += count;
-    }
-    return deleted;
+    const counts = await inWaves(split.values, (value) => this.deleteAsIs({ ...filter, [split.field]: value }));
+    return counts.reduce((sum, count) => sum + count, 0);
   }
 
   private deleteAsIs(filter: Filter): Promise<number> {

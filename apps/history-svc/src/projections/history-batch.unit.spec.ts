@@ -89,6 +89,30 @@ function failingOnce(readModels: ReadModelStore, collection: string): ReadModelS
   return store;
 }
 
+/**
+ * The batches applied in order to one set of read models; every `every`-th batch with `collection`'s bulk write failing
+ * once half-way (a process stopped there), then applied again whole. Answers the read models and how many stopped.
+ */
+async function appliedWithStops(
+  batches: RecordedEvent[][],
+  collection: string,
+  every: number,
+  apply: (readModels: ReadModelStore, batch: RecordedEvent[]) => Promise<void>,
+) {
+  const memory = await readModelsWithIndexes();
+  let stops = 0;
+  for (const [i, batch] of batches.entries()) {
+    try {
+      await apply(i % every === 0 ? failingOnce(memory, collection) : memory, batch);
+    } catch (error) {
+      expect((error as Error).message).toBe('stopped between writes');
+      stops++;
+      await apply(memory, batch);
+    }
+  }
+  return { memory, stops };
+}
+
 describe('history projection: the events in hand applied as one batch (distributed mode)', () => {
   it.each([
     [1, 9 * DAY],
@@ -125,19 +149,10 @@ describe('history projection: the events in hand applied as one batch (distribut
     async (collection) => {
       const events = log(randomHistory(6, 600, now, 2 * HOUR));
       const reference = await oneByOne(events);
-      const memory = await readModelsWithIndexes();
-      let stops = 0;
-      for (const [i, batch] of batchesOf(events, 6).entries()) {
-        // Every fifth batch fails once, as a projector whose process stopped there, and is applied again whole.
-        const readModels = i % 5 === 0 ? failingOnce(memory, collection) : memory;
-        try {
-          await applyBatch(historyProjection(readModels, options), batch);
-        } catch (error) {
-          expect((error as Error).message).toBe('stopped between writes');
-          stops++;
-          await applyBatch(historyProjection(memory, options), batch);
-        }
-      }
+      // Every fifth batch fails once, as a projector whose process stopped there, and is applied again whole.
+      const { memory, stops } = await appliedWithStops(batchesOf(events, 6), collection, 5, (readModels, batch) =>
+        applyBatch(historyProjection(readModels, options), batch),
+      );
       expect(stops).toBeGreaterThan(3);
       expect(contents(memory)).toEqual(contents(reference));
     },
@@ -172,19 +187,10 @@ describe('trending projection of one process: the events in hand applied as one 
     async (collection) => {
       const events = log(randomHistory(14, 600, now, 2 * HOUR));
       const reference = await trendingOneByOne(events);
-      const memory = await readModelsWithIndexes();
-      let stops = 0;
-      for (const [i, batch] of batchesOf(events, 14).entries()) {
-        // Every other batch fails once (a batch with a clear goes one event at a time, with no bulk write to fail).
-        const readModels = i % 2 === 0 ? failingOnce(memory, collection) : memory;
-        try {
-          await historyTrendingProjection(readModels, options).applyBatch!(batch);
-        } catch (error) {
-          expect((error as Error).message).toBe('stopped between writes');
-          stops++;
-          await historyTrendingProjection(memory, options).applyBatch!(batch);
-        }
-      }
+      // Every other batch fails once (a batch with a clear goes one event at a time, with no bulk write to fail).
+      const { memory, stops } = await appliedWithStops(batchesOf(events, 14), collection, 2, (readModels, batch) =>
+        historyTrendingProjection(readModels, options).applyBatch!(batch),
+      );
       expect(stops).toBeGreaterThan(2);
       expect(contents(memory)).toEqual(contents(reference));
     },
