@@ -32,6 +32,16 @@ class ResultsReporter {
           .filter((test) => test.status === 'pending' || test.status === 'todo')
           .map((test) => ({ file: relative(root, file.testFilePath), name: test.fullName })),
       ),
+      // Each failed test, and each suite that failed outside its tests, with the first line of why: CI's log may keep
+      // only its last lines, and "projects with failures: x" alone sends a reader back through thousands of lines.
+      failedTests: results.testResults.flatMap((file) => [
+        ...(file.testExecError
+          ? [{ file: relative(root, file.testFilePath), name: '(the suite did not run)', why: firstLine(file.testExecError.message) }]
+          : []),
+        ...file.testResults
+          .filter((test) => test.status === 'failed')
+          .map((test) => ({ file: relative(root, file.testFilePath), name: test.fullName, why: firstLine(test.failureMessages[0]) })),
+      ]),
     };
     mkdirSync(dir, { recursive: true });
     writeFileSync(file, JSON.stringify(totals));
@@ -50,6 +60,14 @@ class ResultsReporter {
       process.exit(1);
     }, seconds * 1000).unref();
   }
+}
+
+/** The first line of a failure that says something, without colour codes, at most 300 characters. */
+function firstLine(message = '') {
+  // eslint-disable-next-line no-control-regex
+  const plain = String(message).replace(/\u001b\[[0-9;]*m/g, '');
+  const line = plain.split('\n').find((text) => text.trim() !== '') ?? '';
+  return line.trim().slice(0, 300);
 }
 
 /** What keeps this process alive: each socket, server, child and worker by what it is, then every resource by kind. */

@@ -32,6 +32,7 @@ const missing = [];
 const failing = [];
 const unexited = [];
 const skippedTests = [];
+const failedTests = [];
 for (const project of projects) {
   const file = join(resultsDir, `${findProjectRoot(project).replace(/[\\/]/g, '__')}.json`);
   if (!existsSync(file)) {
@@ -47,8 +48,19 @@ for (const project of projects) {
   totals.skippedSuites += r.skippedSuites ?? 0;
   totals.totalSuites += r.totalSuites ?? 0;
   skippedTests.push(...(r.skippedTests ?? []));
+  failedTests.push(...(r.failedTests ?? []));
   if (r.failed || r.failedSuites) failing.push(project);
   if (r.openHandles) unexited.push([project, r.openHandles]);
+}
+
+/** "TCP connection a -> b" lines counted by where they go: 33 connections to one server make one line, not 33. */
+function countAlike(open) {
+  const counts = new Map();
+  for (const line of open) {
+    const key = line.replace(/^TCP connection \S+ -> /, 'TCP connections to ');
+    counts.set(key, (counts.get(key) ?? 0) + 1);
+  }
+  return [...counts].map(([line, n]) => (n > 1 || line.startsWith('TCP connections to ') ? `${n} x ${line}` : line));
 }
 
 function findProjectRoot(name) {
@@ -66,9 +78,14 @@ if (skippedTests.length) {
   console.log(`\nskipped (${skippedTests.length}):`);
   for (const test of skippedTests) console.log(`  ${test.file}: ${test.name}`);
 }
+if (failedTests.length) {
+  console.error(`\nfailed (${failedTests.length}):`);
+  for (const test of failedTests) console.error(`  ${test.file}: ${test.name}\n      ${test.why}`);
+}
 if (missing.length) console.error(`projects that reported no results: ${missing.join(', ')}`);
 if (failing.length) console.error(`projects with failures: ${failing.join(', ')}`);
-for (const [project, open] of unexited) console.error(`project whose jest did not exit: ${project}, still open: ${open.join('; ')}`);
+for (const [project, open] of unexited)
+  console.error(`project whose jest did not exit: ${project}, still open: ${countAlike(open).join('; ')}`);
 // A project that never reported, or never exited, counts as one failed suite and one failed test: its run did not pass.
 const failedTests = totals.failed + missing.length + unexited.length;
 const failedSuites = totals.failedSuites + missing.length + unexited.length;

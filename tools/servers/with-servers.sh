@@ -2,7 +2,7 @@
 # Start a real single-node Kafka (KRaft) and a real FerretDB (MongoDB wire
 # protocol) on loopback, backed by a PostgreSQL of its own (Debian's package;
 # MONGO_BACKEND=sqlite: SQLite files instead), run a command with
-#   KAFKA_BROKERS=127.0.0.1:<port>  MONGO_URL=mongodb://127.0.0.1:<port>/
+#   KAFKA_BROKERS=127.0.0.1:<port>  MONGO_URL=mongodb://127.0.0.1:<port>/?maxPoolSize=16
 # exported, then stop both servers and exit with the command's exit code.
 # Also exported: KAFKA_RESTART_SCRIPT, a script that restarts the broker
 # (TERM, then start again on the same config and data; returns once it answers),
@@ -324,7 +324,11 @@ if [ "$MONGO_BACKEND" = postgresql ]; then
     sleep 0.1
   done
   log "postgresql ready on 127.0.0.1:$POSTGRES_PORT"
-  FERRET_STORE=(-postgresql-url "postgres://postgres@127.0.0.1:$POSTGRES_PORT/postgres")
+  # FerretDB 1.x runs an update on two PostgreSQL connections: it holds the one reading the document while it takes
+  # the one writing it. When every connection of its pool (50 by default) is held by a read, each waits for a second
+  # one that never comes, and FerretDB stops answering for good (CI lost 11 minutes to it). A pool far larger than
+  # what the clients can ask at once (MONGO_URL's maxPoolSize below) keeps that from happening.
+  FERRET_STORE=(-postgresql-url "postgres://postgres@127.0.0.1:$POSTGRES_PORT/postgres?pool_max_conns=180")
 fi
 
 # ------------------------------------------------------------ ferretdb --
@@ -414,7 +418,9 @@ done
 
 # ----------------------------------------------------------------- run --
 export KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
-export MONGO_URL="mongodb://127.0.0.1:$FERRETDB_PORT/"
+# At most 16 operations at once per client (the driver's default is 100): several test processes together stay
+# below FerretDB's pool of 180 PostgreSQL connections, two per update (see postgresql above).
+export MONGO_URL="mongodb://127.0.0.1:$FERRETDB_PORT/?maxPoolSize=16"
 if [ "$MONGO_BACKEND" = postgresql ]; then export POSTGRES_PORT; else unset POSTGRES_PORT; fi
 export KAFKA_RESTART_SCRIPT="$KDIR/restart.sh"
 export FERRETDB_RESTART_SCRIPT="$RUN_DIR/ferretdb-restart.sh"

@@ -94,3 +94,30 @@ it('leaves a run that closes what it opened alone: exit 0, nothing recorded as o
   expect(run.recorded).toMatchObject({ passed: 1 });
   expect(run.recorded?.openHandles).toBeUndefined();
 });
+
+it('records each failed test and each suite that could not run with the first line of why (npm test lists them last)', () => {
+  const failing = `
+    test('adds', () => expect(1 + 1).toBe(2));
+    describe('a store', () => {
+      test('answers in time', () => { throw new Error('timed out after 5000 ms waiting for the store\\nat the second line'); });
+    });`;
+
+  const run = runJest(failing, 2);
+
+  expect(run.status).toBe(1);
+  const recorded = run.recorded as { passed: number; failed: number; failedTests: { file: string; name: string; why: string }[] };
+  expect(recorded).toMatchObject({ passed: 1, failed: 1 });
+  expect(recorded.failedTests).toEqual([
+    {
+      file: expect.stringMatching(/fixture\.spec\.js$/),
+      name: 'a store answers in time',
+      why: expect.stringMatching(/timed out after 5000 ms waiting for the store$/),
+    },
+  ]);
+
+  const broken = runJest(`require('./no-such-module');\ntest('never runs', () => {});`, 2);
+  const brokenRecorded = broken.recorded as { failedTests: { name: string; why: string }[] };
+  expect(brokenRecorded.failedTests).toEqual([
+    { file: expect.any(String), name: '(the suite did not run)', why: expect.stringMatching(/no-such-module/) },
+  ]);
+});
