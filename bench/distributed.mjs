@@ -232,7 +232,8 @@ async function run(replicaCount) {
   for (let i = 0; i < replicaCount; i++) {
     const proxy = await countingProxy({ host: target.hostname, port: Number(target.port) });
     proxies.push(proxy);
-    replicas.push(await startReplica(settings, proxy.url, i));
+    // MONGO_URL's options (with-servers.sh: maxPoolSize, which keeps FerretDB out of its pool deadlock) go along.
+    replicas.push(await startReplica(settings, `${proxy.url}${target.search}`, i));
   }
   const mongo = await MongoClient.connect(MONGO_URL);
   const db = mongo.db(`${prefix}_history_svc`);
