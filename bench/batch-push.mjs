@@ -6,7 +6,7 @@
 // Dates of 2023 as `npm run bench` sends them (outside the trending window); `--recent`: of the last hour, so the
 // trending counts take every entry too. ROOT=<another checkout> runs that checkout's bundle (an A/B). Loopback only.
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -48,8 +48,20 @@ const cpuMs = () => {
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
 
+/** The CPU of each of the server's threads so far (user + system), in ms, by thread id and name. */
+const threadsMs = () =>
+  new Map(
+    readdirSync(`/proc/${child.pid}/task`).map((tid) => {
+      const stat = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
+      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
+      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
+      return [`${name}#${tid}`, (Number(fields[11]) + Number(fields[12])) * 10];
+    }),
+  );
+
 const now = Date.now();
 const rounds = [];
+let threadsBefore;
 let cpuAfterFirst = 0;
 try {
   for (let u = 0; u < USERS; u++) {
@@ -61,6 +73,7 @@ try {
       last_playback_position: i,
     }));
     const cpuBefore = cpuMs();
+    if (u === 1) threadsBefore = threadsMs();
     const started = performance.now();
     const pushed = await call(token, 'POST', '/api/history/v2/batch', { data });
     if (pushed.status !== 204) throw new Error(`push: ${pushed.status} ${await pushed.text()}`);
@@ -79,6 +92,12 @@ try {
     `push+pull ms of ${ENTRIES} (${RECENT ? 'dates of the last hour' : 'dates of 2023'}): ${rounds.join(' ')}` +
       ` | server CPU per push+pull after the first: ${Math.round(cpuAfterFirst / Math.max(1, USERS - 1))} ms`,
   );
+  // Where that CPU went: each thread that took 1 ms or more per push+pull (the main thread is `node`, or `MainThread`).
+  const per = [...threadsMs()]
+    .map(([thread, ms]) => [thread, (ms - (threadsBefore?.get(thread) ?? 0)) / Math.max(1, USERS - 1)])
+    .filter(([, ms]) => ms >= 1)
+    .map(([thread, ms]) => `${thread} ${ms.toFixed(0)}`);
+  console.log(`by thread, ms per push+pull after the first: ${per.join(', ')}`);
 } finally {
   child.kill('SIGTERM');
   await new Promise((resolve) => child.on('exit', resolve));
