@@ -100,6 +100,8 @@ export class Writers {
   readonly statuses = new Map<number | string, number>();
   private running = true;
   private readonly loops: Array<Promise<void>>;
+  private readonly startedAt = performance.now();
+  private stoppedAt: number | undefined;
   private readonly identity: InternalIdentity;
 
   constructor(
@@ -116,6 +118,11 @@ export class Writers {
 
   get total(): number {
     return [...this.acknowledged.values()].reduce((n, items) => n + items.length, 0);
+  }
+
+  /** Acknowledged writes per second, from the start until `stop` (or now). */
+  get perSecond(): number {
+    return this.total / (((this.stoppedAt ?? performance.now()) - this.startedAt) / 1000);
   }
 
   count(status: number | string): number {
@@ -153,6 +160,7 @@ export class Writers {
   async stop(): Promise<void> {
     this.running = false;
     await Promise.all(this.loops);
+    this.stoppedAt ??= performance.now();
   }
 }
 

@@ -16,8 +16,12 @@ import { applyOnce, historyOf, range, servers as realServers, Writers } from './
  * this under tools/servers/with-otelcol.sh), stored events by reading the event store file.
  */
 const LEASE_MS = 3000;
-/** Each of the 50 users writes every 3 s: about 16 writes/s, what FerretDB on this 2-core machine takes with room. */
-const PAUSE_MS = 3000;
+/**
+ * Each of the 50 users writes, waits 0.5 s, writes again: up to about 70 writes/s through the three, what they take on
+ * this 2-core machine with FerretDB (bench/README.md, "FerretDB's pool deadlock, and the rate past it"). It was one
+ * write per user every 3 s (16/s) while FerretDB could deadlock under load (tools/servers/README.md).
+ */
+const PAUSE_MS = 500;
 const PROJECTION = 'history-entries';
 const PUBLISHER = 'history-changes-publisher';
 const metricsUrl = process.env.OTELCOL_METRICS_URL;
@@ -175,7 +179,8 @@ if (!metricsUrl || !collector) {
           expect(revisions.get(user)).toEqual(range(perUser.get(user) ?? 0));
         }
         console.log(
-          `[faults] three instances: writes=${steady.total + writers.total} applied_per_event=${appliedPerEvent.toFixed(3)} ` +
+          `[faults] three instances: writes=${steady.total + writers.total} steady_rate=${steady.perSecond.toFixed(0)}/s ` +
+            `applied_per_event=${appliedPerEvent.toFixed(3)} ` +
             `published_per_change=${publishedPerChange.toFixed(3)} takeover_ms=${takeoverMs} lost=${lost} ` +
             `(steady state: ${stored} events, ${late} shown after their acknowledgement; after the kill: ${repeats} repeated ` +
             `Kafka deliveries; lease ${LEASE_MS} ms)`,

@@ -14,6 +14,14 @@ let dir: string;
 beforeEach(() => (dir = mkdtempSync(join(tmpdir(), 'udp-jest-exit-'))));
 afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
+/** What the reporter records for `npm test`. */
+interface Recorded {
+  passed: number;
+  failed: number;
+  openHandles?: string[];
+  failedTests: Array<{ file: string; name: string; why: string }>;
+}
+
 /** Runs jest on one spec (plain JavaScript) with the watchdog at `exitTimeoutS`; returns how it ended and what it recorded. */
 function runJest(spec: string, exitTimeoutS: number) {
   writeFileSync(join(dir, 'fixture.spec.js'), spec);
@@ -32,7 +40,7 @@ function runJest(spec: string, exitTimeoutS: number) {
     status: run.status,
     ms: Date.now() - started,
     stderr: run.stderr,
-    recorded: file ? (JSON.parse(readFileSync(join(results, file), 'utf8')) as { passed: number; openHandles?: string[] }) : undefined,
+    recorded: file ? (JSON.parse(readFileSync(join(results, file), 'utf8')) as Recorded) : undefined,
   };
 }
 
@@ -105,7 +113,7 @@ it('records each failed test and each suite that could not run with the first li
   const run = runJest(failing, 2);
 
   expect(run.status).toBe(1);
-  const recorded = run.recorded as { passed: number; failed: number; failedTests: { file: string; name: string; why: string }[] };
+  const recorded = run.recorded!;
   expect(recorded).toMatchObject({ passed: 1, failed: 1 });
   expect(recorded.failedTests).toEqual([
     {
@@ -116,7 +124,7 @@ it('records each failed test and each suite that could not run with the first li
   ]);
 
   const broken = runJest(`require('./no-such-module');\ntest('never runs', () => {});`, 2);
-  const brokenRecorded = broken.recorded as { failedTests: { name: string; why: string }[] };
+  const brokenRecorded = broken.recorded!;
   expect(brokenRecorded.failedTests).toEqual([
     { file: expect.any(String), name: '(the suite did not run)', why: expect.stringMatching(/no-such-module/) },
   ]);
