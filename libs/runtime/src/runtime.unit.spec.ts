@@ -1,6 +1,7 @@
 import { mkdtempSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import express from 'express';
 import { InProcessBus } from '@udp/bus';
 import { commonConfigSchema, loadConfig } from '@udp/config';
@@ -20,6 +21,32 @@ describe('openAdapters', () => {
     expect(existsSync(join(dir, 'demo-svc', 'events.sqlite'))).toBe(true);
     expect(existsSync(join(dir, 'secrets', 'internal-identity.key'))).toBe(true);
     await closeAdapters(adapters, shared);
+  });
+});
+
+describe('the embedded read models as a service gets them (traced)', () => {
+  it('drop an index the service no longer wants: it is gone from the file, as every other part of the store reaches it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'udp-runtime-'));
+    const shared = { bus: new InProcessBus() };
+    const config = loadConfig(commonConfigSchema, { DATA_DIR: dir });
+    const indexes = () => {
+      const db = new Database(join(dir, 'demo-svc', 'read-models.sqlite'), { readonly: true });
+      const names = db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_notes'").pluck().all();
+      db.close();
+      return names;
+    };
+    const first = await openAdapters(config, 'demo-svc', shared);
+    await first.readModels.ensureIndex('notes', { date: 1 });
+    await first.readModels.collection('notes').upsertIfNewer({ _id: 'n1', revision: 0, date: 5 });
+    // A store rebuilt from nothing builds its indexes once caught up (as a service's start asks).
+    await first.readModels.caughtUp!();
+    await closeAdapters(first, shared);
+    expect(indexes()).toContain('rm_notes__date_a');
+
+    const again = await openAdapters(config, 'demo-svc', shared);
+    await again.readModels.dropIndex!('notes', { date: 1 });
+    await closeAdapters(again, shared);
+    expect(indexes()).not.toContain('rm_notes__date_a');
   });
 });
 

@@ -1,7 +1,7 @@
 import { type Attributes, type Span, SpanKind, SpanStatusCode, TraceFlags, context, propagation, trace } from '@opentelemetry/api';
 import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from '@udp/bus';
 import type { EventStore } from '@udp/eventstore';
-import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
+import { type Collection, type Document, type ReadModelStore, withCollections } from '@udp/readmodel';
 
 /**
  * CLIENT spans for the embedded adapters, which no library instruments (SQLite event store, in-memory read models,
@@ -75,15 +75,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
       deleteMany: (filter) => op('delete', () => collection.deleteMany(filter)),
     };
   };
-  return {
-    collection: <T extends Document>(name: string) => wrap(name, readModels.collection<T>(name)),
-    ensureIndex: (collection, keys, options) => readModels.ensureIndex(collection, keys, options),
-    checkpoints: () => readModels.checkpoints(),
-    caughtUp: async () => readModels.caughtUp?.(),
-    scrub: async () => readModels.scrub?.(),
-    ping: () => readModels.ping(),
-    close: () => readModels.close(),
-  };
+  return withCollections(readModels, <T extends Document>(name: string) => wrap(name, readModels.collection<T>(name)));
 }
 
 /** The in-process bus with a PRODUCER span per publish and W3C trace context in the message headers, as on Kafka. */

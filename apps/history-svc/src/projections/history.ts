@@ -1,6 +1,6 @@
 import type { Item } from '@udp/contracts';
 import { type EventAt, type Projection, aggregateProjection, userScopedId } from '@udp/eventsourcing';
-import type { Collection, Document, ReadModelStore } from '@udp/readmodel';
+import { type Collection, type Document, type ReadModelStore, withCollections } from '@udp/readmodel';
 import { timeSlices } from '@udp/retry';
 import { type HistoryEvent, historyStreams } from '../domain/aggregate';
 import {
@@ -545,13 +545,8 @@ export function erasingTrendingToo(
         counter.itemsErased(page.filter((entry) => entry.deleted).map((entry) => entry.item_id)),
       ),
     );
-  return {
-    collection: <T extends Document>(name: string) => (erasing.get(name) ?? readModels.collection<T>(name)) as unknown as Collection<T>,
-    ensureIndex: (collection, keys, options) => readModels.ensureIndex(collection, keys, options),
-    checkpoints: () => readModels.checkpoints(),
-    caughtUp: async () => readModels.caughtUp?.(),
-    scrub: async () => readModels.scrub?.(),
-    ping: () => readModels.ping(),
-    close: () => readModels.close(),
-  };
+  return withCollections(
+    readModels,
+    <T extends Document>(name: string) => (erasing.get(name) ?? readModels.collection<T>(name)) as unknown as Collection<T>,
+  );
 }
