@@ -36,11 +36,11 @@ class ResultsReporter {
       // only its last lines, and "projects with failures: x" alone sends a reader back through thousands of lines.
       failedTests: results.testResults.flatMap((file) => [
         ...(file.testExecError
-          ? [{ file: relative(root, file.testFilePath), name: '(the suite did not run)', why: firstLine(file.testExecError.message) }]
+          ? [{ file: relative(root, file.testFilePath), name: '(the suite did not run)', why: gist(file.testExecError.message) }]
           : []),
         ...file.testResults
           .filter((test) => test.status === 'failed')
-          .map((test) => ({ file: relative(root, file.testFilePath), name: test.fullName, why: firstLine(test.failureMessages[0]) })),
+          .map((test) => ({ file: relative(root, file.testFilePath), name: test.fullName, why: gist(test.failureMessages[0]) })),
       ]),
     };
     mkdirSync(dir, { recursive: true });
@@ -62,12 +62,15 @@ class ResultsReporter {
   }
 }
 
-/** The first line of a failure that says something, without colour codes, at most 300 characters. */
-function firstLine(message = '') {
+/** The gist of a failure: its first three lines that say something (no stack frames), without colour codes, at most 300 characters. */
+function gist(message = '') {
   // eslint-disable-next-line no-control-regex
   const plain = String(message).replace(/\u001b\[[0-9;]*m/g, '');
-  const line = plain.split('\n').find((text) => text.trim() !== '') ?? '';
-  return line.trim().slice(0, 300);
+  const lines = plain
+    .split('\n')
+    .map((text) => text.trim())
+    .filter((text) => text !== '' && !text.startsWith('at '));
+  return lines.slice(0, 3).join(' · ').slice(0, 300);
 }
 
 /** What keeps this process alive: each socket, server, child and worker by what it is, then every resource by kind. */

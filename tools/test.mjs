@@ -32,7 +32,7 @@ const missing = [];
 const failing = [];
 const unexited = [];
 const skippedTests = [];
-const failedTests = [];
+const failures = [];
 for (const project of projects) {
   const file = join(resultsDir, `${findProjectRoot(project).replace(/[\\/]/g, '__')}.json`);
   if (!existsSync(file)) {
@@ -48,7 +48,7 @@ for (const project of projects) {
   totals.skippedSuites += r.skippedSuites ?? 0;
   totals.totalSuites += r.totalSuites ?? 0;
   skippedTests.push(...(r.skippedTests ?? []));
-  failedTests.push(...(r.failedTests ?? []));
+  failures.push(...(r.failedTests ?? []));
   if (r.failed || r.failedSuites) failing.push(project);
   if (r.openHandles) unexited.push([project, r.openHandles]);
 }
@@ -78,9 +78,9 @@ if (skippedTests.length) {
   console.log(`\nskipped (${skippedTests.length}):`);
   for (const test of skippedTests) console.log(`  ${test.file}: ${test.name}`);
 }
-if (failedTests.length) {
-  console.error(`\nfailed (${failedTests.length}):`);
-  for (const test of failedTests) console.error(`  ${test.file}: ${test.name}\n      ${test.why}`);
+if (failures.length) {
+  console.error(`\nfailed (${failures.length}):`);
+  for (const test of failures) console.error(`  ${test.file}: ${test.name}\n      ${test.why}`);
 }
 if (missing.length) console.error(`projects that reported no results: ${missing.join(', ')}`);
 if (failing.length) console.error(`projects with failures: ${failing.join(', ')}`);

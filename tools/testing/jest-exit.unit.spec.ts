@@ -103,7 +103,7 @@ it('leaves a run that closes what it opened alone: exit 0, nothing recorded as o
   expect(run.recorded?.openHandles).toBeUndefined();
 });
 
-it('records each failed test and each suite that could not run with the first line of why (npm test lists them last)', () => {
+it('records each failed test and each suite that could not run with the gist of why (npm test lists them last)', () => {
   const failing = `
     test('adds', () => expect(1 + 1).toBe(2));
     describe('a store', () => {

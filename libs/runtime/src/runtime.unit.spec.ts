@@ -37,7 +37,7 @@ describe('the embedded read models as a service gets them (traced)', () => {
     };
     const first = await openAdapters(config, 'demo-svc', shared);
     await first.readModels.ensureIndex('notes', { date: 1 });
-    await first.readModels.collection('notes').upsertIfNewer({ _id: 'n1', revision: 0, date: 5 });
+    await first.readModels.collection<{ _id: string; date: number }>('notes').upsertIfNewer({ _id: 'n1', revision: 0, date: 5 });
     // A store rebuilt from nothing builds its indexes once caught up (as a service's start asks).
     await first.readModels.caughtUp!();
     await closeAdapters(first, shared);
