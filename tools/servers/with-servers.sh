@@ -2,7 +2,7 @@
 # Start a real single-node Kafka (KRaft) and a real FerretDB (MongoDB wire
 # protocol) on loopback, backed by a PostgreSQL of its own (Debian's package;
 # MONGO_BACKEND=sqlite: SQLite files instead), run a command with
-#   KAFKA_BROKERS=127.0.0.1:<port>  MONGO_URL=mongodb://127.0.0.1:<port>/?maxPoolSize=16
+#   KAFKA_BROKERS=127.0.0.1:<port>  MONGO_URL=mongodb://127.0.0.1:<port>/?maxPoolSize=16  MONGO_SERVER=ferretdb
 # exported, then stop both servers and exit with the command's exit code.
 # Also exported: KAFKA_RESTART_SCRIPT, a script that restarts the broker
 # (TERM, then start again on the same config and data; returns once it answers),
@@ -421,6 +421,8 @@ export KAFKA_BROKERS="127.0.0.1:$KAFKA_PORT"
 # At most 16 operations at once per client (the driver's default is 100): several test processes together stay
 # below FerretDB's pool of 180 PostgreSQL connections, two per update (see postgresql above).
 export MONGO_URL="mongodb://127.0.0.1:$FERRETDB_PORT/?maxPoolSize=16"
+# What MONGO_URL is: FerretDB's conditional writes are not atomic, so a test of racing writers knows (README.md).
+export MONGO_SERVER=ferretdb
 if [ "$MONGO_BACKEND" = postgresql ]; then export POSTGRES_PORT; else unset POSTGRES_PORT; fi
 export KAFKA_RESTART_SCRIPT="$KDIR/restart.sh"
 export FERRETDB_RESTART_SCRIPT="$RUN_DIR/ferretdb-restart.sh"

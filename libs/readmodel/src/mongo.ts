@@ -58,8 +58,9 @@ async function recorded<R>(failures: LastWriteFailure, write: () => Promise<R>):
 }
 
 /**
- * One call per value, a few at a time, not a batch's 100 at once: FerretDB stopped answering for good under load (its
- * PostgreSQL pool of 50 idle); it did so with 8 at a time too, so this bounds the load but is not known to be the cure.
+ * One call per value, a few at a time, not a batch's 100 at once: each is a query FerretDB runs on a PostgreSQL
+ * connection of its pool. (FerretDB that stopped answering under load was its pool deadlock, whatever the calls:
+ * tools/servers/README.md.)
  */
 async function inWaves<R>(values: readonly Scalar[], call: (value: Scalar) => Promise<R>): Promise<R[]> {
   const answers: R[] = [];

@@ -12,7 +12,21 @@ interface Entry {
 }
 
 /** The behaviour every read-model adapter must have (memory and MongoDB/FerretDB). */
-export function readModelContract(adapter: string, open: () => Promise<ReadModelStore>) {
+export interface ContractOptions {
+  /**
+   * False for a server whose conditional writes are not atomic (FerretDB 1.x: tools/servers/README.md, "Limits of
+   * FerretDB"): the case of concurrent writers is then reported skipped, with that reason, instead of failing now and
+   * then.
+   */
+  atomicConditionalWrites?: boolean;
+}
+
+export function readModelContract(adapter: string, open: () => Promise<ReadModelStore>, options: ContractOptions = {}) {
+  const concurrently =
+    options.atomicConditionalWrites === false
+      ? (title: string, test: () => Promise<void>) =>
+          it.skip(`${title}: skipped, this server's conditional writes are not atomic (FerretDB 1.x)`, test)
+      : it;
   describe(`ReadModelStore contract: ${adapter}`, () => {
     let store: ReadModelStore;
     let name: string;
@@ -73,7 +87,7 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       expect(await c.count({ userId: 'u1', date: { $gte: 20 } })).toBe(2);
     });
 
-    it('keeps the newest of concurrent bulk writes of the same documents, each written exactly once per revision', async () => {
+    concurrently('keeps the newest of concurrent bulk writes of the same documents, each written exactly once per revision', async () => {
       const c = store.collection<Entry>(name);
       const ids = Array.from({ length: 20 }, (_, i) => `i${i}`);
       // Five callers at once: caller k writes every document at revision k + 1, and all write `same` at revision 7.
