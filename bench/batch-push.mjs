@@ -42,20 +42,20 @@ const call = (token, method, path, body) =>
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-/** The server's CPU so far (user + system, all threads), in ms. */
-const cpuMs = () => {
-  const fields = readFileSync(`/proc/${child.pid}/stat`, 'utf8').split(') ')[1].split(' ');
+/** User + system CPU (ms) in a `/proc/.../stat` text; the fields after the name, which may hold spaces and ')'. */
+const statMs = (stat) => {
+  const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) * 10;
 };
+/** The server's CPU so far (user + system, all threads), in ms. */
+const cpuMs = () => statMs(readFileSync(`/proc/${child.pid}/stat`, 'utf8'));
 
 /** The CPU of each of the server's threads so far (user + system), in ms, by thread id and name. */
 const threadsMs = () =>
   new Map(
     readdirSync(`/proc/${child.pid}/task`).map((tid) => {
       const stat = readFileSync(`/proc/${child.pid}/task/${tid}/stat`, 'utf8');
-      const name = stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'));
-      const fields = stat.slice(stat.lastIndexOf(') ') + 2).split(' ');
-      return [`${name}#${tid}`, (Number(fields[11]) + Number(fields[12])) * 10];
+      return [`${stat.slice(stat.indexOf('(') + 1, stat.lastIndexOf(')'))}#${tid}`, statMs(stat)];
     }),
   );
 

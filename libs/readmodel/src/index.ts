@@ -2,4 +2,4 @@ export * from './port';
 export { MemoryReadModelStore, type ReadModelImage } from './memory';
 export { MongoReadModelStore } from './mongo';
 export { SqliteReadModelStore, type SqliteReadModelsOptions } from './sqlite';
-export { withCollections } from './with-collections';
+export { aroundEachCall, type CollectionOperation, withCollections } from './with-collections';

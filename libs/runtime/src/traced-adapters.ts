@@ -1,7 +1,7 @@
 import { type Attributes, type Span, SpanKind, SpanStatusCode, TraceFlags, context, propagation, trace } from '@opentelemetry/api';
 import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from '@udp/bus';
 import type { EventStore } from '@udp/eventstore';
-import { type Collection, type Document, type ReadModelStore, withCollections } from '@udp/readmodel';
+import { type Collection, type Document, type ReadModelStore, aroundEachCall, withCollections } from '@udp/readmodel';
 
 /**
  * CLIENT spans for the embedded adapters, which no library instruments (SQLite event store, in-memory read models,
@@ -59,21 +59,7 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
       'db.operation.name': operation,
       'db.collection.name': name,
     });
-    const op = <R>(operation: string, work: () => Promise<R>) => inSpan(`${operation} ${name}`, SpanKind.CLIENT, db(operation), work);
-    return {
-      get: (id) => op('find', () => collection.get(id)),
-      getMany: (ids) => op('find', () => collection.getMany(ids)),
-      find: (filter, options) => op('find', () => collection.find(filter, options)),
-      prepareFind: (filter, options) => {
-        const run = collection.prepareFind(filter, options);
-        return (values, limit) => op('find', () => run(values, limit));
-      },
-      count: (filter) => op('count', () => collection.count(filter)),
-      upsertIfNewer: (doc) => op('update', () => collection.upsertIfNewer(doc)),
-      upsertManyIfNewer: (docs) => op('update', () => collection.upsertManyIfNewer(docs)),
-      updateMany: (filter, set) => op('update', () => collection.updateMany(filter, set)),
-      deleteMany: (filter) => op('delete', () => collection.deleteMany(filter)),
-    };
+    return aroundEachCall(collection, (operation, work) => inSpan(`${operation} ${name}`, SpanKind.CLIENT, db(operation), work));
   };
   return withCollections(readModels, <T extends Document>(name: string) => wrap(name, readModels.collection<T>(name)));
 }

@@ -1,4 +1,4 @@
-import { type Collection, type Document, type ReadModelStore, withCollections } from '@udp/readmodel';
+import { type Document, type ReadModelStore, aroundEachCall, withCollections } from '@udp/readmodel';
 
 /**
  * The store with one call in flight at a time, whoever makes it: for tests of replicas racing each other on a store
@@ -14,21 +14,7 @@ export function oneCallAtATime(readModels: ReadModelStore): ReadModelStore {
     last = result.catch(() => undefined);
     return result;
   };
-  return withCollections(readModels, <T extends Document>(name: string): Collection<T> => {
-    const c = readModels.collection<T>(name);
-    return {
-      get: (id) => queued(() => c.get(id)),
-      getMany: (ids) => queued(() => c.getMany(ids)),
-      find: (filter, options) => queued(() => c.find(filter, options)),
-      prepareFind: (filter, options) => {
-        const run = c.prepareFind(filter, options);
-        return (values, limit) => queued(() => run(values, limit));
-      },
-      count: (filter) => queued(() => c.count(filter)),
-      upsertIfNewer: (doc) => queued(() => c.upsertIfNewer(doc)),
-      upsertManyIfNewer: (docs) => queued(() => c.upsertManyIfNewer(docs)),
-      updateMany: (filter, set) => queued(() => c.updateMany(filter, set)),
-      deleteMany: (filter) => queued(() => c.deleteMany(filter)),
-    };
-  });
+  return withCollections(readModels, <T extends Document>(name: string) =>
+    aroundEachCall(readModels.collection<T>(name), (_operation, call) => queued(call)),
+  );
 }
