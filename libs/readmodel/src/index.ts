@@ -2,4 +2,4 @@ export * from './port';
 export { MemoryReadModelStore, type ReadModelImage } from './memory';
 export { MongoReadModelStore } from './mongo';
 export { SqliteReadModelStore, type SqliteReadModelsOptions } from './sqlite';
-export { aroundEachCall, type CollectionOperation, withCollections } from './with-collections';
+export { withCollections } from './with-collections';

@@ -1,7 +1,7 @@
 import { type Attributes, type Span, SpanKind, SpanStatusCode, TraceFlags, context, propagation, trace } from '@opentelemetry/api';
 import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from '@udp/bus';
 import type { EventStore } from '@udp/eventstore';
-import { type Collection, type Document, type ReadModelStore, aroundEachCall, withCollections } from '@udp/readmodel';
+import { type Collection, type Document, type ReadModelStore, withCollections } from '@udp/readmodel';
 
 /**
  * CLIENT spans for the embedded adapters, which no library instruments (SQLite event store, in-memory read models,
@@ -122,4 +122,33 @@ export class TracedBus implements Bus {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/** What a call of a collection does, as a span names it. */
+export type CollectionOperation = 'find' | 'count' | 'update' | 'delete';
+
+/**
+ * `collection` with every call (a prepared find's runs included) made through `around`, told which operation it is:
+ * one list of the collection's calls for every wrapper that does the same around each (tracing, tests that queue
+ * them), so a call added to the port cannot be left out of one of them. Here, not in libs/readmodel: a write runs it
+ * for every store call, and this file is on that path already (tools/embedded/write-path.api.spec.ts counts them).
+ */
+export function aroundEachCall<T extends Document>(
+  collection: Collection<T>,
+  around: <R>(operation: CollectionOperation, call: () => Promise<R>) => Promise<R>,
+): Collection<T> {
+  return {
+    get: (id) => around('find', () => collection.get(id)),
+    getMany: (ids) => around('find', () => collection.getMany(ids)),
+    find: (filter, options) => around('find', () => collection.find(filter, options)),
+    prepareFind: (filter, options) => {
+      const run = collection.prepareFind(filter, options);
+      return (values, limit) => around('find', () => run(values, limit));
+    },
+    count: (filter) => around('count', () => collection.count(filter)),
+    upsertIfNewer: (doc) => around('update', () => collection.upsertIfNewer(doc)),
+    upsertManyIfNewer: (docs) => around('update', () => collection.upsertManyIfNewer(docs)),
+    updateMany: (filter, set) => around('update', () => collection.updateMany(filter, set)),
+    deleteMany: (filter) => around('delete', () => collection.deleteMany(filter)),
+  };
 }

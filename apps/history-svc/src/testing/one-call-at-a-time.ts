@@ -1,4 +1,5 @@
-import { type Document, type ReadModelStore, aroundEachCall, withCollections } from '@udp/readmodel';
+import { type Document, type ReadModelStore, withCollections } from '@udp/readmodel';
+import { aroundEachCall } from '@udp/runtime';
 
 /**
  * The store with one call in flight at a time, whoever makes it: for tests of replicas racing each other on a store
