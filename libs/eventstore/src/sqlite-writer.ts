@@ -64,7 +64,9 @@ const lastPosition = db.prepare<[], { position: bigint | null }>('SELECT max(pos
 // equals a stream id (text), so a zeroed row matches no stream.
 const zeroed = (column: string) => `${column} = zeroblob(length(CAST(${column} AS BLOB)))`;
 const slicePositions = db
-  .prepare<[bigint, string, number], number>('SELECT position FROM events WHERE stream_key = ? AND stream_id = ? ORDER BY revision LIMIT ?')
+  .prepare<[bigint, string, number], number>(
+    'SELECT position FROM events WHERE stream_key = ? AND stream_id = ? ORDER BY revision LIMIT +?',
+  )
   .pluck();
 const blankEvents = db.prepare(
   `UPDATE events SET ${['stream_id', 'data', 'metadata'].map(zeroed).join(', ')} WHERE position IN (SELECT value FROM json_each(?))`,

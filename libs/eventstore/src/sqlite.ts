@@ -97,8 +97,9 @@ export class SqliteEventStore implements EventStore {
       streamRevision: this.db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?'),
       // Rows as arrays (raw): cheaper than rows as objects, which a replay of the whole log pays per event
       // (docs/performance.md, "Replay reads").
+      // `LIMIT +?`: a bare `LIMIT ?` makes SQLite prepare the statement again whenever its value is bound.
       readAfter: this.db
-        .prepare<[bigint, number], RawRow>(`SELECT ${RAW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT ?`)
+        .prepare<[bigint, number], RawRow>(`SELECT ${RAW_COLUMNS} FROM events WHERE position > ? ORDER BY position LIMIT +?`)
         .raw(true),
       // Health reads the real tables, each by its primary key: constant time however large the store.
       lastPosition: this.db.prepare<[], { position: number | null }>('SELECT max(position) AS position FROM events'),
@@ -257,7 +258,7 @@ export class SqliteEventStore implements EventStore {
     // substr() counts characters (code points), not the UTF-16 code units of `length`.
     const matches = prefixes.map(() => 'substr(stream_id, 1, ?) = ?').join(' OR ') || '0';
     const query = this.db.prepare<unknown[], { events: number; oldest: number | null }>(
-      `SELECT count(*) AS events, min(created_at) AS oldest FROM (SELECT stream_id, created_at FROM events WHERE position > ? ORDER BY position LIMIT ?) WHERE ${matches}`,
+      `SELECT count(*) AS events, min(created_at) AS oldest FROM (SELECT stream_id, created_at FROM events WHERE position > ? ORDER BY position LIMIT +?) WHERE ${matches}`,
     );
     const prefixParams = prefixes.flatMap((p) => [[...p].length, p]);
     return (after: bigint | undefined, _prefixes: string[], limit: number) => {

@@ -594,7 +594,9 @@ class SqliteCollection<T extends Document> implements Collection<T> {
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const where = this.where(filter);
-    const limit = options.limit !== undefined ? ' LIMIT ?' : '';
+    // `LIMIT +?`, not `LIMIT ?`: SQLite (3.53) plans with a bare bound limit's value, so every new binding of it made the
+    // statement prepare itself again on its next run (about a third of a page read's time in SQLite).
+    const limit = options.limit !== undefined ? ' LIMIT +?' : '';
     const statement = this.store
       .statement(`SELECT doc FROM ${this.table} WHERE ${where.sql}${orderSql(options.sort, this.columns)}${limit}`)
       .pluck();
@@ -625,7 +627,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     }
     const where = whereSql(filter, this.columns, this.partitionFields);
     const selected = fields.map((field) => (field === '_id' ? 'id' : columnOf(field))).join(', ');
-    const sql = `SELECT ${selected} FROM ${this.table} WHERE ${where.sql}${orderSql(sort, this.columns)} LIMIT ?`;
+    const sql = `SELECT ${selected} FROM ${this.table} WHERE ${where.sql}${orderSql(sort, this.columns)} LIMIT +?`;
     const binders = where.params.map((p) =>
       p instanceof Bound ? (values: Readonly<Record<string, Scalar>>) => p.as(paramValue(p.param, values)) : () => p,
     );
