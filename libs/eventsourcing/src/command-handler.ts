@@ -4,6 +4,7 @@ import {
   type EventStore,
   type EventToAppend,
   type RecordedEvent,
+  type StreamRead,
   StoreUnavailableError,
   WrongExpectedRevisionError,
 } from '@udp/eventstore';
@@ -215,16 +216,30 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   const { decider } = aggregate;
   const { store } = write;
   const { slice } = timeSlices();
+  // Once a decision without a read was refused, the stream is read on every attempt.
+  let mustRead = false;
   for (let attempt = 1; ; attempt++) {
+    // Taken before anything is read (`EventStore.writeEpoch`).
+    const epoch = store.writeEpoch?.();
     let start: CachedState<S> | undefined = await states?.load(stream.id);
-    let read = await store.readStream(stream.id, start ? { fromRevision: start.revision } : undefined);
-    if (start && read.events[0]?.id !== start.lastEventId) {
-      // The stream was erased and written again: its remembered state and snapshot are of another stream.
-      await states?.forget(stream.id);
-      start = undefined;
-      read = await store.readStream(stream.id);
+    let read: StreamRead;
+    let recorded: readonly RecordedEvent[];
+    const unread = !mustRead && start?.epoch !== undefined && start.epoch === epoch;
+    if (unread && start) {
+      // Folded up to an append of this epoch, and every later append of this store to the stream would have moved
+      // its revision (the append's check): this is the stream's state, no read needed.
+      read = { revision: start.revision, events: [] };
+      recorded = [];
+    } else {
+      read = await store.readStream(stream.id, start ? { fromRevision: start.revision } : undefined);
+      if (start && read.events[0]?.id !== start.lastEventId) {
+        // The stream was erased and written again: its remembered state and snapshot are of another stream.
+        await states?.forget(stream.id);
+        start = undefined;
+        read = await store.readStream(stream.id);
+      }
+      recorded = start ? read.events.slice(1) : read.events;
     }
-    const recorded = start ? read.events.slice(1) : read.events;
     const state = foldRecorded(aggregate, stream, recorded, start ? start.state : decider.initialState());
     const newEvents = decider.decide(command, state);
     if (newEvents.length === 0) {
@@ -241,11 +256,19 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
     const toAppend = newEvents.map((e) => ({ id: randomUUID(), type: e.type, data: { ...e.data }, ...(metadata && { metadata }) }));
     let appended: AppendResult;
     try {
-      appended = await store.appendToStream(stream.id, toAppend, { expectedRevision: read.revision === -1 ? 'no_stream' : read.revision });
+      appended = await store.appendToStream(stream.id, toAppend, {
+        expectedRevision: read.revision === -1 ? 'no_stream' : read.revision,
+        // Without a read, the state must still be the stream's: refused if anything but this store's appends came since.
+        ...(unread && { unchangedSinceEpoch: epoch }),
+      });
     } catch (error) {
       states?.drop(stream.id);
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
-      if (attempt > aggregate.conflictRetries) throw new ConcurrencyConflictError(stream.id, attempt);
+      // Decided without a read, on a state an append elsewhere made stale: not a race, so not one of the retries.
+      if (unread) {
+        mustRead = true;
+        attempt--;
+      } else if (attempt > aggregate.conflictRetries) throw new ConcurrencyConflictError(stream.id, attempt);
       continue;
     }
     // Durable from here: the own rows are applied (handed over before any other await, so in store order), the
@@ -253,7 +276,10 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
     const applied = write.inline && applyInline(write.inline, store, stream.id, read.revision + 1, toAppend, appended);
     // Failing only while the service stops; awaited (and answered) by the handler unless the line below throws first.
     applied?.catch(() => undefined);
-    const after = { revision: appended.nextRevision, lastEventId: toAppend.at(-1)!.id, state: newState };
+    // The epoch unmoved from before the read to the append: nothing but this store's appends came between, and the
+    // append's revision check says none of them to this stream. The next write may then decide without a read.
+    const current = epoch !== undefined && appended.epoch === epoch;
+    const after = { revision: appended.nextRevision, lastEventId: toAppend.at(-1)!.id, state: newState, ...(current && { epoch }) };
     await states?.remember(stream.id, after, { fromRevision: read.revision, folded: recorded.length + newEvents.length });
     return { newEvents, newState, nextExpectedRevision: appended.nextRevision, position: appended.position, applied };
   }

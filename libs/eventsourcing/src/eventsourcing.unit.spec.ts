@@ -1,6 +1,16 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { waitUntil } from '@udp/test-kit';
-import { MemoryEventStore, MemorySnapshotStore, StoreUnavailableError, type EventStore, type SnapshotStore } from '@udp/eventstore';
+import {
+  MemoryEventStore,
+  MemorySnapshotStore,
+  SqliteEventStore,
+  StoreUnavailableError,
+  type EventStore,
+  type SnapshotStore,
+} from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { InProcessBus, type ReceivedMessage } from '@udp/bus';
 import { type Aggregate, ForeignEventError, oneStreamPerUser } from './aggregate';
@@ -123,7 +133,7 @@ describe('commandHandler', () => {
   });
 });
 
-const reads = (store: MemoryEventStore) => {
+const reads = (store: EventStore) => {
   const seen: Array<number | undefined> = [];
   const readStream = store.readStream.bind(store);
   store.readStream = async (id, options) => {
@@ -171,7 +181,7 @@ describe('commandHandler with a state cache', () => {
     for (const n of [1, 2, 3, 4]) await cached('1', add(n));
     const seen = reads(store);
     const cachedResult = await cached('1', add(5));
-    expect(seen).toEqual([1]); // just the remembered last event
+    expect(seen).toEqual([]); // the state in memory is the stream's: nothing read
     expect(cachedResult.newState).toBe(15);
     expect((await handler(store)('1', add(1))).newState).toBe(16);
   });
@@ -182,6 +192,32 @@ describe('commandHandler with a state cache', () => {
     await cached('1', add(1));
     await handler(store)('1', add(2)); // another instance, no cache
     expect((await cached('1', add(3))).newState).toBe(6);
+  });
+
+  it('decides without a read while only its own store writes, and reads again once another process wrote to the file', async () => {
+    // Given two SQLite stores on one file, as two processes, and a writer with a state cache on the first
+    const dir = mkdtempSync(join(tmpdir(), 'udp-epoch-'));
+    const here = new SqliteEventStore(join(dir, 'events.sqlite'));
+    const there = new SqliteEventStore(join(dir, 'events.sqlite'));
+    try {
+      const cached = handler(here, { states: new StateCache<number>({ maxStreams: 10 }) });
+      await cached('1', add(1));
+      const seen = reads(here);
+      // When it writes again, then it decides on its state in memory: nothing read
+      expect((await cached('1', add(2))).newState).toBe(3);
+      expect(seen).toEqual([]);
+      // When the other process writes the stream (to the revision the state in memory is not at), and a stream that
+      // state does not cover, then the next write here reads and decides on every event
+      await handler(there)('1', add(10));
+      await there.appendToStream('c-2', [{ id: randomUUID(), type: 'Added', data: { n: 1 } }], { expectedRevision: 'no_stream' });
+      expect((await cached('1', add(4))).newState).toBe(17);
+      expect(seen.length).toBeGreaterThan(0);
+      expect((await here.readStream('c-1')).events.map((e) => e.data.n)).toEqual([1, 2, 10, 4]);
+    } finally {
+      await here.close();
+      await there.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('notices a stream erased and written again, even past its old length, and reads it whole', async () => {

@@ -8,6 +8,8 @@ export interface CachedState<S> {
   /** Id of the event at `revision`: a stream erased and written again is told apart by it. */
   lastEventId: string;
   state: S;
+  /** The store's write epoch of the append that left this state (`EventStore.writeEpoch`); never in a snapshot. */
+  epoch?: number;
 }
 
 /** How an aggregate's state is written to and read from a snapshot. */

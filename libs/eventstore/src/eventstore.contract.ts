@@ -127,6 +127,25 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       expect((await store.readStream(s)).events.map((e) => e.type)).toEqual(['New1', 'New2']);
     });
 
+    it('keeps its write epoch through its own appends, moves it with a deletion, and refuses an append from an older one', async () => {
+      if (!store.writeEpoch) return; // a store without one (KurrentDB): every write reads its stream
+      const s = stream('epoch');
+      const epoch = store.writeEpoch();
+      const first = await store.appendToStream(s, [event('A')], { expectedRevision: 'no_stream', unchangedSinceEpoch: epoch });
+      expect(first.epoch).toBe(epoch);
+      await store.appendToStream(stream('epoch-other'), [event('O')], { expectedRevision: 'no_stream' });
+      expect(store.writeEpoch()).toBe(epoch);
+      await store.deleteStream(stream('epoch-gone'));
+      expect(store.writeEpoch()).not.toBe(epoch);
+      // The revision matches, the epoch does not: refused, nothing written.
+      await expect(store.appendToStream(s, [event('B')], { expectedRevision: 0, unchangedSinceEpoch: epoch })).rejects.toBeInstanceOf(
+        WrongExpectedRevisionError,
+      );
+      expect((await store.readStream(s)).events.map((e) => e.type)).toEqual(['A']);
+      const now = store.writeEpoch();
+      expect((await store.appendToStream(s, [event('C')], { expectedRevision: 0, unchangedSinceEpoch: now })).epoch).toBe(now);
+    });
+
     it('lists the existing streams with a prefix, not deleted ones nor other prefixes', async () => {
       const prefix = `list${randomUUID().replace(/-/g, '')}-`;
       for (const name of ['a', 'b', 'c']) await store.appendToStream(`${prefix}${name}`, [event('A')], { expectedRevision: 'no_stream' });

@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PollingSubscription } from './polling-subscription';
-import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
+import type { AppendOptions, AppendResult, EventStore, EventToAppend } from './port';
 import type { BatchHandler, EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
-import { WrongExpectedRevisionError, revisionMatches } from './port';
+import { EPOCH_MOVED, WrongExpectedRevisionError, revisionMatches } from './port';
 
 /** In-memory event store for tests. Same semantics as the durable adapters, nothing survives the process. */
 export class MemoryEventStore implements EventStore {
@@ -10,6 +10,12 @@ export class MemoryEventStore implements EventStore {
   private readonly streams = new Map<string, RecordedEvent[]>();
   private readonly subscriptions = new Set<PollingSubscription>();
   private lastPosition = 0n;
+  /** Moves when a stream is deleted: this object is the store's only writer. */
+  private epoch = 0;
+
+  writeEpoch(): number {
+    return this.epoch;
+  }
 
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
     const events = this.streams.get(streamId) ?? [];
@@ -17,7 +23,7 @@ export class MemoryEventStore implements EventStore {
     return { revision: events.length ? events[events.length - 1].revision : -1, events: events.filter((e) => e.revision >= from) };
   }
 
-  async appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+  async appendToStream(streamId: string, events: EventToAppend[], options: AppendOptions): Promise<AppendResult> {
     const existing = this.streams.get(streamId) ?? [];
     const current = existing.length ? existing[existing.length - 1].revision : -1;
     const known = new Set(existing.map((e) => e.id));
@@ -27,6 +33,9 @@ export class MemoryEventStore implements EventStore {
     }
     if (!revisionMatches(options.expectedRevision, current)) {
       throw new WrongExpectedRevisionError(streamId, options.expectedRevision, current);
+    }
+    if (options.unchangedSinceEpoch !== undefined && options.unchangedSinceEpoch !== this.epoch) {
+      throw new WrongExpectedRevisionError(streamId, options.expectedRevision, current, EPOCH_MOVED);
     }
     let revision = current;
     const now = Date.now();
@@ -50,10 +59,11 @@ export class MemoryEventStore implements EventStore {
     }
     this.streams.set(streamId, existing);
     for (const s of this.subscriptions) s.notify();
-    return { nextRevision: revision, position: this.lastPosition, stored: { positions, createdAt: now } };
+    return { nextRevision: revision, position: this.lastPosition, stored: { positions, createdAt: now }, epoch: this.epoch };
   }
 
   async deleteStream(streamId: string): Promise<void> {
+    this.epoch++;
     this.streams.delete(streamId);
     for (let i = this.log.length - 1; i >= 0; i--) if (this.log[i].streamId === streamId) this.log.splice(i, 1);
   }

@@ -44,6 +44,17 @@ export interface AppendResult {
    * event's position and when they were stored, so an inline projection applies them without reading them back.
    */
   stored?: { positions: bigint[]; createdAt: number };
+  /** The store's write epoch this append was made in (`EventStore.writeEpoch`), from a store that keeps one. */
+  epoch?: number;
+}
+
+export interface AppendOptions {
+  expectedRevision: ExpectedRevision;
+  /**
+   * Refused, as a wrong expected revision, when the store's write epoch has moved from this one: something other
+   * than this store object's appends changed the store meanwhile (`EventStore.writeEpoch`).
+   */
+  unchangedSinceEpoch?: number;
 }
 
 export interface SubscriptionOptions {
@@ -79,7 +90,14 @@ export interface Subscription {
 
 export interface EventStore {
   readStream(streamId: string, options?: ReadStreamOptions): Promise<StreamRead>;
-  appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult>;
+  appendToStream(streamId: string, events: EventToAppend[], options: AppendOptions): Promise<AppendResult>;
+  /**
+   * The write epoch, from a store that can tell: it stays the same while nothing but this store object's own appends
+   * changes the store, and moves when another writer commits (another process on the same file) or a stream is
+   * deleted. A state folded up to an append made in the epoch still current is the stream's state: a writer may
+   * decide on it without reading the stream again, and append with `unchangedSinceEpoch` (refused if it moved since).
+   */
+  writeEpoch?(): number;
   /**
    * Removes the stream and its events (user-data erasure): reading it afterwards finds nothing, a new append
    * with `no_stream` starts it afresh, and no subscription delivers its old events again, even from the start.
@@ -107,10 +125,15 @@ export class WrongExpectedRevisionError extends Error {
     readonly streamId: string,
     readonly expected: ExpectedRevision,
     readonly actual: number,
+    /** Why, when the revisions alone do not say it (the write epoch moved). */
+    reason?: string,
   ) {
-    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual}`);
+    super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual}${reason ? ` (${reason})` : ''}`);
   }
 }
+
+/** Why an append with `unchangedSinceEpoch` was refused although its revision matched. */
+export const EPOCH_MOVED = 'the store was changed by another writer or an erasure since';
 
 export function revisionMatches(expected: ExpectedRevision, actual: number): boolean {
   if (expected === 'any') return true;

@@ -12,6 +12,8 @@ export interface AppendRequest {
   streamId: string;
   events: Array<{ id: string; type: string; data: unknown; metadata?: unknown }>;
   expectedRevision: number | 'no_stream' | 'any';
+  /** Refused (`epochMoved`) unless the write epoch is still this one (port.ts, `writeEpoch`). */
+  unchangedSinceEpoch?: number;
 }
 
 export type AppendOutcome =
@@ -22,12 +24,20 @@ export type AppendOutcome =
       /** Set when this append stored its events now (not a retry of one already stored): at `createdAt`, at `positions`. */
       stored?: { createdAt: number; positions: bigint[] };
     }
-  | { ok: false; wrongRevision?: { expected: number | 'no_stream' | 'any'; actual: number }; message: string };
+  | {
+      ok: false;
+      /** `epochMoved`: the revision matched, the write epoch did not. */
+      wrongRevision?: { expected: number | 'no_stream' | 'any'; actual: number; epochMoved?: boolean };
+      message: string;
+    };
 
 export type WriterCommand = { type: 'append'; batch: AppendRequest[] } | { type: 'delete'; streamId: string } | { type: 'probe' };
 export type WriterRequest = WriterCommand & { id: number };
-/** `before`: the store's last position when the append batch began (0 when empty); every event it stored is after it. */
-export type WriterReply = { id: number; outcomes?: AppendOutcome[]; before?: bigint; failure?: string };
+/**
+ * `before`: the store's last position when the append batch began (0 when empty); every event it stored is after it.
+ * `epoch`: the write epoch as the writer last saw it (in the append batch's transaction, for an append).
+ */
+export type WriterReply = { id: number; outcomes?: AppendOutcome[]; before?: bigint; failure?: string; epoch?: number };
 
 export interface WriterData {
   file: string;
@@ -75,6 +85,18 @@ const deleteEvents = db.prepare('DELETE FROM events WHERE position IN (SELECT va
 const blankStream = db.prepare<[string], number>(`UPDATE streams SET ${zeroed('stream_id')} WHERE stream_id = ? RETURNING rowid`).pluck();
 const deleteStreamRow = db.prepare('DELETE FROM streams WHERE rowid = ?');
 
+// The write epoch (port.ts, `writeEpoch`): moved by a deletion, and by another connection's commit (another process
+// on the file). `data_version` changes with each commit of another connection; read in an append batch's write
+// transaction, no commit can come between the reading and the batch's appends.
+const dataVersion = db.prepare<[], number>('PRAGMA data_version').pluck();
+let epoch = 0;
+let seenDataVersion: number | undefined;
+function observeOtherWriters(): void {
+  const version = dataVersion.get() as number;
+  if (seenDataVersion !== undefined && version !== seenDataVersion) epoch++;
+  seenDataVersion = version;
+}
+
 /** Zeroes, then deletes, up to `limit` of the stream's oldest events; how many it deleted. */
 function deleteEventsSlice(key: bigint, streamId: string, limit: number): number {
   const positions = slicePositions.all(key, streamId, limit);
@@ -92,14 +114,16 @@ const storageFailure = (error: unknown) =>
 class WrongRevision extends Error {
   readonly expected: AppendRequest['expectedRevision'];
   readonly actual: number;
-  constructor(expected: AppendRequest['expectedRevision'], actual: number) {
-    super(`expected revision ${String(expected)}, actual ${actual}`);
+  readonly epochMoved: boolean;
+  constructor(expected: AppendRequest['expectedRevision'], actual: number, epochMoved = false) {
+    super(`expected revision ${String(expected)}, actual ${actual}${epochMoved ? ', write epoch moved' : ''}`);
     this.expected = expected;
     this.actual = actual;
+    this.epochMoved = epochMoved;
   }
 }
 
-const appendOne = ({ streamId, events, expectedRevision }: AppendRequest): AppendOutcome => {
+const appendOne = ({ streamId, events, expectedRevision, unchangedSinceEpoch }: AppendRequest): AppendOutcome => {
   const current = streamRevision.get(streamId)?.revision ?? -1;
   const key = streamKey(streamId);
   // The same event ids again: a retried append that already succeeded. Its first event tells: when that one is not
@@ -110,6 +134,7 @@ const appendOne = ({ streamId, events, expectedRevision }: AppendRequest): Appen
   }
   const matches = expectedRevision === 'any' || (expectedRevision === 'no_stream' ? current === -1 : expectedRevision === current);
   if (!matches) throw new WrongRevision(expectedRevision, current);
+  if (unchangedSinceEpoch !== undefined && unchangedSinceEpoch !== epoch) throw new WrongRevision(expectedRevision, current, true);
   let revision = current;
   const positions: bigint[] = [];
   const now = Date.now();
@@ -135,6 +160,8 @@ const nextTurn = (ms = 0) => new Promise<void>((resolve) => (ms ? setTimeout(res
  * handled between slices. A stop half-way leaves the oldest events deleted and the rest: the erasure is done again.
  */
 async function deleteStreamInSlices(id: number, streamId: string): Promise<void> {
+  // First: an append decided on a state folded before the deletion is refused from now on.
+  epoch++;
   try {
     const key = streamKey(streamId);
     while (db.transaction(() => deleteEventsSlice(key, streamId, DELETE_SLICE)).immediate() === DELETE_SLICE) await nextTurn();
@@ -147,6 +174,8 @@ async function deleteStreamInSlices(id: number, streamId: string): Promise<void>
       // row per stream: its cost grows with the number of streams, not of events.
       db.exec(`REINDEX ${STREAMS_ID_INDEX}`);
     }).immediate();
+    // And last: an append made between the slices (its state of a stream half deleted) is refused as well.
+    epoch++;
     // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and truncate
     // the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of a read makes the
     // checkpoint report busy; it is tried again, appends let in between. Bounded in time: still busy after that, the
@@ -164,9 +193,9 @@ async function deleteStreamInSlices(id: number, streamId: string): Promise<void>
       }
       await nextTurn(20);
     }
-    parentPort!.postMessage({ id, outcomes: [] } satisfies WriterReply);
+    parentPort!.postMessage({ id, outcomes: [], epoch } satisfies WriterReply);
   } catch (error) {
-    parentPort!.postMessage({ id, failure: (error as Error).message } satisfies WriterReply);
+    parentPort!.postMessage({ id, failure: (error as Error).message, epoch } satisfies WriterReply);
   }
 }
 
@@ -195,6 +224,7 @@ parentPort!.on('message', (request: WriterRequest) => {
     db.transaction(() => {
       // Inside the write transaction: no other writer can add an event between this and the batch's own.
       before = lastPosition.get()?.position ?? 0n;
+      observeOtherWriters();
       for (const append of request.batch) {
         try {
           outcomes.push(db.transaction(() => appendOne(append))());
@@ -202,13 +232,17 @@ parentPort!.on('message', (request: WriterRequest) => {
           if (storageFailure(error)) throw error;
           outcomes.push(
             error instanceof WrongRevision
-              ? { ok: false, wrongRevision: { expected: error.expected, actual: error.actual }, message: error.message }
+              ? {
+                  ok: false,
+                  wrongRevision: { expected: error.expected, actual: error.actual, ...(error.epochMoved && { epochMoved: true }) },
+                  message: error.message,
+                }
               : { ok: false, message: (error as Error).message },
           );
         }
       }
     }).immediate();
-    parentPort!.postMessage({ id: request.id, outcomes, before } satisfies WriterReply);
+    parentPort!.postMessage({ id: request.id, outcomes, before, epoch } satisfies WriterReply);
   } catch (error) {
     // The commit itself failed: nothing of the batch is stored.
     parentPort!.postMessage({ id: request.id, failure: (error as Error).message } satisfies WriterReply);

@@ -10,9 +10,9 @@ import type { AppendOutcome, AppendRequest, WriterCommand, WriterData, WriterRep
 import { workerEntry } from './worker-entry';
 import { LastWriteFailure } from './write-failure';
 import { METRICS, observeGauge, recordHistogram } from '@udp/telemetry';
-import type { AppendResult, EventStore, EventToAppend, ExpectedRevision } from './port';
+import type { AppendOptions, AppendResult, EventStore, EventToAppend } from './port';
 import type { BatchHandler, EventHandler, ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
-import { StoreUnavailableError, WrongExpectedRevisionError } from './port';
+import { EPOCH_MOVED, StoreUnavailableError, WrongExpectedRevisionError } from './port';
 
 const SQLITE_HEADER = Buffer.from('SQLite format 3\0', 'latin1');
 
@@ -78,6 +78,8 @@ export class SqliteEventStore implements EventStore {
   /** Wakes the subscriptions when another process committed to the same file (see `watchOtherWriters`). */
   private readonly othersWatch: NodeJS.Timeout;
   private readonly unobserveQueue: () => void;
+  /** The writer's write epoch, as its last reply said (`writeEpoch`). */
+  private epoch = 0;
 
   constructor(
     private readonly file: string,
@@ -121,6 +123,7 @@ export class SqliteEventStore implements EventStore {
     // failed before its close) does not hold the process open, and a script awaiting an append still waits for it.
     this.writer.unref();
     this.writer.on('message', (reply: WriterReply) => {
+      if (reply.epoch !== undefined) this.epoch = reply.epoch;
       const answer = this.replies.get(reply.id);
       this.replies.delete(reply.id);
       if (this.replies.size === 0) this.writer.unref();
@@ -135,6 +138,14 @@ export class SqliteEventStore implements EventStore {
     this.writer.on('exit', (code) => this.failWriter(new Error(`SQLite writer stopped (exit code ${code})`)));
   }
 
+  /**
+   * As the writer last said. A commit of another process since then is not counted yet: an append with this epoch
+   * is refused by the writer, which sees it in the append's transaction.
+   */
+  writeEpoch(): number {
+    return this.epoch;
+  }
+
   async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
     // The writer thread may commit between these two reads. Reading the revision first makes the events a
     // superset of it, so the larger of the two is the revision these events end at; a commit after that
@@ -144,10 +155,11 @@ export class SqliteEventStore implements EventStore {
     return { revision: Math.max(revision, events.length ? events[events.length - 1].revision : -1), events };
   }
 
-  appendToStream(streamId: string, events: EventToAppend[], options: { expectedRevision: ExpectedRevision }): Promise<AppendResult> {
+  appendToStream(streamId: string, events: EventToAppend[], options: AppendOptions): Promise<AppendResult> {
     if (this.writerFailure) return Promise.reject(new StoreUnavailableError('event store', this.writerFailure.message));
+    const { expectedRevision, unchangedSinceEpoch } = options;
     return new Promise((resolve, reject) => {
-      this.pending.push({ streamId, events, expectedRevision: options.expectedRevision, resolve, reject });
+      this.pending.push({ streamId, events, expectedRevision, unchangedSinceEpoch, resolve, reject });
       if (!this.writing) this.writing = this.commitPending();
     });
   }
@@ -171,7 +183,12 @@ export class SqliteEventStore implements EventStore {
       this.committing = batch.length;
       const reply = await this.ask({
         type: 'append',
-        batch: batch.map(({ streamId, events, expectedRevision }) => ({ streamId, events, expectedRevision })),
+        batch: batch.map(({ streamId, events, expectedRevision, unchangedSinceEpoch }) => ({
+          streamId,
+          events,
+          expectedRevision,
+          ...(unchangedSinceEpoch !== undefined && { unchangedSinceEpoch }),
+        })),
       });
       this.committing = 0;
       recordHistogram(METRICS.sqliteCommitDuration, (performance.now() - sent) / 1000, this.metricAttributes);
@@ -193,9 +210,17 @@ export class SqliteEventStore implements EventStore {
             nextRevision: outcome.nextRevision,
             position: outcome.position,
             ...(outcome.stored && { stored: outcome.stored }),
+            ...(reply.epoch !== undefined && { epoch: reply.epoch }),
           });
         else if (outcome.wrongRevision)
-          append.reject(new WrongExpectedRevisionError(append.streamId, outcome.wrongRevision.expected, outcome.wrongRevision.actual));
+          append.reject(
+            new WrongExpectedRevisionError(
+              append.streamId,
+              outcome.wrongRevision.expected,
+              outcome.wrongRevision.actual,
+              outcome.wrongRevision.epochMoved ? EPOCH_MOVED : undefined,
+            ),
+          );
         else append.reject(new Error(outcome.message));
       });
     }

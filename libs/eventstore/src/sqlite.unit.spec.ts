@@ -308,4 +308,35 @@ describe('SqliteEventStore shared by several processes', () => {
     await there.close();
     rmSync(dirname(file), { recursive: true, force: true });
   });
+  it('moves the write epoch when another connection commits: an append decided before it is refused', async () => {
+    // Given two stores on one file, and an epoch seen here after an append of its own
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-sqlite-shared-')), 'events.sqlite');
+    const here = new SqliteEventStore(file);
+    const there = new SqliteEventStore(file);
+    const event = (type: string) => ({ id: randomUUID(), type, data: { text: 'x'.repeat(3000) } });
+    await here.appendToStream('epoch-1', [event('A')], { expectedRevision: 'no_stream' });
+    const epoch = here.writeEpoch();
+    // Its own appends, a thousand pages of them (the WAL checkpointed on the way), and its reads leave it as it is
+    for (let i = 0; i < 40; i++)
+      await here.appendToStream(
+        `epoch-own-${i}`,
+        Array.from({ length: 40 }, () => event('Own')),
+        { expectedRevision: 'no_stream' },
+      );
+    await here.readStream('epoch-1');
+    expect((await here.appendToStream('epoch-1', [event('B')], { expectedRevision: 0, unchangedSinceEpoch: epoch })).epoch).toBe(epoch);
+
+    // When the other one appends (to another stream: the revision check alone would not see it)
+    await there.appendToStream('epoch-2', [event('FromThere')], { expectedRevision: 'no_stream' });
+
+    // Then an append here from the older epoch is refused, whose revision matches, and the epoch has moved
+    await expect(here.appendToStream('epoch-1', [event('C')], { expectedRevision: 1, unchangedSinceEpoch: epoch })).rejects.toThrow(
+      /another writer or an erasure/,
+    );
+    expect(here.writeEpoch()).not.toBe(epoch);
+    expect((await here.readStream('epoch-1')).events.map((e) => e.type)).toEqual(['A', 'B']);
+    await here.close();
+    await there.close();
+    rmSync(dirname(file), { recursive: true, force: true });
+  });
 });

@@ -46,6 +46,8 @@ export function tracedEventStore(store: EventStore, namespace: string): EventSto
     subscribe: (options, handler) => store.subscribe(options, handler),
     // Without it a distributed projector applies and checkpoints event by event (the store can hand it batches).
     ...(store.subscribeBatches && { subscribeBatches: store.subscribeBatches.bind(store) }),
+    // Without it every write reads its stream before deciding, even when the state in memory is current.
+    ...(store.writeEpoch && { writeEpoch: store.writeEpoch.bind(store) }),
     ping: () => store.ping(),
     close: () => store.close(),
   };

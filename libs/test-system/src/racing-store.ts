@@ -9,7 +9,8 @@ export interface RacingStore extends EventStore {
  * In one process a command's read and its append run without another request in between, so parallel
  * requests would hardly ever race. This store holds the first `parties` stream reads until all of them have
  * read: every one of those writers then decides on the same revision, as parallel writers on a networked
- * store do, and all but one must meet a conflict.
+ * store do, and all but one must meet a conflict. It has no write epoch (`EventStore.writeEpoch`), so every writer
+ * reads its stream here, even one whose state is in memory.
  */
 export function racingStore(inner: EventStore, parties: number): RacingStore {
   let held: Array<() => void> = [];
