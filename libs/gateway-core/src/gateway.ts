@@ -2,7 +2,10 @@ import express, { type Express, type NextFunction, type Request, type RequestHan
 import { IDENTITY_HEADER, type Authenticator, type Identity, type InternalIdentity } from '@udp/auth';
 import { buildAsyncApiDocument, buildOpenApiDocument, changesApi, exportApi, healthApi } from '@udp/contracts';
 import {
+  type Mount,
+  byPrefix,
   errorHandler,
+  inOneLayer,
   mountProbes,
   mountRoute,
   observeServerRequests,
@@ -11,6 +14,7 @@ import {
   rejectUndecodablePath,
   requestContext,
   requestId,
+  runChain,
   sendProblem,
   serviceOf,
 } from '@udp/http-kit';
@@ -78,21 +82,9 @@ function serveBeside(streams: StreamRoute[]) {
     if (!handler) return next();
     // Express's dispatch stops here: the rest of this request's handling keeps no state of the router.
     req.next = undefined as unknown as NextFunction;
-    const chain = [...edge, handler];
-    let i = 0;
+    // An error is answered by the one error handler; a handler that passed the request on, by the router's 404.
     const fail = (error: unknown) => errorHandler(error, req, res, () => undefined);
-    const step = (error?: unknown): void => {
-      // As Express: null or undefined is no error (cors passes null).
-      if (error !== undefined && error !== null) return fail(error);
-      const layer = chain[i++];
-      try {
-        const answer = layer(req, res, step) as unknown;
-        if (answer instanceof Promise) answer.catch(fail);
-      } catch (thrown) {
-        fail(thrown);
-      }
-    };
-    step();
+    runChain([...edge, handler], req, res, (error) => (error === undefined ? notFoundHandler(req, res) : fail(error)));
   };
   return { edge, route };
 }
@@ -113,7 +105,7 @@ export function createGateway(options: GatewayOptions): Express {
   const beside = serveBeside(options.streams ?? []);
   app.use(beside.route);
   const edge = (...middleware: RequestHandler[]) => {
-    for (const handler of middleware) app.use(handler);
+    if (middleware.length) app.use(inOneLayer(middleware));
     beside.edge.push(...middleware);
   };
   // The request's trace, decided once: a SERVER span only when the head sampler records it (libs/telemetry edge.ts).
@@ -174,6 +166,8 @@ export function createGateway(options: GatewayOptions): Express {
   beside.edge.push(...changesCaller);
   for (const router of options.routers ?? []) app.use(router);
 
+  // Every service's prefixes as one layer (`byPrefix`), in this order: a request meets the chain of its service only.
+  const mounts: Mount[] = [];
   for (const route of routes) {
     // Signed only for a hop over HTTP; an in-process service is handed the caller itself.
     const vouch = (_req: Request, res: Response): Record<string, string> =>
@@ -181,10 +175,10 @@ export function createGateway(options: GatewayOptions): Express {
     const proxy = route.handler
       ? dispatchInProcess(route.handler, (res): Identity | undefined => res.locals.caller, route.url)
       : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
-    for (const prefix of route.prefixes) {
-      app.use(prefix, ...(route.public ? [proxy] : [checkTokenType, authenticate(authenticator), ...perUser, proxy]));
-    }
+    const chain = route.public ? [proxy] : [checkTokenType, authenticate(authenticator), ...perUser, proxy];
+    for (const prefix of route.prefixes) mounts.push({ prefix, chain });
   }
+  app.use(byPrefix(mounts));
 
   app.use(notFoundHandler);
   app.use(errorHandler);

@@ -4,6 +4,7 @@ import type { Logger } from '@udp/telemetry';
 import { errorHandler, notFoundHandler } from './error-handler';
 import { type ServiceParts, healthRoute, serviceHealthChecks } from './health';
 import { type ReadinessParts, mountProbes } from './probes';
+import { inOneLayer } from './mount-route';
 import { jsonBodies, requireCaller, serviceEdge } from './service-edge';
 
 interface ServiceAppBase {
@@ -42,8 +43,8 @@ export function serviceHttpApp(options: ServiceHttpAppOptions): Express {
   app.set('etag', false);
   app.set('query parser', 'simple');
   // Before anything that can answer: every request is counted (by the gateway's edge when it was handed over).
-  app.use(serviceEdge({ identity: options.identity, logger: options.logger, service: options.service ?? serviceOf(options.logger) }));
-  app.use(jsonBodies(options.maxBodyBytes));
+  const edge = serviceEdge({ identity: options.identity, logger: options.logger, service: options.service ?? serviceOf(options.logger) });
+  app.use(inOneLayer([edge, jsonBodies(options.maxBodyBytes)]));
   app.get('/health/', healthRoute(serviceHealthChecks(options.health)));
   mountProbes(app, readinessOf(options.health, options.maxProjectionLagSeconds));
   for (const routes of options.publicRoutes ?? []) app.use(routes);
