@@ -5,6 +5,7 @@ import {
   type EventToAppend,
   type RecordedEvent,
   type StreamRead,
+  EPOCH_MOVED,
   StoreUnavailableError,
   WrongExpectedRevisionError,
 } from '@udp/eventstore';
@@ -171,7 +172,14 @@ export function commandHandler<C extends Command, E extends DomainEvent, S, Id>(
     await deps.write.ready?.();
     // `Unstamped<C>` plus its metadata is a `C`; TypeScript cannot see it through the generic conditional type.
     const stamped = { ...command, metadata: { now: deps.now() } } as unknown as C;
-    const { applied, ...result } = await decideAndAppend(aggregate, deps.write, id, stream, stamped, deps.states, deps.beforeAppend);
+    const writing = deps.states?.startWrite(stream.id);
+    let decided: Awaited<ReturnType<typeof decideAndAppend<C, E, S, Id>>>;
+    try {
+      decided = await decideAndAppend(aggregate, deps.write, id, stream, stamped, deps.states, deps.beforeAppend, writing?.others ?? 0);
+    } finally {
+      writing?.done();
+    }
+    const { applied, ...result } = decided;
     if (applied) {
       await waitUntilApplied(deps.write, stream.id, result, applied);
       if (result.newEvents.length >= PACED_APPEND_EVENTS) await waitForPacing(deps.write, stream.id, result);
@@ -212,6 +220,8 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   command: C,
   states: StateCache<S> | undefined,
   beforeAppend: BeforeAppend<Id, E, S> | undefined,
+  /** Writes of the stream already under way in this process when this one began (`StateCache.startWrite`). */
+  othersWriting = 0,
 ): Promise<CommandResult<E, S> & { applied?: Promise<void> }> {
   const { decider } = aggregate;
   const { store } = write;
@@ -224,7 +234,7 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
     let start: CachedState<S> | undefined = await states?.load(stream.id);
     let read: StreamRead;
     let recorded: readonly RecordedEvent[];
-    const unread = !mustRead && start?.epoch !== undefined && start.epoch === epoch;
+    const unread = !mustRead && othersWriting === 0 && start?.epoch !== undefined && start.epoch === epoch;
     if (unread && start) {
       // Folded up to an append of this epoch, and every later append of this store to the stream would have moved
       // its revision (the append's check): this is the stream's state, no read needed.
@@ -264,8 +274,9 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
     } catch (error) {
       states?.drop(stream.id);
       if (!(error instanceof WrongExpectedRevisionError)) throw error;
-      // Decided without a read, on a state an append elsewhere made stale: not a race, so not one of the retries.
-      if (unread) {
+      // Decided without a read, and the store changed since by another writer or an erasure: not a race, so not one of
+      // the retries. A revision that moved is a race as after a read (this store's appends all pass here).
+      if (unread && error.reason === EPOCH_MOVED) {
         mustRead = true;
         attempt--;
       } else if (attempt > aggregate.conflictRetries) throw new ConcurrencyConflictError(stream.id, attempt);

@@ -186,12 +186,19 @@ describe('commandHandler with a state cache', () => {
     expect((await handler(store)('1', add(1))).newState).toBe(16);
   });
 
-  it('sees events appended by another writer since', async () => {
+  it('sees events appended by another writer since: its decision without a read meets them as a race, retried after a read', async () => {
     const store = new MemoryEventStore();
-    const cached = handler(store, { states: new StateCache<number>({ maxStreams: 10 }) });
+    const cached = handler(store, { states: new StateCache<number>({ maxStreams: 10 }), retries: 1 });
     await cached('1', add(1));
     await handler(store)('1', add(2)); // another instance, no cache
     expect((await cached('1', add(3))).newState).toBe(6);
+    // Without a retry, that is the answer to a race (history's 429), never a decision on the state it did not read
+    await handler(store)('1', add(4));
+    const once = handler(store, { states: new StateCache<number>({ maxStreams: 10 }) });
+    await once('1', add(1));
+    await handler(store)('1', add(1));
+    await expect(once('1', add(1))).rejects.toBeInstanceOf(ConcurrencyConflictError);
+    expect((await store.readStream('c-1')).events.map((e) => e.data.n)).toEqual([1, 2, 3, 4, 1, 1]);
   });
 
   it('decides without a read while only its own store writes, and reads again once another process wrote to the file', async () => {
@@ -218,6 +225,34 @@ describe('commandHandler with a state cache', () => {
       await there.close();
       rmSync(dir, { recursive: true, force: true });
     }
+  });
+
+  it('reads the stream when another write of it is under way here (its state in memory may be about to change)', async () => {
+    // Given a state in memory, and a first write whose append is held in the store
+    const store = new MemoryEventStore();
+    const cached = handler(store, { states: new StateCache<number>({ maxStreams: 10 }) });
+    await cached('1', add(1));
+    const append = store.appendToStream.bind(store);
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let holding = true;
+    store.appendToStream = async (...args) => {
+      if (holding) {
+        holding = false;
+        await held;
+      }
+      return append(...args);
+    };
+    const seen = reads(store);
+    const first = cached('1', add(2));
+    await waitUntil(() => !holding);
+    // When a second write begins meanwhile, then it reads the stream instead of deciding on the state in memory alone
+    const second = await cached('1', add(3));
+    expect(seen).toEqual([1]);
+    expect(second.newState).toBe(4);
+    // And the held one, decided on the state before, meets the second's event as a race
+    release();
+    await expect(first).rejects.toBeInstanceOf(ConcurrencyConflictError);
   });
 
   it('notices a stream erased and written again, even past its old length, and reads it whole', async () => {

@@ -31,11 +31,11 @@ export class MemoryEventStore implements EventStore {
       const last = existing.filter((e) => known.has(e.id)).pop()!;
       return { nextRevision: current, position: last.position };
     }
-    if (!revisionMatches(options.expectedRevision, current)) {
-      throw new WrongExpectedRevisionError(streamId, options.expectedRevision, current);
-    }
     if (options.unchangedSinceEpoch !== undefined && options.unchangedSinceEpoch !== this.epoch) {
       throw new WrongExpectedRevisionError(streamId, options.expectedRevision, current, EPOCH_MOVED);
+    }
+    if (!revisionMatches(options.expectedRevision, current)) {
+      throw new WrongExpectedRevisionError(streamId, options.expectedRevision, current);
     }
     let revision = current;
     const now = Date.now();

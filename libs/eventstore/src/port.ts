@@ -125,8 +125,8 @@ export class WrongExpectedRevisionError extends Error {
     readonly streamId: string,
     readonly expected: ExpectedRevision,
     readonly actual: number,
-    /** Why, when the revisions alone do not say it (the write epoch moved). */
-    reason?: string,
+    /** Why, when the revisions alone do not say it (`EPOCH_MOVED`). */
+    readonly reason?: string,
   ) {
     super(`stream ${streamId}: expected revision ${String(expected)}, actual ${actual}${reason ? ` (${reason})` : ''}`);
   }

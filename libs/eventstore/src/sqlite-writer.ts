@@ -133,8 +133,9 @@ const appendOne = ({ streamId, events, expectedRevision, unchangedSinceEpoch }: 
     if (already.every(Boolean)) return { ok: true, nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
   }
   const matches = expectedRevision === 'any' || (expectedRevision === 'no_stream' ? current === -1 : expectedRevision === current);
-  if (!matches) throw new WrongRevision(expectedRevision, current);
+  // The epoch first: whether the revision matches or not, a state decided on without a read is then not the stream's.
   if (unchangedSinceEpoch !== undefined && unchangedSinceEpoch !== epoch) throw new WrongRevision(expectedRevision, current, true);
+  if (!matches) throw new WrongRevision(expectedRevision, current);
   let revision = current;
   const positions: bigint[] = [];
   const now = Date.now();
