@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DebugSpan } from '@udp/telemetry';
 import { type StartedProcess, waitUntil } from '@udp/test-kit';
 import { appProcesses } from './app-processes';
 import { tracedEnv } from './embedded-process';
+import { resourceValue, spansInCollectorFile } from './testing/collector-file';
 
 /**
  * One trace across processes (distributed mode: the gateway and history-svc as separate processes, HTTP between
@@ -82,24 +83,16 @@ it('traces one call across the gateway and history-svc processes, complete in th
   }
   const file = process.env.OTELCOL_TRACES_FILE!;
   const exported = (wanted = traceId) => {
-    if (!existsSync(file)) return new Map<string, { name: string; parent: string; service: string; attributes: string; kind: number }>();
     const found = new Map<string, { name: string; parent: string; service: string; attributes: string; kind: number }>();
-    for (const line of readFileSync(file, 'utf8').split('\n').filter(Boolean)) {
-      for (const rs of JSON.parse(line).resourceSpans ?? []) {
-        const service = rs.resource?.attributes?.find((a: { key: string }) => a.key === 'service.name')?.value?.stringValue ?? '';
-        for (const ss of rs.scopeSpans ?? []) {
-          for (const span of ss.spans ?? []) {
-            if (span.traceId === wanted)
-              found.set(span.spanId, {
-                name: span.name,
-                parent: span.parentSpanId ?? '',
-                service,
-                attributes: JSON.stringify(span.attributes ?? []),
-                kind: span.kind,
-              });
-          }
-        }
-      }
+    for (const span of spansInCollectorFile(file)) {
+      if (span.traceId !== wanted) continue;
+      found.set(span.spanId, {
+        name: span.name,
+        parent: span.parentSpanId ?? '',
+        service: resourceValue(span, 'service.name'),
+        attributes: JSON.stringify(span.attributes ?? []),
+        kind: span.kind,
+      });
     }
     return found;
   };

@@ -1,10 +1,11 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { type AppProcess, appProcesses } from './app-processes';
 import { tracedEnv } from './embedded-process';
+import { resourceValue, spansInCollectorFile } from './testing/collector-file';
 
 /**
  * One trace per export (issue 21), through the real collector (tools/servers/with-otelcol.sh; CI runs it): the
@@ -28,24 +29,15 @@ interface ExportedSpan {
 /** The spans of one trace in the collector's file exporter output (OTLP JSON lines), by span id. */
 function exportedSpans(traceId: string): Map<string, ExportedSpan> {
   const found = new Map<string, ExportedSpan>();
-  if (!tracesFile || !existsSync(tracesFile)) return found;
-  for (const line of readFileSync(tracesFile, 'utf8').split('\n').filter(Boolean)) {
-    for (const rs of JSON.parse(line).resourceSpans ?? []) {
-      const service = rs.resource?.attributes?.find((a: { key: string }) => a.key === 'service.name')?.value?.stringValue ?? '';
-      for (const ss of rs.scopeSpans ?? []) {
-        for (const span of ss.spans ?? []) {
-          if (span.traceId === traceId) {
-            found.set(span.spanId, {
-              name: span.name,
-              kind: span.kind,
-              parent: span.parentSpanId ?? '',
-              service,
-              attributes: JSON.stringify(span.attributes ?? []),
-            });
-          }
-        }
-      }
-    }
+  for (const span of spansInCollectorFile(tracesFile)) {
+    if (span.traceId !== traceId) continue;
+    found.set(span.spanId, {
+      name: span.name,
+      kind: span.kind,
+      parent: span.parentSpanId ?? '',
+      service: resourceValue(span, 'service.name'),
+      attributes: JSON.stringify(span.attributes ?? []),
+    });
   }
   return found;
 }

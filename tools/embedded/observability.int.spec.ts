@@ -1,8 +1,9 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { appProcesses } from './app-processes';
+import { resourceValue, spansInCollectorFile } from './testing/collector-file';
 
 /**
  * Rates from every call (issue 21), through the real collector (tools/servers/with-otelcol.sh; CI runs it): the
@@ -67,15 +68,9 @@ if (!collector || !metricsUrl || !tracesFile) {
   /** Distinct traces with a history-svc server span of the endpoint in the collector's file exporter output. */
   const storedTraces = () => {
     const traces = new Set<string>();
-    if (!existsSync(tracesFile)) return 0;
-    for (const line of readFileSync(tracesFile, 'utf8').split('\n').filter(Boolean)) {
-      for (const rs of JSON.parse(line).resourceSpans ?? []) {
-        const attrs: Array<{ key: string; value: { stringValue?: string } }> = rs.resource?.attributes ?? [];
-        if (attrs.find((a) => a.key === 'service.instance.id')?.value.stringValue !== instance('history-svc')) continue;
-        for (const ss of rs.scopeSpans ?? []) {
-          for (const span of ss.spans ?? []) if (span.kind === 2 && span.name === 'GET /api/history/v2') traces.add(span.traceId);
-        }
-      }
+    for (const span of spansInCollectorFile(tracesFile)) {
+      if (resourceValue(span, 'service.instance.id') !== instance('history-svc')) continue;
+      if (span.kind === 2 && span.name === 'GET /api/history/v2') traces.add(span.traceId);
     }
     return traces.size;
   };
