@@ -21,11 +21,17 @@ import {
   historyTrendingProjection,
 } from './projections/history';
 import { historyChangesPublisher } from './projections/history-changes';
+import { HistoryAnswers } from './projections/history-queries';
 import { buildTrendingCounts, trendingIndexes } from './projections/trending';
 
 export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
   /** How many users' folded histories are kept in memory for writes (least recently used dropped). */
   cachedHistories?: number;
+  /**
+   * Room for the answers already given (`HistoryAnswers`), in characters of their JSON; 0: none kept. Default 8 MiB.
+   * Given an instance, that one (a test looks into it).
+   */
+  answerCache?: number | HistoryAnswers;
   trendingWindowMs?: number;
   trendingMinUsers?: number;
   /** Per-user quota: entries of a history, tombstones included (HISTORY_MAX_ENTRIES). */
@@ -68,6 +74,12 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
   const aggregate = historyAggregate({ maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries });
   // Folded states in memory and as snapshots: an erased user's are forgotten, all saved at stop.
   const foldedStates = serviceStateCache(deps, aggregate, deps.cachedHistories);
+  const answers =
+    deps.answerCache instanceof HistoryAnswers
+      ? deps.answerCache
+      : deps.answerCache === 0
+        ? undefined
+        : new HistoryAnswers(deps.answerCache ?? 8 * 1024 * 1024);
   // The erasure participant deletes through `erasingTrendingToo`: an erased user's entries leave the counts.
   const projections = await startServiceProjections(
     { ...deps, readModels: erasingTrendingToo(readModels, trending, inline ? TRENDING_WATCHES_COLLECTION : undefined) },
@@ -79,6 +91,8 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
       publisher: historyChangesPublisher(bus),
       erasure: { streamsOfUser: historyStreamsOfUser, documentsOfUser: historyDocumentsOfUser },
       states: foldedStates,
+      // An erased user's answers kept in memory go with their folded states, before their stores are emptied.
+      ...(answers && { inMemory: [{ forget: async (streamId: string) => answers.forget(aggregate.idOf(streamId)) }] }),
     },
   );
   const model = { entries: historyEntries(readModels), heads: historyHeads(readModels) };
@@ -93,6 +107,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
         now,
         // Keyed by the secret every replica shares (INTERNAL_AUTH_SECRET; embedded: its file in DATA_DIR).
         tagVersion: versionTagger(deps.identity.derivedKey('history-etag')),
+        answers,
       }),
       internalRoutes({
         readModels,

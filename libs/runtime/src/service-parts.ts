@@ -105,6 +105,8 @@ export interface ServiceProjectionsOptions {
   erasure: Pick<ErasureParticipantOptions, 'streamsOfUser' | 'documentsOfUser' | 'beforeStreamsDeleted'>;
   /** The write side's folded states, if it keeps them: forgotten with an erased user, saved as snapshots at stop. */
   states?: Pick<StateCache<unknown>, 'forget' | 'flush'>;
+  /** Whatever else the service keeps in memory of a user (e.g. answers already given), forgotten with them too. */
+  inMemory?: Array<{ forget(streamId: string): Promise<void> }>;
 }
 
 export interface ServiceProjections {
@@ -158,7 +160,7 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
     now: deps.now,
     projectors: [projector, ...shared],
     ...options.erasure,
-    states: options.states && [options.states],
+    states: [...(options.states ? [options.states] : []), ...(options.inMemory ?? [])],
   });
   const write = writeSide({
     store,

@@ -4,7 +4,14 @@ import type { CommandHandler } from '@udp/eventsourcing';
 import { mountRoute, userIdOf, sendJsonTextConditionally } from '@udp/http-kit';
 import type { HistoryEvent } from '../domain/aggregate';
 import type { Entry, HistoryCommand, HistoryState, ItemToRecord } from '../domain/decider';
-import { type HistoryReadModel, historyJson, listHistory, positions } from '../projections/history-queries';
+import {
+  type HistoryAnswers,
+  type HistoryReadModel,
+  historyHead,
+  historyJson,
+  listHistory,
+  positions,
+} from '../projections/history-queries';
 
 export interface HistoryRouteDeps {
   /** The history aggregate's command handler (app.ts). */
@@ -13,6 +20,8 @@ export interface HistoryRouteDeps {
   now: () => number;
   /** Tags a version of a user's list for its ETag, keyed (`versionTagger`): a tag tells no store position. */
   tagVersion: (version: string) => string;
+  /** Answers already given, by user, version and query (none: every list is read). */
+  answers?: HistoryAnswers;
 }
 
 /** An entry of the history as the API shows it. */
@@ -26,7 +35,7 @@ const itemOf = (itemId: string, entry: Entry): Item => ({
 });
 
 /** HTTP <-> commands and queries. */
-export function historyRoutes({ handle, model, now, tagVersion }: HistoryRouteDeps): Router {
+export function historyRoutes({ handle, model, now, tagVersion, answers }: HistoryRouteDeps): Router {
   const router = Router();
 
   const toRecord = (item: NewItem, serverTime: number): ItemToRecord => ({
@@ -40,13 +49,25 @@ export function historyRoutes({ handle, model, now, tagVersion }: HistoryRouteDe
   for (const api of [historyApi.v2, historyApi.unversioned]) {
     mountRoute(router, api.list, async ({ query }, req, res) => {
       const userId = userIdOf(res);
-      const page = await listHistory(model, userId, query);
       // The same version of the user's history and the same query string answer the same bytes (the text as sent:
-      // parsing is deterministic, and a query written another way only gets another tag).
+      // parsing is deterministic, and a query written another way only gets another tag, or another kept answer).
       const search = req.url.indexOf('?');
-      const tag =
-        page.version === undefined ? undefined : tagVersion(`${userId}\n${page.version}\n${search < 0 ? '' : req.url.slice(search + 1)}`);
-      sendJsonTextConditionally(req, res, () => historyJson(page), tag);
+      const queryText = search < 0 ? '' : req.url.slice(search + 1);
+      const generation = answers?.generation() ?? 0;
+      const head = await historyHead(model, userId);
+      const known = answers?.get(userId, head.version, queryText);
+      if (known !== undefined)
+        return sendJsonTextConditionally(req, res, () => known, tagVersion(`${userId}\n${head.version}\n${queryText}`));
+      const page = await listHistory(model, userId, query, head);
+      const version = page.version;
+      const tag = version === undefined ? undefined : tagVersion(`${userId}\n${version}\n${queryText}`);
+      const text = () => historyJson(page);
+      sendJsonTextConditionally(
+        req,
+        res,
+        answers && version !== undefined ? () => answers.remember(userId, version, queryText, text(), generation) : text,
+        tag,
+      );
     });
 
     mountRoute(router, api.add, async ({ body }, _req, res) => {

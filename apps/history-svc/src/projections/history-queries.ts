@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { History, HistoryQuery, Item, Positions, PositionsQuery } from '@udp/contracts';
 import { HISTORY_LIMITS } from '@udp/contracts';
 import { type Collection, type Filter, type Param, type PreparedFilter, type Scalar, param } from '@udp/readmodel';
@@ -18,9 +19,64 @@ export interface HistoryReadModel {
  * How many of the user's changes the read model has fully applied: read before the entries, so an answer
  * never claims a change it does not show. `version`: the head's store position ('none' for a user without changes).
  */
-async function appliedChanges({ heads }: HistoryReadModel, userId: string): Promise<{ count: number; version: string }> {
+async function appliedChanges({ heads }: HistoryReadModel, userId: string): Promise<HistoryHead> {
   const head = await heads.get(userId);
   return head ? { count: head.revision + 1, version: head.position } : { count: 0, version: 'none' };
+}
+
+/** How many of the user's changes are applied, and the version of their history they make (`appliedChanges`). */
+export interface HistoryHead {
+  count: number;
+  version: string;
+}
+
+/** The user's head, read first: `listHistory` is given it, and `HistoryAnswers` answers by its version. */
+export const historyHead = appliedChanges;
+
+/**
+ * Answers already given, by user, version of their history and query (as sent): the same three always answer the
+ * same bytes (`HistoryPage.version`), so a device polling an unchanged history is answered without its page being read
+ * again. An answer is never served for another version; a user's go with their erasure (`forget`, before their data
+ * leaves the stores); past `maxBytes`, the least recently asked go first.
+ */
+export class HistoryAnswers {
+  private readonly answers: LRUCache<string, { version: string; text: string }>;
+  /** Erasures so far: an answer read while one ran (its reads may straddle it) is not kept. */
+  private forgets = 0;
+
+  constructor(private readonly maxBytes: number) {
+    this.answers = new LRUCache({ maxSize: Math.max(1, maxBytes), sizeCalculation: ({ text }, key) => text.length + key.length + 64 });
+  }
+
+  get(userId: string, version: string, query: string): string | undefined {
+    const known = this.answers.get(`${userId}\u0000${query}`);
+    return known?.version === version ? known.text : undefined;
+  }
+
+  /** Taken before a list is read, and given to `remember`. */
+  generation(): number {
+    return this.forgets;
+  }
+
+  /** Keeps `text` (unless an erasure came since `generation`, or it would take more than a tenth of the room); returns it. */
+  remember(userId: string, version: string, query: string, text: string, generation: number): string {
+    if (generation === this.forgets && text.length * 10 <= this.maxBytes) this.answers.set(`${userId}\u0000${query}`, { version, text });
+    return text;
+  }
+
+  /** Drops every answer of the user (a scan of the keys: an erasure is rare, the keys are bounded by `maxBytes`). */
+  forget(userId: string): void {
+    this.forgets++;
+    const prefix = `${userId}\u0000`;
+    for (const key of [...this.answers.keys()]) if (key.startsWith(prefix)) this.answers.delete(key);
+  }
+
+  /** Whether any answer of the user is kept. */
+  holds(userId: string): boolean {
+    const prefix = `${userId}\u0000`;
+    for (const key of this.answers.keys()) if (key.startsWith(prefix)) return true;
+    return false;
+  }
 }
 
 /**
@@ -139,9 +195,9 @@ function newestDate(model: HistoryReadModel, userId: string): Promise<number> {
  * change order; `next` continues with a later `since`, and `sync_token` is where this answer ends (the head
  * once nothing more is left). `limit=0` answers no entries: a cheap read of `last_update` and `sync_token`.
  */
-export async function listHistory(model: HistoryReadModel, userId: string, query: HistoryQuery): Promise<HistoryPage> {
+export async function listHistory(model: HistoryReadModel, userId: string, query: HistoryQuery, head?: HistoryHead): Promise<HistoryPage> {
   const limit = query.limit ?? HISTORY_LIMITS.defaultPageSize;
-  const { count: applied, version } = await appliedChanges(model, userId);
+  const { count: applied, version } = head ?? (await appliedChanges(model, userId));
   const changeMode = query.since !== undefined;
   const includeDeleted = query.with_deleted ?? changeMode;
   const values: Record<string, Scalar> = { userId };
