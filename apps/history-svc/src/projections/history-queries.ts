@@ -30,6 +30,9 @@ export interface HistoryHead {
   version: string;
 }
 
+/** A user's part of a kept answer's key: its length first, so no user id and query run into another's. */
+const keyOf = (userId: string) => `${userId.length}:${userId}:`;
+
 /** The user's head, read first: `listHistory` is given it, and `HistoryAnswers` answers by its version. */
 export const historyHead = appliedChanges;
 
@@ -49,7 +52,7 @@ export class HistoryAnswers {
   }
 
   get(userId: string, version: string, query: string): string | undefined {
-    const known = this.answers.get(`${userId}\u0000${query}`);
+    const known = this.answers.get(keyOf(userId) + query);
     return known?.version === version ? known.text : undefined;
   }
 
@@ -60,20 +63,20 @@ export class HistoryAnswers {
 
   /** Keeps `text` (unless an erasure came since `generation`, or it would take more than a tenth of the room); returns it. */
   remember(userId: string, version: string, query: string, text: string, generation: number): string {
-    if (generation === this.forgets && text.length * 10 <= this.maxBytes) this.answers.set(`${userId}\u0000${query}`, { version, text });
+    if (generation === this.forgets && text.length * 10 <= this.maxBytes) this.answers.set(keyOf(userId) + query, { version, text });
     return text;
   }
 
   /** Drops every answer of the user (a scan of the keys: an erasure is rare, the keys are bounded by `maxBytes`). */
   forget(userId: string): void {
     this.forgets++;
-    const prefix = `${userId}\u0000`;
+    const prefix = keyOf(userId);
     for (const key of [...this.answers.keys()]) if (key.startsWith(prefix)) this.answers.delete(key);
   }
 
   /** Whether any answer of the user is kept. */
   holds(userId: string): boolean {
-    const prefix = `${userId}\u0000`;
+    const prefix = keyOf(userId);
     for (const key of this.answers.keys()) if (key.startsWith(prefix)) return true;
     return false;
   }

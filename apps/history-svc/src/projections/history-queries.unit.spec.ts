@@ -75,7 +75,10 @@ describe('answers already given (HistoryAnswers)', () => {
     expect(answers.get('alice', '8', 'limit=1')).toBeUndefined(); // the history changed
     expect(answers.get('alice', '7', 'limit=2')).toBeUndefined();
     expect(answers.get('bob', '7', 'limit=1')).toBeUndefined();
+    expect(answers.get('alice:limit=1', '7', '')).toBeUndefined();
     expect(answers.get('alice\u0000limit=1', '7', '')).toBeUndefined();
+    answers.remember('5:bob:', '1', 'x', 'tricky', g);
+    expect([answers.get('5', '1', 'bob::x'), answers.holds('5'), answers.holds('5:bob:')]).toEqual([undefined, false, true]);
   });
 
   it('forgets every answer of an erased user, and keeps none read while an erasure ran', () => {
