@@ -55,7 +55,9 @@ export function historyRoutes({ handle, model, now, tagVersion, answers }: Histo
       const queryText = search < 0 ? '' : req.url.slice(search + 1);
       const generation = answers?.generation() ?? 0;
       const head = await historyHead(model, userId);
-      const known = answers?.get(userId, head.version, queryText);
+      // Kept by the route too: the two versions of the API answer alike today, which a kept answer must not assume.
+      const keptAs = `${api.list.path}?${queryText}`;
+      const known = answers?.get(userId, head.version, keptAs);
       if (known !== undefined)
         return sendJsonTextConditionally(req, res, () => known, tagVersion(`${userId}\n${head.version}\n${queryText}`));
       const page = await listHistory(model, userId, query, head);
@@ -65,7 +67,7 @@ export function historyRoutes({ handle, model, now, tagVersion, answers }: Histo
       sendJsonTextConditionally(
         req,
         res,
-        answers && version !== undefined ? () => answers.remember(userId, version, queryText, text(), generation) : text,
+        answers && version !== undefined ? () => answers.remember(userId, version, keptAs, text(), generation) : text,
         tag,
       );
     });
