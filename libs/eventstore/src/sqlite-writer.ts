@@ -161,8 +161,6 @@ const nextTurn = (ms = 0) => new Promise<void>((resolve) => (ms ? setTimeout(res
  * handled between slices. A stop half-way leaves the oldest events deleted and the rest: the erasure is done again.
  */
 async function deleteStreamInSlices(id: number, streamId: string): Promise<void> {
-  // First: an append decided on a state folded before the deletion is refused from now on.
-  epoch++;
   try {
     const key = streamKey(streamId);
     while (db.transaction(() => deleteEventsSlice(key, streamId, DELETE_SLICE)).immediate() === DELETE_SLICE) await nextTurn();
@@ -175,7 +173,9 @@ async function deleteStreamInSlices(id: number, streamId: string): Promise<void>
       // row per stream: its cost grows with the number of streams, not of events.
       db.exec(`REINDEX ${STREAMS_ID_INDEX}`);
     }).immediate();
-    // And last: an append made between the slices (its state of a stream half deleted) is refused as well.
+    // Then an append decided on a state folded before the deletion is refused. Not at its start: every write in flight
+    // would then be refused and decided again behind the deletion's slices (other users' p99 rose by 20-30 ms during a
+    // 50,000-entry erasure); an append between the slices is deleted by the last one, as any write the erasure overtakes.
     epoch++;
     // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and truncate
     // the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of a read makes the
