@@ -173,9 +173,9 @@ async function deleteStreamInSlices(id: number, streamId: string): Promise<void>
       // row per stream: its cost grows with the number of streams, not of events.
       db.exec(`REINDEX ${STREAMS_ID_INDEX}`);
     }).immediate();
-    // Then an append decided on a state folded before the deletion is refused. Not at its start: every write in flight
-    // would then be refused and decided again behind the deletion's slices (other users' p99 rose by 20-30 ms during a
-    // 50,000-entry erasure); an append between the slices is deleted by the last one, as any write the erasure overtakes.
+    // Then an append decided on a state folded before the deletion is refused. Not at its start as well: every write in
+    // flight would be refused and decided again behind the deletion's slices, for no safety, since an append between
+    // the slices is deleted by the last one, as any write the erasure overtakes.
     epoch++;
     // The WAL still holds earlier images of those pages: copy the zeroed pages into the database file and truncate
     // the WAL to nothing, so that the deleted bytes are in neither file. A reader in the middle of a read makes the
