@@ -84,8 +84,8 @@ function parseParams<Params extends z.ZodType>(route: Route<Params>, schema: Par
 
 /*
  * Middleware run in order as one layer of a router. Express's router pays for every layer a request passes, matching
- * or not (its path test, its dispatch state, a debug call): the gateway had 54 layers, 24 of them on the way to the
- * first service. Run here, the gateway's edge is four layers and the services' routes one.
+ * or not (its path test, its dispatch state, a debug call): a request to the gateway's first service passed 29 of its
+ * 54 layers. Run here, the gateway's edge groups are one layer each and the services' routes one: 18 layers.
  */
 
 /**
