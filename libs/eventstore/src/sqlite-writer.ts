@@ -10,7 +10,12 @@
 
 export interface AppendRequest {
   streamId: string;
-  events: Array<{ id: string; type: string; data: unknown; metadata?: unknown }>;
+  /**
+   * `data` and `metadata` as JSON text, made on the event loop: a string crosses to this thread as a copy of its
+   * bytes, where an object is rebuilt field by field and then turned into text here (a 5,000-event batch held this
+   * thread, and every other user's append behind it, about 10 ms longer so).
+   */
+  events: Array<{ id: string; type: string; data: string; metadata: string }>;
   expectedRevision: number | 'no_stream' | 'any';
   /** Refused (`epochMoved`) unless the write epoch is still this one (port.ts, `writeEpoch`). */
   unchangedSinceEpoch?: number;
@@ -141,11 +146,7 @@ const appendOne = ({ streamId, events, expectedRevision, unchangedSinceEpoch }: 
   const now = Date.now();
   for (const e of events) {
     revision += 1;
-    positions.push(
-      BigInt(
-        insert.run(streamId, key, revision, e.id, e.type, JSON.stringify(e.data), JSON.stringify(e.metadata ?? {}), now).lastInsertRowid,
-      ),
-    );
+    positions.push(BigInt(insert.run(streamId, key, revision, e.id, e.type, e.data, e.metadata, now).lastInsertRowid));
   }
   setRevision.run(streamId, revision);
   return { ok: true, nextRevision: revision, position: positions[positions.length - 1] ?? 0n, stored: { createdAt: now, positions } };

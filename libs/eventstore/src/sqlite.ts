@@ -159,7 +159,13 @@ export class SqliteEventStore implements EventStore {
     if (this.writerFailure) return Promise.reject(new StoreUnavailableError('event store', this.writerFailure.message));
     const { expectedRevision, unchangedSinceEpoch } = options;
     return new Promise((resolve, reject) => {
-      this.pending.push({ streamId, events, expectedRevision, unchangedSinceEpoch, resolve, reject });
+      const texts = events.map((e) => ({
+        id: e.id,
+        type: e.type,
+        data: JSON.stringify(e.data),
+        metadata: JSON.stringify(e.metadata ?? {}),
+      }));
+      this.pending.push({ streamId, events: texts, expectedRevision, unchangedSinceEpoch, resolve, reject });
       if (!this.writing) this.writing = this.commitPending();
     });
   }
@@ -170,8 +176,8 @@ export class SqliteEventStore implements EventStore {
     // would otherwise clear it before that assignment, leaving it set for ever.
     await Promise.resolve();
     while (this.pending.length > 0) {
-      const batch = this.pending;
-      this.pending = [];
+      const batch = nextCommit(this.pending);
+      this.pending = this.pending.filter((append) => !batch.includes(append));
       // A commit into a file that is no longer the one at our path (removed, replaced, overwritten) would be
       // acknowledged and then lost: refuse the batch instead.
       const problem = this.fileProblem();
@@ -377,6 +383,22 @@ export class SqliteEventStore implements EventStore {
 }
 
 /** The events of `batch` its commit stored, as a read would give them back (JSON in and out), in position order. */
+/** Events from which an append is long (a batch): it is not committed together with short ones (`nextCommit`). */
+const LONG_APPEND_EVENTS = 100;
+
+/**
+ * The pending appends the next commit takes: all of them (group commit), unless some are long (a 5,000-entry batch
+ * holds the writer 30-50 ms). Then the short ones to streams with no long append pending go first, in a commit of their
+ * own, and a long one is committed alone: a user's single write waits for at most the one batch already being
+ * committed, not also for the one it would share its commit with. One stream's appends keep their order.
+ */
+function nextCommit(pending: PendingAppend[]): PendingAppend[] {
+  const long = new Set(pending.filter((append) => append.events.length >= LONG_APPEND_EVENTS).map((append) => append.streamId));
+  if (long.size === 0) return pending;
+  const short = pending.filter((append) => !long.has(append.streamId));
+  return short.length > 0 ? short : [pending[0]];
+}
+
 function committedEvents(batch: AppendRequest[], outcomes: AppendOutcome[]): RecordedEvent[] {
   return batch.flatMap((append, i) => {
     const outcome = outcomes[i];
@@ -389,8 +411,9 @@ function committedEvents(batch: AppendRequest[], outcomes: AppendOutcome[]): Rec
       revision: first + k,
       position: positions[k],
       type: e.type,
-      data: JSON.parse(JSON.stringify(e.data)) as Record<string, unknown>,
-      metadata: JSON.parse(JSON.stringify(e.metadata ?? {})) as Record<string, unknown>,
+      // Parsed from the text stored: the subscribers get the events as a read would give them, shared with no caller.
+      data: JSON.parse(e.data) as Record<string, unknown>,
+      metadata: JSON.parse(e.metadata) as Record<string, unknown>,
       createdAt,
     }));
   });

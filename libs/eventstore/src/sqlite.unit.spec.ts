@@ -42,6 +42,24 @@ describe('SqliteEventStore group commit', () => {
     await store.close();
   });
 
+  it("commits a long append (a batch) alone: other streams' short appends pending beside it go first, each long one apart", async () => {
+    const store = new SqliteEventStore(join(dir, 'long-apart.sqlite'));
+    const batch = (n: number) => Array.from({ length: n }, (_, i) => ({ id: randomUUID(), type: 'A', data: { i } }));
+    // All asked in one turn: pending together when the first commit is taken.
+    const first = store.appendToStream('batch-1', batch(500), { expectedRevision: 'no_stream' });
+    const second = store.appendToStream('batch-2', batch(500), { expectedRevision: 'no_stream' });
+    const shorts = Array.from({ length: 3 }, (_, i) => store.appendToStream(`one-${i}`, batch(1), { expectedRevision: 'no_stream' }));
+    // A short append to a stream with a long one pending keeps its place behind it.
+    const behind = store.appendToStream('batch-1', batch(1), { expectedRevision: 499 });
+    const [a, b, ...rest] = await Promise.all([first, second, ...shorts, behind]);
+    const after = rest.pop()!;
+    // The short ones in the first commit, before either batch; the batches in commits of their own, in their order.
+    for (const short of rest) expect(short.position).toBeLessThan(b.position - 499n);
+    expect(a.position).toBeLessThan(b.position - 499n);
+    expect(after.position).toBeGreaterThan(a.position);
+    await store.close();
+  });
+
   it('commits appends still waiting when the store closes', async () => {
     const file = join(dir, 'closing.sqlite');
     const store = new SqliteEventStore(file);
