@@ -59,7 +59,12 @@ export class StateCache<S> {
     if (!snapshots || !write) return;
     const { every } = snapshots;
     const due = write.folded >= every || Math.floor((at.revision + 1) / every) > Math.floor((write.fromRevision + 1) / every);
-    if (due) await this.saveSnapshot(streamId, at);
+    if (!due) return;
+    // A turn of its own: the snapshot of a long history (several ms to encode and write) does not lengthen the
+    // turn that stored a batch. Written only if the state is still the one in memory: erased meanwhile (`forget`),
+    // it must not come back, and a newer one will be saved in its turn.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    if (this.inMemory.peek(streamId) === at) await this.saveSnapshot(streamId, at);
   }
 
   /** Drops the stream's state from memory and its snapshot (an erased user's data must not outlive the erasure). */

@@ -49,16 +49,14 @@ function recordItems({ data }: RecordItems, state: HistoryState, quotas: History
   for (const item of data.items) {
     const stored = changed.get(item.itemId) ?? state.entries.get(item.itemId);
     if (stored && item.date < stored.date) continue;
-    const entry: Entry = {
-      id: stored?.id ?? ++lastId,
-      date: item.date,
-      deleted: item.deleted ?? false,
-      // A field the client left out keeps its stored value (a date bump must not lose the position).
-      deviceId: item.deviceId ?? stored?.deviceId,
-      lastPlaybackPosition: item.lastPlaybackPosition ?? stored?.lastPlaybackPosition,
-    };
+    const entry: Entry = { id: stored?.id ?? ++lastId, date: item.date, deleted: item.deleted ?? false };
+    // A field the client left out keeps its stored value (a date bump must not lose the position); absent, it has no key.
+    const deviceId = item.deviceId ?? stored?.deviceId;
+    if (deviceId !== undefined) entry.deviceId = deviceId;
+    const position = item.lastPlaybackPosition ?? stored?.lastPlaybackPosition;
+    if (position !== undefined) entry.lastPlaybackPosition = position;
     changed.set(item.itemId, entry);
-    events.push({ type: 'HistoryItemRecorded', data: { itemId: item.itemId, ...withoutUndefined(entry) } });
+    events.push({ type: 'HistoryItemRecorded', data: { itemId: item.itemId, ...entry } });
   }
   // Every new entry took the next id: their number is how far the sequence moved.
   const added = lastId - state.lastId;
@@ -154,7 +152,3 @@ export const historyDecider = (quotas: HistoryQuotas): Decider<HistoryCommand, H
   initialState,
   fold,
 });
-
-function withoutUndefined<T extends object>(value: T): T {
-  return Object.fromEntries(Object.entries(value).filter(([, v]) => v !== undefined)) as T;
-}
