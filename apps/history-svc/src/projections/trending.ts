@@ -213,14 +213,27 @@ export function trendingCounter<W extends EntryState>(readModels: ReadModelStore
     prunedBefore = horizon;
   }
 
-  /** One deletion per collection for the whole page of items, not one per entry. */
-  const forgetItems = async (itemIds: string[], horizon: number, slice: () => Promise<void>) => {
-    await counts.deleteMany({ item_id: { $in: itemIds }, users: 0 });
-    for (const itemId of itemIds) {
-      await resumItem(readModels, itemId, horizon);
-      await slice();
+  /**
+   * The items' totals summed again together, read once for all (as a batch's are), and the hours and totals of theirs
+   * that nobody counts any more deleted (an erased user's item ids must not stay in them). Summed item by item, and
+   * each collection's zeros deleted by all the page's ids, a page of 100 items cost 700-900 ms of round trips on
+   * FerretDB, three quarters of an erasure's time there; the zeros are now found among what is read anyway.
+   */
+  const forgetItems = async (itemIds: string[], horizon: number) => {
+    // The totals read before the hours, as `resumItem` reads them. Every hour of the items: a zero one may have left
+    // the window and not been pruned yet.
+    const totals = trendingItemTotals(readModels);
+    const stored = new Map((await totals.getMany(itemIds)).map((total) => [total._id, total]));
+    const hours = new Map<string, TrendingCountDocument>();
+    const zeros: string[] = [];
+    for (const hour of await counts.find({ item_id: { $in: itemIds } }, { readOnly: true })) {
+      if (hour.users <= 0) zeros.push(hour._id);
+      else if (hour.bucket >= horizon) hours.set(hour._id, hour);
     }
-    await trendingItemTotals(readModels).deleteMany({ _id: { $in: itemIds }, users: 0 });
+    // Still zero when deleted: an hour counted again meanwhile stays.
+    if (zeros.length > 0) await counts.deleteMany({ _id: { $in: zeros }, users: 0 });
+    // Deletes the totals that sum to zero, by compare-and-set.
+    await resumItems(itemIds, horizon, stored, hours);
   };
 
   /** The hours an entry's change leaves and enters: one step when it stays in the same hour. */
@@ -396,7 +409,7 @@ export function trendingCounter<W extends EntryState>(readModels: ReadModelStore
         items.add(entry.item_id);
         await slice();
       }
-      await forgetItems([...items], horizon, slice);
+      await forgetItems([...items], horizon);
     },
 
     /**
@@ -405,7 +418,7 @@ export function trendingCounter<W extends EntryState>(readModels: ReadModelStore
      * it after the erasure. For the items of an erased user's deleted entries too, which count nowhere any more.
      */
     async itemsErased(itemIds: string[]): Promise<void> {
-      await forgetItems(itemIds, trendingHorizon(options.now(), options.windowMs), timeSlices().slice);
+      await forgetItems(itemIds, trendingHorizon(options.now(), options.windowMs));
     },
   };
 }
