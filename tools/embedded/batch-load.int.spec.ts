@@ -41,8 +41,9 @@ it('keeps other users fast while two users post 5,000-entry batches back to back
   // The issue's target is 50 ms; on this 2-core machine the readers' p99 measured 39-59 ms (596 ms before the
   // projection and the long commands were sliced): asserted with room for a loaded CI machine.
   expect(reads.p99).toBeLessThan(100);
-  // The other writers: 836-3,251 ms before issue 28 (each write waited behind the batch in the one projector), now
-  // 177-378 ms on this 2-core machine at a load average of 2.5-4.5 (the CPU the batch itself takes, not a wait).
-  // The issue's 100 ms is not met here; asserted with room, so that a write waiting behind the batch again fails.
-  expect(load.p99).toBeLessThan(600);
+  // The other writers: 836-3,251 ms before issue 28 (each write waited behind the batch in the one projector), 164-233
+  // ms before sliced work took one slice a turn and a batch was committed alone (docs/performance.md), now 78-96 ms on
+  // this 2-core machine otherwise idle (103-169 in CI). Issue 27's 50 ms is not met here; asserted with room, so that a
+  // write waiting behind the batches again fails.
+  expect(load.p99).toBeLessThan(300);
 });
