@@ -1,7 +1,9 @@
 #!/usr/bin/env node
-// The distributed mode at a rate: history-svc replicas (1, then 3) on one event store file, the MongoDB-wire store and
-// real Kafka, writers over 1,000 users, requests shared round-robin over the replicas (as a Kubernetes Service would).
-//   bash tools/servers/with-servers.sh node bench/distributed.mjs [--replicas=1,3] [--rates=25,50,100,200] [--seconds=10]
+// The distributed mode at a rate: the gateway, history-svc replicas (1, then 3) on one event store file, the
+// MongoDB-wire store and real Kafka, writers over 1,000 users (each with its Bearer token), the gateway's connections to
+// history-svc shared round-robin over the replicas (as a Kubernetes Service would: per connection).
+//   bash tools/servers/with-servers.sh node bench/distributed.mjs [--replicas=1,3] [--rates=25,50,100,200] [--seconds=10] [--direct]
+// --direct: straight to the replicas (round robin per request) with the gateway's identity header, no gateway.
 // Each replica reaches the store through a counting proxy of its own (the MongoDB wire protocol: one request message
 // is one round trip), so the round trips per event are the replicas' own, by command. For each replica count, rates
 // are offered in turn (open loop) until one's p99 reaches 100 ms or fails a write; per rate it prints writes/s,
@@ -16,7 +18,9 @@ import { loadavg, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
+import { SignJWT } from 'jose';
 import { MongoClient } from 'mongodb';
+import { BENCH_RATE_LIMITS } from './load.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const arg = (name, fallback) => process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback;
@@ -29,6 +33,7 @@ const P99_LIMIT_MS = 100;
 const detailed = process.argv.includes('--by-collection');
 // --every-rate: each rate offered even after one missed the p99 (throughput past the limit, for an A/B on a busy machine).
 const everyRate = process.argv.includes('--every-rate');
+const direct = process.argv.includes('--direct');
 const TOPIC = 'user-data.history.v1';
 const { MONGO_URL, KAFKA_BROKERS } = process.env;
 if (!MONGO_URL || !KAFKA_BROKERS) throw new Error('MONGO_URL / KAFKA_BROKERS unset: run under bash tools/servers/with-servers.sh');
@@ -36,7 +41,9 @@ if (!MONGO_URL || !KAFKA_BROKERS) throw new Error('MONGO_URL / KAFKA_BROKERS uns
 const children = new Set();
 const cleanups = [];
 const dist = join(root, 'tmp', 'bench-distributed');
-execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', dist, 'history-svc'], { stdio: 'inherit' });
+execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', dist, 'history-svc', ...(direct ? [] : ['gateway'])], {
+  stdio: 'inherit',
+});
 
 // ---------------------------------------------------------------------------------------------- counting proxy --
 /** A TCP proxy to the store counting the client's request messages (OP_MSG: opcode 2013) by command name. */
@@ -82,6 +89,28 @@ async function countingProxy(target) {
       return snapshot;
     },
   };
+}
+
+/** A TCP proxy that gives each new connection to the next replica in turn (a Kubernetes Service's share, per connection). */
+async function roundRobinProxy(replicas) {
+  let next = 0;
+  const connections = replicas.map(() => 0);
+  const server = createServer((client) => {
+    const i = next++ % replicas.length;
+    connections[i]++;
+    const { hostname, port } = new URL(replicas[i].url);
+    const upstream = connect(Number(port), hostname);
+    client.pipe(upstream).pipe(client);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  return { url: `http://127.0.0.1:${server.address().port}`, connections };
 }
 
 // ----------------------------------------------------------------------------------------------------- processes --
@@ -146,6 +175,37 @@ async function startReplica(settings, mongoUrl, index) {
   }
 }
 
+/** The gateway in front of history-svc (through `historyUrl`), ready once /livez answers 200; rate limits off. */
+async function startGateway(settings, historyUrl) {
+  const port = await freePort();
+  const child = spawn(process.execPath, [join(dist, 'apps', 'gateway', 'main.js')], {
+    env: {
+      ...process.env,
+      ...settings,
+      ...BENCH_RATE_LIMITS,
+      HISTORY_SVC_URL: historyUrl,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+    },
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
+  children.add(child);
+  child.on('exit', () => children.delete(child));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`gateway exited (${child.exitCode})`);
+    if (Date.now() > deadline) throw new Error('gateway not ready after 60 s');
+    const status = await fetch(`${url}/livez`).then(
+      (r) => r.status,
+      () => 0,
+    );
+    if (status === 200) return { child, url };
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
 async function stopChild(child) {
   if (child.exitCode !== null) return;
   const exited = new Promise((resolve) => child.once('exit', resolve));
@@ -167,8 +227,11 @@ function identityOf(secret) {
 
 const percentile = (sorted, p) => (sorted.length ? sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] : NaN);
 
-/** Open loop: `rate` writes a second for `seconds`, each to the next user, round robin over the replicas. */
-async function offer(replicas, users, sign, rate, seconds, state) {
+/**
+ * Open loop: `rate` writes a second for `seconds`, each to the next user; `to(n, user)` says where write n goes and with
+ * which headers (the gateway with the user's token, or the next replica with the identity header).
+ */
+async function offer(to, users, rate, seconds, state) {
   const latencies = [];
   let failed = 0;
   const total = Math.round(rate * seconds);
@@ -179,14 +242,14 @@ async function offer(replicas, users, sign, rate, seconds, state) {
     const wait = due - performance.now();
     if (wait > 1) await new Promise((resolve) => setTimeout(resolve, wait));
     const user = users[state.next % users.length];
-    const replica = replicas[state.next % replicas.length];
+    const { url, headers } = to(state.next, user);
     state.next++;
     const request = (async () => {
       const t0 = performance.now();
       try {
-        const res = await fetch(`${replica.url}/api/history/v2`, {
+        const res = await fetch(`${url}/api/history/v2`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-udp-identity': sign(user) },
+          headers: { 'content-type': 'application/json', ...headers },
           body: JSON.stringify({ item_id: `urn:bench:${state.next}`, last_playback_position: 1 }),
           signal: AbortSignal.timeout(30_000),
         });
@@ -259,7 +322,37 @@ async function run(replicaCount) {
     if (held.length && new Set(held.map((d) => d.owner).filter(Boolean)).size === replicaCount && held.every((d) => d.owner)) break;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
-  const sign = identityOf(settings.INTERNAL_AUTH_SECRET);
+  // Through the gateway: its connections to history-svc shared round robin over the replicas, a token per user.
+  let gateway = null;
+  let to;
+  if (direct) {
+    const sign = identityOf(settings.INTERNAL_AUTH_SECRET);
+    to = (n, user) => ({ url: replicas[n % replicas.length].url, headers: { 'x-udp-identity': sign(user) } });
+  } else {
+    const share = await roundRobinProxy(replicas);
+    const jwtSecret = randomBytes(32).toString('base64url');
+    gateway = { ...(await startGateway({ ...settings, AUTH_JWT_SECRET: jwtSecret }, share.url)), share };
+    const key = new TextEncoder().encode(jwtSecret);
+    const tokens = new Map(
+      await Promise.all(
+        users.map(async (user) => [
+          user,
+          `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setIssuedAt().setExpirationTime('2h').sign(key)}`,
+        ]),
+      ),
+    );
+    to = (_n, user) => ({ url: gateway.url, headers: { authorization: tokens.get(user) } });
+    // Each device's token seen once before the load, as in a steady state (the gateway keeps a verified token: a first
+    // verification, jose's HS256 through WebCrypto, costs it about 90-200 µs of CPU).
+    for (let i = 0; i < users.length; i += 20)
+      await Promise.all(
+        users
+          .slice(i, i + 20)
+          .map((user) =>
+            fetch(`${gateway.url}/api/history/v2?limit=1`, { headers: { authorization: tokens.get(user) } }).then((r) => r.arrayBuffer()),
+          ),
+      );
+  }
   const state = { next: 0, acknowledged: 0 };
   const servers = {
     ferretdb: listenerPid(target.port),
@@ -273,6 +366,7 @@ async function run(replicaCount) {
     const publishedBefore = published;
     const acknowledgedBefore = state.acknowledged;
     const cpuBefore = Object.fromEntries([
+      ...(gateway ? [['gateway', cpuMicros(gateway.child.pid)]] : []),
       ...replicas.map((r, i) => [`replica-${i}`, cpuMicros(r.child.pid)]),
       ...Object.entries(servers)
         .filter(([, pid]) => pid)
@@ -288,7 +382,7 @@ async function run(replicaCount) {
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
     })();
-    const load = await offer(replicas, users, sign, rate, SECONDS, state);
+    const load = await offer(to, users, rate, SECONDS, state);
     sampling = false;
     await sampler;
     // Drained: every acknowledged write applied and published (at most 30 s).
@@ -303,7 +397,8 @@ async function run(replicaCount) {
     const drainSeconds = (Date.now() - drainStart) / 1000;
     const cpu = {};
     for (const [name, before] of Object.entries(cpuBefore)) {
-      const pid = name.startsWith('replica-') ? replicas[Number(name.slice(8))].child.pid : servers[name];
+      const pid =
+        name === 'gateway' ? gateway.child.pid : name.startsWith('replica-') ? replicas[Number(name.slice(8))].child.pid : servers[name];
       cpu[name] = Math.round((cpuMicros(pid) - before) / Math.max(1, written));
     }
     const commands = {};
@@ -313,6 +408,7 @@ async function run(replicaCount) {
     const lagP99 = percentile(lags, 99);
     const result = {
       replicas: replicaCount,
+      via: gateway ? 'gateway' : 'direct',
       ...load,
       written,
       applied,
@@ -327,7 +423,7 @@ async function run(replicaCount) {
     };
     results.push(result);
     console.log(
-      `replicas=${replicaCount} offered=${rate}/s done=${load.perSecond.toFixed(0)}/s failed=${load.failed} p50=${load.p50.toFixed(0)}ms ` +
+      `replicas=${replicaCount} via=${result.via} offered=${rate}/s done=${load.perSecond.toFixed(0)}/s failed=${load.failed} p50=${load.p50.toFixed(0)}ms ` +
         `p99=${load.p99.toFixed(0)}ms lag_p99=${lagP99} events (~${result.lagP99Seconds} s) drain=${drainSeconds}s ` +
         `store_rt/event=${result.storeRoundTripsPerEvent} ${JSON.stringify(result.byCommand)} published/change=${result.publishedPerChange} ` +
         `cpu_us/write=${JSON.stringify(cpu)} load=${result.load}`,
@@ -336,10 +432,14 @@ async function run(replicaCount) {
   }
   await consumer.disconnect();
   await mongo.close();
+  if (gateway) {
+    console.log(`replicas=${replicaCount}: the gateway's connections to history-svc by replica: ${gateway.share.connections.join(', ')}`);
+    await stopChild(gateway.child);
+  }
   for (const r of replicas) await stopChild(r.child);
   const sustained = results.filter((r) => r.failed === 0 && r.p99 < P99_LIMIT_MS && r.applied >= r.written).pop();
   console.log(
-    `replicas=${replicaCount}: sustained ${sustained ? sustained.perSecond.toFixed(0) : 0} writes/s with p99 < ${P99_LIMIT_MS} ms` +
+    `replicas=${replicaCount} via=${direct ? 'direct' : 'gateway'}: sustained ${sustained ? sustained.perSecond.toFixed(0) : 0} writes/s with p99 < ${P99_LIMIT_MS} ms` +
       (sustained ? ` (offered ${sustained.offered}/s, store round trips per event ${sustained.storeRoundTripsPerEvent})` : ''),
   );
   return results;
