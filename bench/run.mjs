@@ -12,6 +12,20 @@ import { SignJWT } from 'jose';
 import { BENCH_RATE_LIMITS, client, openLoop, percentile } from './load.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
+// `npm run bench -- --distributed [options of bench/distributed.mjs]`: the distributed mode's bench instead, with its
+// servers (Kafka, FerretDB on PostgreSQL) started for it on loopback and stopped after it.
+if (process.argv.includes('--distributed')) {
+  const options = process.argv.slice(2).filter((a) => a !== '--distributed');
+  const run = spawnSync(
+    'bash',
+    [join(root, 'tools/servers/with-servers.sh'), process.execPath, join(root, 'bench/distributed.mjs'), ...options],
+    {
+      cwd: root,
+      stdio: 'inherit',
+    },
+  );
+  process.exit(run.status ?? 1);
+}
 const dataDirs = [];
 const children = new Set();
 const arg = (name, fallback) => Number(process.argv.find((a) => a.startsWith(`--${name}=`))?.split('=')[1] ?? fallback);
