@@ -72,17 +72,11 @@ async function countingProxy(target) {
       upstream.write(chunk);
     });
     upstream.on('data', (chunk) => client.write(chunk));
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
+    closedTogether(client, upstream);
   });
-  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(() => new Promise((resolve) => server.close(resolve)));
+  const port = await listening(server);
   return {
-    url: `mongodb://127.0.0.1:${server.address().port}/`,
+    url: `mongodb://127.0.0.1:${port}/`,
     take() {
       const snapshot = Object.fromEntries(counts);
       counts.clear();
@@ -101,16 +95,26 @@ async function roundRobinProxy(replicas) {
     const { hostname, port } = new URL(replicas[i].url);
     const upstream = connect(Number(port), hostname);
     client.pipe(upstream).pipe(client);
-    const close = () => {
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', close).on('close', close);
-    upstream.on('error', close).on('close', close);
+    closedTogether(client, upstream);
   });
+  return { url: `http://127.0.0.1:${await listening(server)}`, connections };
+}
+
+/** A proxied connection's two sockets: either one ending or failing ends both. */
+function closedTogether(client, upstream) {
+  const close = () => {
+    client.destroy();
+    upstream.destroy();
+  };
+  client.on('error', close).on('close', close);
+  upstream.on('error', close).on('close', close);
+}
+
+/** Listens on a free loopback port (closed at the end of the bench); returns the port. */
+async function listening(server) {
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   cleanups.push(() => new Promise((resolve) => server.close(resolve)));
-  return { url: `http://127.0.0.1:${server.address().port}`, connections };
+  return server.address().port;
 }
 
 // ----------------------------------------------------------------------------------------------------- processes --
@@ -152,11 +156,14 @@ async function freePort() {
   return port;
 }
 
-/** A replica on a port of its own, ready once /health/ answers 200 (its logs at warn: no access line per request). */
-async function startReplica(settings, mongoUrl, index) {
+/**
+ * One of the system's apps from the build, on a port of its own (its logs at warn: no access line per request), ready
+ * once `readyPath` answers 200.
+ */
+async function startApp(name, app, env, readyPath) {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(dist, 'apps', 'history-svc', 'main.js')], {
-    env: { ...process.env, ...settings, MONGO_URL: mongoUrl, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
+  const child = spawn(process.execPath, [join(dist, 'apps', app, 'main.js')], {
+    env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
   children.add(child);
@@ -164,9 +171,9 @@ async function startReplica(settings, mongoUrl, index) {
   const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;
   for (;;) {
-    if (child.exitCode !== null) throw new Error(`replica ${index} exited (${child.exitCode})`);
-    if (Date.now() > deadline) throw new Error(`replica ${index} not ready after 60 s`);
-    const status = await fetch(`${url}/health/`).then(
+    if (child.exitCode !== null) throw new Error(`${name} exited (${child.exitCode})`);
+    if (Date.now() > deadline) throw new Error(`${name} not ready after 60 s`);
+    const status = await fetch(`${url}${readyPath}`).then(
       (r) => r.status,
       () => 0,
     );
@@ -175,36 +182,13 @@ async function startReplica(settings, mongoUrl, index) {
   }
 }
 
+/** A history-svc replica, ready once its /health/ answers 200. */
+const startReplica = (settings, mongoUrl, index) =>
+  startApp(`replica ${index}`, 'history-svc', { ...settings, MONGO_URL: mongoUrl }, '/health/');
+
 /** The gateway in front of history-svc (through `historyUrl`), ready once /livez answers 200; rate limits off. */
-async function startGateway(settings, historyUrl) {
-  const port = await freePort();
-  const child = spawn(process.execPath, [join(dist, 'apps', 'gateway', 'main.js')], {
-    env: {
-      ...process.env,
-      ...settings,
-      ...BENCH_RATE_LIMITS,
-      HISTORY_SVC_URL: historyUrl,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'ignore', 'inherit'],
-  });
-  children.add(child);
-  child.on('exit', () => children.delete(child));
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`gateway exited (${child.exitCode})`);
-    if (Date.now() > deadline) throw new Error('gateway not ready after 60 s');
-    const status = await fetch(`${url}/livez`).then(
-      (r) => r.status,
-      () => 0,
-    );
-    if (status === 200) return { child, url };
-    await new Promise((resolve) => setTimeout(resolve, 200));
-  }
-}
+const startGateway = (settings, historyUrl) =>
+  startApp('gateway', 'gateway', { ...settings, ...BENCH_RATE_LIMITS, HISTORY_SVC_URL: historyUrl }, '/livez');
 
 async function stopChild(child) {
   if (child.exitCode !== null) return;
