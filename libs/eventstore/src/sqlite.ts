@@ -34,6 +34,8 @@ type RawRow = [bigint, string, bigint, string, string, string, string, bigint];
 interface PendingAppend extends AppendRequest {
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
+  /** A long append that short ones went before once (`nextCommit`). */
+  passedOver?: boolean;
 }
 
 /**
@@ -382,23 +384,30 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-/** The events of `batch` its commit stored, as a read would give them back (JSON in and out), in position order. */
 /** Events from which an append is long (a batch): it is not committed together with short ones (`nextCommit`). */
 const LONG_APPEND_EVENTS = 100;
 
 /**
- * The pending appends the next commit takes: all of them (group commit), unless some are long (a 5,000-entry batch
- * holds the writer 30-50 ms). Then the short ones to streams with no long append pending go first, in a commit of their
- * own, and a long one is committed alone: a user's single write waits for at most the one batch already being
- * committed, not also for the one it would share its commit with. One stream's appends keep their order.
+ * The pending appends (in the order asked) the next commit takes: all of them (group commit), unless some are long (a
+ * 5,000-entry batch holds the writer 30-50 ms). Then the short ones to streams with no long append pending go first, in
+ * a commit of their own, so that a single write waits for at most the one batch already being committed, not also for
+ * one it would share its commit with. A long append is passed over once only: the next commit takes every append up
+ * to it (in their order), however many short ones keep arriving, so a batch never waits behind a stream of writes.
+ * One stream's appends keep their order.
  */
-function nextCommit(pending: PendingAppend[]): PendingAppend[] {
-  const long = new Set(pending.filter((append) => append.events.length >= LONG_APPEND_EVENTS).map((append) => append.streamId));
-  if (long.size === 0) return pending;
-  const short = pending.filter((append) => !long.has(append.streamId));
-  return short.length > 0 ? short : [pending[0]];
+export function nextCommit<A extends Pick<AppendRequest, 'streamId' | 'events'> & { passedOver?: boolean }>(pending: A[]): A[] {
+  const firstLong = pending.findIndex((append) => append.events.length >= LONG_APPEND_EVENTS);
+  if (firstLong < 0) return pending;
+  const longStreams = new Set(pending.filter((append) => append.events.length >= LONG_APPEND_EVENTS).map((append) => append.streamId));
+  const short = pending.filter((append) => !longStreams.has(append.streamId));
+  if (short.length > 0 && !pending[firstLong].passedOver) {
+    for (const append of pending) if (append.events.length >= LONG_APPEND_EVENTS) append.passedOver = true;
+    return short;
+  }
+  return pending.slice(0, firstLong + 1);
 }
 
+/** The events of `batch` its commit stored, as a read would give them back (JSON in and out), in position order. */
 function committedEvents(batch: AppendRequest[], outcomes: AppendOutcome[]): RecordedEvent[] {
   return batch.flatMap((append, i) => {
     const outcome = outcomes[i];

@@ -4,7 +4,7 @@ import { dirname, join } from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { eventStoreContract } from './eventstore.contract';
 import { StoreUnavailableError } from './port';
-import { SqliteEventStore } from './sqlite';
+import { SqliteEventStore, nextCommit } from './sqlite';
 import type { RecordedEvent } from './port';
 
 const dir = mkdtempSync(join(tmpdir(), 'udp-sqlite-'));
@@ -58,6 +58,28 @@ describe('SqliteEventStore group commit', () => {
     expect(a.position).toBeLessThan(b.position - 499n);
     expect(after.position).toBeGreaterThan(a.position);
     await store.close();
+  });
+
+  it('passes a long append over once only, however many short appends keep arriving (no batch waits for ever)', () => {
+    const append = (streamId: string, n: number) => ({
+      streamId,
+      events: Array.from({ length: n }, (_, i) => ({ id: `${streamId}-${i}`, type: 'A', data: '{}', metadata: '{}' })),
+    });
+    const long = append('batch', 5000);
+    const [s1, s2, s3, s4] = ['a', 'b', 'c', 'd'].map((s) => append(s, 1));
+    let pending: Array<ReturnType<typeof append> & { passedOver?: boolean }> = [s1, long, s2];
+    // The short ones first, once...
+    expect(nextCommit(pending)).toEqual([s1, s2]);
+    // ...then, with new short ones arrived meanwhile, everything up to the long one, in order; the rest after it.
+    pending = [long, s3, s4];
+    expect(nextCommit(pending)).toEqual([long]);
+    expect(nextCommit([s3, s4])).toEqual([s3, s4]);
+    // A short append of the long one's stream keeps its place before it.
+    const before = append('batch2', 1);
+    const long2 = append('batch2', 200);
+    pending = [before, long2, s1];
+    expect(nextCommit(pending)).toEqual([s1]);
+    expect(nextCommit([before, long2])).toEqual([before, long2]);
   });
 
   it('commits appends still waiting when the store closes', async () => {
