@@ -1,7 +1,7 @@
 /**
  * One event loop serves every user: work that grows with one user's data (an erasure, a long batch) runs in slices
  * and lets other requests in between. `slice()` resolves at once while the current slice is under `budgetMs`, and
- * otherwise when this work's turn comes (`nextTurn`), starting a new slice.
+ * otherwise in a later turn of the event loop (`nextTurn`), starting a new slice.
  */
 export function timeSlices(budgetMs = 5): { slice(): Promise<void> } {
   let sliceStart = performance.now();
@@ -14,31 +14,40 @@ export function timeSlices(budgetMs = 5): { slice(): Promise<void> } {
   };
 }
 
-/** Sliced work waiting for its next slice, oldest first. */
-const waiting: Array<() => void> = [];
-let resuming = false;
+/**
+ * How long the sliced work resumed in one turn of the event loop may take together before the rest waits for the next
+ * turn (at least one piece is resumed each turn).
+ */
+export const TURN_BUDGET_MS = 1;
+
+/** When the current turn's sliced work began (`resumeInTurn`); null between turns. */
+let turnStart: number | null = null;
 
 /**
- * Resolves in a later turn of the event loop, after the timers and sockets of that turn. All sliced work shares one
- * queue and one slice is resumed per turn, round robin: with each piece of work taking its own `setImmediate`, every
- * one ran a slice in the same turn, and a request waited for all of them at each of its steps (two 5,000-entry
- * batches, their inline rows, trending and the change publisher made turns of 20-35 ms, and a single write of
- * another user took 60-120 ms across its three or four turns).
+ * Resolves in a later turn of the event loop, after the timers and sockets of that turn, once the sliced work resumed
+ * before it in that turn has taken less than `TURN_BUDGET_MS`; otherwise in the turn after, and so on.
+ *
+ * With each piece of work resumed in the next turn whatever the others took, a turn ran a slice of every piece: two
+ * 5,000-entry batches, their rows, the trending projector and the change publisher made turns of 20-35 ms, and a
+ * single write of another user waited for one at each of its three or four steps. Resumed one piece a turn, the
+ * projectors fell behind under a flood of single writes (their backlog, 40,000 events, then held a mobile sync's push
+ * for 1.6 s). Within a budget a turn, each piece still gets its slice when slices are short, and no turn is long.
  */
 export function nextTurn(): Promise<void> {
-  return new Promise<void>((resolve) => {
-    waiting.push(resolve);
-    if (!resuming) {
-      resuming = true;
-      setImmediate(resumeNext);
-    }
-  });
+  return new Promise<void>((resolve) => setImmediate(resumeInTurn, resolve));
 }
 
-function resumeNext(): void {
-  const next = waiting.shift();
-  // Queued from within this turn's immediates, the next one runs in the next turn, after its timers and sockets.
-  if (waiting.length > 0) setImmediate(resumeNext);
-  else resuming = false;
-  next?.();
+function resumeInTurn(resolve: () => void): void {
+  const now = performance.now();
+  if (turnStart === null) {
+    // The first of this turn: the turn's budget starts now. The turn is closed by an immediate queued now, which runs
+    // first in the next turn's check phase, before anything queued later (the deferred work below, new slices).
+    turnStart = now;
+    setImmediate(() => (turnStart = null));
+  } else if (now - turnStart >= TURN_BUDGET_MS) {
+    // Each immediate callback is followed by its microtasks: the work resumed before this one has run its slice.
+    setImmediate(resumeInTurn, resolve);
+    return;
+  }
+  resolve();
 }

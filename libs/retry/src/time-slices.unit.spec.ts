@@ -6,7 +6,7 @@ const busyFor = (ms: number) => {
 };
 
 describe('nextTurn', () => {
-  it('resumes one waiting piece of work per turn of the event loop, oldest first, timers of the turn before it', async () => {
+  it("leaves the work waiting past a turn's budget for the next turn, oldest first, that turn's timers before it", async () => {
     const order: string[] = [];
     const first = nextTurn().then(() => {
       order.push('first');
@@ -18,6 +18,15 @@ describe('nextTurn', () => {
     const third = nextTurn().then(() => order.push('third'));
     await Promise.all([first, second, third]);
     expect(order).toEqual(['first', 'timer', 'second', 'third']);
+  });
+
+  it('resumes short pieces of work in the same turn while the turn is under its budget', async () => {
+    const order: Array<number | string> = [];
+    const all = [1, 2, 3].map((n) => nextTurn().then(() => order.push(n)));
+    setImmediate(() => order.push('queued after them'));
+    await Promise.all(all);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(order).toEqual([1, 2, 3, 'queued after them']);
   });
 
   it('gives two long pieces of work their slices in turn, the first asked first', async () => {
