@@ -384,8 +384,11 @@ export class SqliteEventStore implements EventStore {
   }
 }
 
-/** Events from which an append is long (a batch): it is not committed together with short ones (`nextCommit`). */
-const LONG_APPEND_EVENTS = 100;
+/**
+ * Events from which an append is long: it holds the writer 4-8 ms or more, and is not committed together with short
+ * ones (`nextCommit`). Shorter batches (a sync of a few hundred entries) still share commits, one fsync for many.
+ */
+const LONG_APPEND_EVENTS = 1000;
 
 /**
  * The pending appends (in the order asked) the next commit takes: all of them (group commit), unless some are long (a

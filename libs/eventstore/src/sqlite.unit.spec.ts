@@ -45,17 +45,18 @@ describe('SqliteEventStore group commit', () => {
   it("commits a long append (a batch) alone: other streams' short appends pending beside it go first, each long one apart", async () => {
     const store = new SqliteEventStore(join(dir, 'long-apart.sqlite'));
     const batch = (n: number) => Array.from({ length: n }, (_, i) => ({ id: randomUUID(), type: 'A', data: { i } }));
+    const LONG = 1000;
     // All asked in one turn: pending together when the first commit is taken.
-    const first = store.appendToStream('batch-1', batch(500), { expectedRevision: 'no_stream' });
-    const second = store.appendToStream('batch-2', batch(500), { expectedRevision: 'no_stream' });
+    const first = store.appendToStream('batch-1', batch(LONG), { expectedRevision: 'no_stream' });
+    const second = store.appendToStream('batch-2', batch(LONG), { expectedRevision: 'no_stream' });
     const shorts = Array.from({ length: 3 }, (_, i) => store.appendToStream(`one-${i}`, batch(1), { expectedRevision: 'no_stream' }));
     // A short append to a stream with a long one pending keeps its place behind it.
-    const behind = store.appendToStream('batch-1', batch(1), { expectedRevision: 499 });
+    const behind = store.appendToStream('batch-1', batch(1), { expectedRevision: LONG - 1 });
     const [a, b, ...rest] = await Promise.all([first, second, ...shorts, behind]);
     const after = rest.pop()!;
     // The short ones in the first commit, before either batch; the batches in commits of their own, in their order.
-    for (const short of rest) expect(short.position).toBeLessThan(b.position - 499n);
-    expect(a.position).toBeLessThan(b.position - 499n);
+    for (const short of rest) expect(short.position).toBeLessThan(b.position - BigInt(LONG - 1));
+    expect(a.position).toBeLessThan(b.position - BigInt(LONG - 1));
     expect(after.position).toBeGreaterThan(a.position);
     await store.close();
   });
@@ -76,7 +77,9 @@ describe('SqliteEventStore group commit', () => {
     expect(nextCommit([s3, s4])).toEqual([s3, s4]);
     // A short append of the long one's stream keeps its place before it.
     const before = append('batch2', 1);
-    const long2 = append('batch2', 200);
+    const long2 = append('batch2', 2000);
+    // A medium append (a mobile sync of a few hundred entries) is grouped with the others as any.
+    expect(nextCommit([s1, append('medium', 999), s2]).length).toBe(3);
     pending = [before, long2, s1];
     expect(nextCommit(pending)).toEqual([s1]);
     expect(nextCommit([before, long2])).toEqual([before, long2]);
