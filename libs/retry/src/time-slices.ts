@@ -20,12 +20,16 @@ export function timeSlices(budgetMs = 5): { slice(): Promise<void> } {
  */
 export const TURN_BUDGET_MS = 1;
 
-/** When the current turn's sliced work began (`resumeInTurn`); null between turns. */
+/** Sliced work waiting for its next slice, oldest first. */
+const waiting: Array<() => void> = [];
+
+/** When the current turn's sliced work began (`slot`); null between turns. */
 let turnStart: number | null = null;
 
 /**
  * Resolves in a later turn of the event loop, after the timers and sockets of that turn, once the sliced work resumed
- * before it in that turn has taken less than `TURN_BUDGET_MS`; otherwise in the turn after, and so on.
+ * before it in that turn has taken less than `TURN_BUDGET_MS`; otherwise in the turn after, and so on. Work is resumed
+ * oldest first: one that yields again waits behind every piece already waiting.
  *
  * With each piece of work resumed in the next turn whatever the others took, a turn ran a slice of every piece: two
  * 5,000-entry batches, their rows, the trending projector and the change publisher made turns of 20-35 ms, and a
@@ -34,20 +38,26 @@ let turnStart: number | null = null;
  * for 1.6 s). Within a budget a turn, each piece still gets its slice when slices are short, and no turn is long.
  */
 export function nextTurn(): Promise<void> {
-  return new Promise<void>((resolve) => setImmediate(resumeInTurn, resolve));
+  return new Promise<void>((resolve) => {
+    waiting.push(resolve);
+    // A slot for it: an immediate callback that resumes the oldest piece waiting, or, past the budget, goes on to the
+    // next turn. Which piece is resumed is the queue's order, not the slots': a piece that yields again while others
+    // wait, deferred from an earlier turn, is resumed after them (its slot may come first).
+    setImmediate(slot);
+  });
 }
 
-function resumeInTurn(resolve: () => void): void {
+function slot(): void {
   const now = performance.now();
   if (turnStart === null) {
     // The first of this turn: the turn's budget starts now. The turn is closed by an immediate queued now, which runs
-    // first in the next turn's check phase, before anything queued later (the deferred work below, new slices).
+    // first in the next turn's check phase, before anything queued later (the deferred slots below, new ones).
     turnStart = now;
     setImmediate(() => (turnStart = null));
   } else if (now - turnStart >= TURN_BUDGET_MS) {
     // Each immediate callback is followed by its microtasks: the work resumed before this one has run its slice.
-    setImmediate(resumeInTurn, resolve);
+    setImmediate(slot);
     return;
   }
-  resolve();
+  waiting.shift()?.();
 }
