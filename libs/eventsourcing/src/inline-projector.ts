@@ -135,7 +135,9 @@ export class InlineProjector {
           if (step === 1) await this.applyOne(events[from]);
           else await this.applyChunk(events.slice(from, from + step));
           // A long append (a batch of 5,000 entries) is applied a few milliseconds at a time: other requests go between.
-          await slice();
+          // Not after its last events: a single write's answer would wait for a turn behind every other piece of sliced
+          // work (under a flood of writes, hundreds of them, ahead of the trending projector and the publisher).
+          if (from + step < events.length) await slice();
         }
         this.failure = null;
         return;
