@@ -34,8 +34,8 @@ let turnStart: number | null = null;
  * With each piece of work resumed in the next turn whatever the others took, a turn ran a slice of every piece: two
  * 5,000-entry batches, their rows, the trending projector and the change publisher made turns of 20-35 ms, and a
  * single write of another user waited for one at each of its three or four steps. Resumed one piece a turn, the
- * projectors fell behind under a flood of single writes (their backlog, 40,000 events, then held a mobile sync's push
- * for 1.6 s). Within a budget a turn, each piece still gets its slice when slices are short, and no turn is long.
+ * projectors fell behind under a flood of single writes, and a mobile sync's push after it waited 0.75-1.6 s for their
+ * backlog. Within a budget a turn, each piece still gets its slice when slices are short, and no turn is long.
  */
 export function nextTurn(): Promise<void> {
   return new Promise<void>((resolve) => {
