@@ -54,22 +54,16 @@ export function historyRoutes({ handle, model, now, tagVersion, answers }: Histo
       const search = req.url.indexOf('?');
       const queryText = search < 0 ? '' : req.url.slice(search + 1);
       const generation = answers?.generation() ?? 0;
+      // The page is read at this head's version (`listHistory`), so its tag and its kept answer are of this version.
       const head = await historyHead(model, userId);
+      const tag = tagVersion(`${userId}\n${head.version}\n${queryText}`);
       // Kept by the route too: the two versions of the API answer alike today, which a kept answer must not assume.
       const keptAs = `${api.list.path}?${queryText}`;
       const known = answers?.get(userId, head.version, keptAs);
-      if (known !== undefined)
-        return sendJsonTextConditionally(req, res, () => known, tagVersion(`${userId}\n${head.version}\n${queryText}`));
+      if (known !== undefined) return sendJsonTextConditionally(req, res, () => known, tag);
       const page = await listHistory(model, userId, query, head);
-      const version = page.version;
-      const tag = version === undefined ? undefined : tagVersion(`${userId}\n${version}\n${queryText}`);
       const text = () => historyJson(page);
-      sendJsonTextConditionally(
-        req,
-        res,
-        answers && version !== undefined ? () => answers.remember(userId, version, keptAs, text(), generation) : text,
-        tag,
-      );
+      sendJsonTextConditionally(req, res, answers ? () => answers.remember(userId, head.version, keptAs, text(), generation) : text, tag);
     });
 
     mountRoute(router, api.add, async ({ body }, _req, res) => {

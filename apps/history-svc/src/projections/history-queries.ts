@@ -15,26 +15,24 @@ export interface HistoryReadModel {
   heads: Collection<HistoryHeadDocument>;
 }
 
-/**
- * How many of the user's changes the read model has fully applied: read before the entries, so an answer
- * never claims a change it does not show. `version`: the head's store position ('none' for a user without changes).
- */
-async function appliedChanges({ heads }: HistoryReadModel, userId: string): Promise<HistoryHead> {
-  const head = await heads.get(userId);
-  return head ? { count: head.revision + 1, version: head.position } : { count: 0, version: 'none' };
-}
-
-/** How many of the user's changes are applied, and the version of their history they make (`appliedChanges`). */
+/** How many of the user's changes are applied, and the version of their history they make (`historyHead`). */
 export interface HistoryHead {
   count: number;
   version: string;
 }
 
+/**
+ * How many of the user's changes the read model has fully applied: read before the entries, so an answer never claims
+ * a change it does not show. `version`: the head's store position ('none' for a user without changes). A list's route
+ * reads it first: `listHistory` is given it, and `HistoryAnswers` answers by its version.
+ */
+export async function historyHead({ heads }: HistoryReadModel, userId: string): Promise<HistoryHead> {
+  const head = await heads.get(userId);
+  return head ? { count: head.revision + 1, version: head.position } : { count: 0, version: 'none' };
+}
+
 /** A user's part of a kept answer's key: its length first, so no user id and query run into another's. */
 const keyOf = (userId: string) => `${userId.length}:${userId}:`;
-
-/** The user's head, read first: `listHistory` is given it, and `HistoryAnswers` answers by its version. */
-export const historyHead = appliedChanges;
 
 /**
  * Answers already given, by user, version of their history and query (as sent): the same three always answer the
@@ -67,18 +65,21 @@ export class HistoryAnswers {
     return text;
   }
 
-  /** Drops every answer of the user (a scan of the keys: an erasure is rare, the keys are bounded by `maxBytes`). */
+  /** Drops every answer of the user. */
   forget(userId: string): void {
     this.forgets++;
-    const prefix = keyOf(userId);
-    for (const key of [...this.answers.keys()]) if (key.startsWith(prefix)) this.answers.delete(key);
+    for (const key of [...this.keysOf(userId)]) this.answers.delete(key);
   }
 
   /** Whether any answer of the user is kept. */
   holds(userId: string): boolean {
+    return !this.keysOf(userId).next().done;
+  }
+
+  /** The user's keys: a scan of them all (an erasure is rare, and the keys are bounded by `maxBytes`). */
+  private *keysOf(userId: string): Generator<string> {
     const prefix = keyOf(userId);
-    for (const key of this.answers.keys()) if (key.startsWith(prefix)) return true;
-    return false;
+    for (const key of this.answers.keys()) if (key.startsWith(prefix)) yield key;
   }
 }
 
@@ -200,7 +201,7 @@ function newestDate(model: HistoryReadModel, userId: string): Promise<number> {
  */
 export async function listHistory(model: HistoryReadModel, userId: string, query: HistoryQuery, head?: HistoryHead): Promise<HistoryPage> {
   const limit = query.limit ?? HISTORY_LIMITS.defaultPageSize;
-  const { count: applied, version } = head ?? (await appliedChanges(model, userId));
+  const { count: applied, version } = head ?? (await historyHead(model, userId));
   const changeMode = query.since !== undefined;
   const includeDeleted = query.with_deleted ?? changeMode;
   const values: Record<string, Scalar> = { userId };
@@ -268,7 +269,7 @@ export async function changedEntries(
   since: string,
   limit: number,
 ): Promise<{ entries: HistoryEntryDocument[]; sync_token: string; more: boolean }> {
-  const { count: applied } = await appliedChanges(model, userId);
+  const { count: applied } = await historyHead(model, userId);
   const where = changedSince(userId, selection(userId, {}, true), parseSyncToken(since), applied);
   const { shown, more, position } = await entriesPage(model, where, limit, applied, true);
   return { entries: shown, sync_token: formatSyncToken(position), more };
@@ -350,7 +351,7 @@ export async function positions(
   userId: string,
   query: PositionsQuery,
 ): Promise<{ positions: Positions; syncToken: string }> {
-  const { count: applied } = await appliedChanges(model, userId);
+  const { count: applied } = await historyHead(model, userId);
   const changeMode = query.since !== undefined;
   const filter = selection(userId, query, Boolean(query.with_deleted || query.return_missing));
   if (query.item_ids) filter.item_id = { $in: query.item_ids };
