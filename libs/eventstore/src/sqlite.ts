@@ -178,8 +178,8 @@ export class SqliteEventStore implements EventStore {
     // would otherwise clear it before that assignment, leaving it set for ever.
     await Promise.resolve();
     while (this.pending.length > 0) {
-      const batch = nextCommit(this.pending);
-      this.pending = this.pending.filter((append) => !batch.includes(append));
+      const [batch, rest] = nextCommit(this.pending);
+      this.pending = rest;
       // A commit into a file that is no longer the one at our path (removed, replaced, overwritten) would be
       // acknowledged and then lost: refuse the batch instead.
       const problem = this.fileProblem();
@@ -391,23 +391,27 @@ export class SqliteEventStore implements EventStore {
 const LONG_APPEND_EVENTS = 1000;
 
 /**
- * The pending appends (in the order asked) the next commit takes: all of them (group commit), unless some are long (a
- * 5,000-entry batch holds the writer 30-50 ms). Then the short ones to streams with no long append pending go first, in
- * a commit of their own, so that a single write waits for at most the one batch already being committed, not also for
- * one it would share its commit with. A long append is passed over once only: the next commit takes every append up
- * to it (in their order), however many short ones keep arriving, so a batch never waits behind a stream of writes.
- * One stream's appends keep their order.
+ * The pending appends (in the order asked) the next commit takes, and those left for the commits after it: all of them
+ * (group commit), unless some are long (a 5,000-entry batch holds the writer 30-50 ms). Then the short ones to streams
+ * with no long append pending go first, in a commit of their own, so that a single write waits for at most the one
+ * batch already being committed, not also for one it would share its commit with. A long append is passed over once
+ * only: the next commit takes every append up to it (in their order), however many short ones keep arriving, so a batch
+ * never waits behind a stream of writes. One stream's appends keep their order.
  */
-export function nextCommit<A extends Pick<AppendRequest, 'streamId' | 'events'> & { passedOver?: boolean }>(pending: A[]): A[] {
-  const firstLong = pending.findIndex((append) => append.events.length >= LONG_APPEND_EVENTS);
-  if (firstLong < 0) return pending;
-  const longStreams = new Set(pending.filter((append) => append.events.length >= LONG_APPEND_EVENTS).map((append) => append.streamId));
-  const short = pending.filter((append) => !longStreams.has(append.streamId));
-  if (short.length > 0 && !pending[firstLong].passedOver) {
-    for (const append of pending) if (append.events.length >= LONG_APPEND_EVENTS) append.passedOver = true;
-    return short;
+export function nextCommit<A extends Pick<AppendRequest, 'streamId' | 'events'> & { passedOver?: boolean }>(pending: A[]): [A[], A[]] {
+  const isLong = (append: A) => append.events.length >= LONG_APPEND_EVENTS;
+  const firstLong = pending.findIndex(isLong);
+  if (firstLong < 0) return [pending, []];
+  if (!pending[firstLong].passedOver) {
+    const longStreams = new Set(pending.filter(isLong).map((append) => append.streamId));
+    const [short, rest] = [[] as A[], [] as A[]];
+    for (const append of pending) (longStreams.has(append.streamId) ? rest : short).push(append);
+    if (short.length > 0) {
+      for (const append of rest) if (isLong(append)) append.passedOver = true;
+      return [short, rest];
+    }
   }
-  return pending.slice(0, firstLong + 1);
+  return [pending.slice(0, firstLong + 1), pending.slice(firstLong + 1)];
 }
 
 /** The events of `batch` its commit stored, as a read would give them back (JSON in and out), in position order. */

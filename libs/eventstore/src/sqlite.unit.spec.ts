@@ -70,19 +70,19 @@ describe('SqliteEventStore group commit', () => {
     const [s1, s2, s3, s4] = ['a', 'b', 'c', 'd'].map((s) => append(s, 1));
     let pending: Array<ReturnType<typeof append> & { passedOver?: boolean }> = [s1, long, s2];
     // The short ones first, once...
-    expect(nextCommit(pending)).toEqual([s1, s2]);
+    expect(nextCommit(pending)).toEqual([[s1, s2], [long]]);
     // ...then, with new short ones arrived meanwhile, everything up to the long one, in order; the rest after it.
     pending = [long, s3, s4];
-    expect(nextCommit(pending)).toEqual([long]);
-    expect(nextCommit([s3, s4])).toEqual([s3, s4]);
+    expect(nextCommit(pending)).toEqual([[long], [s3, s4]]);
+    expect(nextCommit([s3, s4])).toEqual([[s3, s4], []]);
     // A short append of the long one's stream keeps its place before it.
     const before = append('batch2', 1);
     const long2 = append('batch2', 2000);
     // A medium append (a mobile sync of a few hundred entries) is grouped with the others as any.
-    expect(nextCommit([s1, append('medium', 999), s2]).length).toBe(3);
+    expect(nextCommit([s1, append('medium', 999), s2])[0].length).toBe(3);
     pending = [before, long2, s1];
-    expect(nextCommit(pending)).toEqual([s1]);
-    expect(nextCommit([before, long2])).toEqual([before, long2]);
+    expect(nextCommit(pending)).toEqual([[s1], [before, long2]]);
+    expect(nextCommit([before, long2])).toEqual([[before, long2], []]);
   });
 
   it('commits appends still waiting when the store closes', async () => {
