@@ -1,4 +1,5 @@
 import { LRUCache } from 'lru-cache';
+import { nextTurn } from '@udp/retry';
 import type { SnapshotStore } from '@udp/eventstore';
 import type { WarningLogger } from './command-handler';
 
@@ -63,7 +64,7 @@ export class StateCache<S> {
     // A turn of its own: the snapshot of a long history (several ms to encode and write) does not lengthen the
     // turn that stored a batch. Written only if the state is still the one in memory: erased meanwhile (`forget`),
     // it must not come back, and a newer one will be saved in its turn.
-    await new Promise<void>((resolve) => setImmediate(resolve));
+    await nextTurn();
     if (this.inMemory.peek(streamId) === at) await this.saveSnapshot(streamId, at);
   }
 
