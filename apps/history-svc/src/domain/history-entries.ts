@@ -114,28 +114,24 @@ export class HistoryEntries implements ReadonlyMap<string, Entry> {
     const { itemIds, ids, dates, deleted, deviceIds, positions } = this.columns;
     const added = this.added === 0 ? [] : [...this.changes.keys()].filter((itemId) => this.indexOf(itemId) < 0).sort(byCodeUnits);
     const columns: EntryColumns = { itemIds: [], ids: [], dates: [], deleted: [], deviceIds: [], positions: [] };
-    const push = (itemId: string, entry: Entry) => {
+    const pushRow = (itemId: string, id: number, date: number, gone: 0 | 1, deviceId: string | null, position: number | null) => {
       columns.itemIds.push(itemId);
-      columns.ids.push(entry.id);
-      columns.dates.push(entry.date);
-      columns.deleted.push(entry.deleted ? 1 : 0);
-      columns.deviceIds.push(entry.deviceId ?? null);
-      columns.positions.push(entry.lastPlaybackPosition ?? null);
+      columns.ids.push(id);
+      columns.dates.push(date);
+      columns.deleted.push(gone);
+      columns.deviceIds.push(deviceId);
+      columns.positions.push(position);
     };
+    const push = (itemId: string, entry: Entry) =>
+      pushRow(itemId, entry.id, entry.date, entry.deleted ? 1 : 0, entry.deviceId ?? null, entry.lastPlaybackPosition ?? null);
     let next = 0;
     for (let i = 0; i < itemIds.length; i++) {
       const itemId = itemIds[i];
       while (next < added.length && added[next] < itemId) push(added[next], this.changes.get(added[next++])!);
       const changed = this.changes.get(itemId);
+      // Unchanged, the row is copied column by column: no entry object made for each of a long history's entries.
       if (changed !== undefined) push(itemId, changed);
-      else {
-        columns.itemIds.push(itemId);
-        columns.ids.push(ids[i]);
-        columns.dates.push(dates[i]);
-        columns.deleted.push(deleted[i]);
-        columns.deviceIds.push(deviceIds[i]);
-        columns.positions.push(positions[i]);
-      }
+      else pushRow(itemId, ids[i], dates[i], deleted[i], deviceIds[i], positions[i]);
     }
     while (next < added.length) push(added[next], this.changes.get(added[next++])!);
     return columns;
