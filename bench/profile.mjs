@@ -1,5 +1,6 @@
 // node bench/profile.mjs [seconds]: the embedded bundle under GET limit=100 (autocannon, 32 connections); prints server CPU
-// µs per request (from /proc), WRITES=1 for POSTs over 200 users; with PROF=<dir>, leaves a V8 CPU profile there for bench/layers.mjs. ROOT=<checkout> to A/B.
+// µs per request (from /proc), WRITES=1 for POSTs over 200 users, POLL=1 for the sync poll when nothing changed (a
+// one-entry page: `with_deleted=true&after=<last_update>&limit=500`); with PROF=<dir>, leaves a V8 CPU profile there for bench/layers.mjs. ROOT=<checkout> to A/B.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -50,12 +51,14 @@ const writeRequest = (req) => ({
   headers: { ...headers, authorization: `Bearer ${writers[n % 200]}` },
   body: JSON.stringify({ item_id: `urn:w:${n++}` }),
 });
+const { last_update: lastUpdate } = await (await fetch(`http://127.0.0.1:${port}/api/history/v2?limit=0`, { headers })).json();
+const readPath = process.env.POLL ? `/api/history/v2?with_deleted=true&after=${lastUpdate}&limit=500` : '/api/history/v2?limit=100';
 const run = (d) =>
   new Promise((r) =>
     autocannon(
       process.env.WRITES
         ? { url: `http://127.0.0.1:${port}/api/history/v2`, connections: 32, duration: d, requests: [{ setupRequest: writeRequest }] }
-        : { url: `http://127.0.0.1:${port}/api/history/v2?limit=100`, connections: 32, duration: d, headers },
+        : { url: `http://127.0.0.1:${port}${readPath}`, connections: 32, duration: d, headers },
       (e, res) => r(res),
     ),
   );

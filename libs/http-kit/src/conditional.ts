@@ -23,7 +23,8 @@ export function sendJsonTextConditionally(req: Request, res: Response, text: () 
   res.setHeader('ETag', etag);
   res.setHeader('Cache-Control', 'private, no-cache');
   if (noneMatchNames(req.header('if-none-match'), etag)) {
-    res.status(304).end();
+    res.status(304);
+    endWithTheTurn(res);
     return;
   }
   const body = json ?? text();
@@ -31,7 +32,26 @@ export function sendJsonTextConditionally(req: Request, res: Response, text: () 
   // from the headers (two chunks, one writev); handed a string, node writes headers and body as one.
   res.setHeader('Content-Type', 'application/json; charset=utf-8');
   res.setHeader('Content-Length', Buffer.byteLength(body));
-  res.end(body);
+  endWithTheTurn(res, body);
+}
+
+/**
+ * Ends `res` (with `body`) in this turn's check phase, with every other answer made ready in the same turn, rather than
+ * at once. Answers written one by one each wake their reader when it waits on the same host (a proxy or load balancer
+ * beside the process, a local client): a wake-up of another core, about 15-30 µs of this thread's CPU a write. Written
+ * together, the first write wakes the reader and the others find it awake. Measured on loopback (docs/performance.md,
+ * "Answers written together"): a kept page of 100 served 45% faster, a poll 50%, with no longer p99. The wait is the
+ * rest of the turn: at most one slice of the sliced work queued before it (libs/retry, time-slices.ts).
+ */
+export function endWithTheTurn(res: Response, body?: string): void {
+  setImmediate(() => {
+    try {
+      res.end(body);
+    } catch (error) {
+      // Not the process's end: this answer's connection is closed instead.
+      res.destroy(error as Error);
+    }
+  });
 }
 
 const digest = (value: string) => createHash('sha1').update(value).digest('base64url');

@@ -160,6 +160,18 @@ describe('conditional JSON with a version', () => {
     expect((await request(versioned).get('/v/123457')).headers.etag).not.toBe(first.headers.etag);
   });
 
+  it('ends the answer with the turn, not at once: the answers of one turn are written together', async () => {
+    const endedAtOnce: boolean[] = [];
+    versions.get('/turn', (req, res) => {
+      sendJsonTextConditionally(req, res, () => '{"a":1}');
+      endedAtOnce.push(res.writableEnded);
+    });
+    const answer = await request(versioned).get('/turn');
+    expect([answer.status, answer.body, answer.headers['content-length']]).toEqual([200, { a: 1 }, '7']);
+    const notModified = await request(versioned).get('/turn').set('if-none-match', answer.headers.etag);
+    expect([notModified.status, endedAtOnce]).toEqual([304, [false, false]]);
+  });
+
   it('tags by its key: the same key, the same tag (replicas agree); another key, another tag', () => {
     const [a, b] = [versionTagger(Buffer.from('k'.repeat(32))), versionTagger(Buffer.from('l'.repeat(32)))];
     expect(a('position 1')).toBe(tagOf('position 1'));
