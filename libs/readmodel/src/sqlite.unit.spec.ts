@@ -82,6 +82,40 @@ describe('SQLite read models rebuilt from nothing', () => {
   });
 });
 
+describe('SQLite read models: documents read by id', () => {
+  it('given a document read by id, when it or its collection is written, then the next read by id sees the file', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+    const store = await SqliteReadModelStore.open({ file });
+    await store.ensureIndex('heads', { userId: 1 });
+    const heads = store.collection<{ _id: string; userId: string; position: string; revision: number }>('heads');
+    const head = (revision: number) => ({ _id: 'u1', userId: 'u1', position: `p${revision}`, revision });
+    await heads.upsertIfNewer(head(1));
+    expect((await heads.get('u1'))?.position).toBe('p1');
+    expect((await heads.get('u1'))?.position).toBe('p1');
+
+    await heads.upsertIfNewer(head(2));
+    expect((await heads.get('u1'))?.position).toBe('p2');
+    // An older one is not stored, nor read.
+    await heads.upsertIfNewer(head(0));
+    expect((await heads.get('u1'))?.position).toBe('p2');
+    await heads.updateMany({ userId: 'u1' }, { position: 'set' });
+    expect((await heads.get('u1'))?.position).toBe('set');
+    await heads.deleteMany({ userId: 'u1' });
+    expect(await heads.get('u1')).toBeNull();
+    await heads.upsertIfNewer(head(5));
+    expect((await heads.get('u1'))?.position).toBe('p5');
+    // A read never hands out the object it keeps: a change to it is nobody else's.
+    (await heads.get('u1'))!.position = 'changed by a caller';
+    expect((await heads.get('u1'))?.position).toBe('p5');
+
+    // After an erasure's compaction switched files, the documents are those of the new file.
+    await heads.deleteMany({ userId: 'u1' });
+    await store.scrub();
+    expect(await heads.get('u1')).toBeNull();
+    await store.close();
+  });
+});
+
 describe('SQLite read models: erasure and failures', () => {
   const fresh = () => join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
   /** Copies of `needle` in every file of the store's directory (the files of every generation, logs included). */
