@@ -133,6 +133,28 @@ export function createGateway(options: GatewayOptions): Express {
   const document = buildOpenApiDocument();
   edge(refuseIllFormedQuery, refuseClientIdentity, methodNotAllowed(document));
 
+  // One limiter for every authenticated route: a user's quota is one, whatever the service.
+  const perUser = [
+    ...(limits?.perUser ? [perUserLimit(limits, logger)] : []),
+    ...(limits?.erasurePerUser ? [erasureLimit(limits, logger)] : []),
+  ];
+
+  // Every service's prefixes as one layer (`byPrefix`), in this order: a request meets the chain of its service only.
+  // Right after the edge: no route of the gateway's own below takes a path under a service's prefix, and Express pays
+  // for every layer a request passes, matching or not (the API's requests passed eight more).
+  const mounts: Mount[] = [];
+  for (const route of routes) {
+    // Signed only for a hop over HTTP; an in-process service is handed the caller itself.
+    const vouch = (_req: Request, res: Response): Record<string, string> =>
+      res.locals.caller ? { [IDENTITY_HEADER]: identity.sign(res.locals.caller) } : {};
+    const proxy = route.handler
+      ? dispatchInProcess(route.handler, (res): Identity | undefined => res.locals.caller, route.url)
+      : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
+    const chain = route.public ? [proxy] : [checkTokenType, authenticate(authenticator), ...perUser, proxy];
+    for (const prefix of route.prefixes) mounts.push({ prefix, chain });
+  }
+  app.use(byPrefix(mounts));
+
   // 200 `UP` when every service is up; else 503 problem+json naming each service and the parts it reported.
   mountRoute(app, healthApi.health, async (_input, _req, res) => {
     const answers = await Promise.all(routes.map(async (r) => [r.name ?? r.prefixes[0], await serviceHealth(r.url)] as const));
@@ -153,11 +175,6 @@ export function createGateway(options: GatewayOptions): Express {
   const asyncapi = JSON.stringify(buildAsyncApiDocument());
   app.get('/asyncapi.json', (_req, res) => res.type('application/json').send(asyncapi));
   app.use(docsPage());
-  // One limiter for every authenticated route: a user's quota is one, whatever the service.
-  const perUser = [
-    ...(limits?.perUser ? [perUserLimit(limits, logger)] : []),
-    ...(limits?.erasurePerUser ? [erasureLimit(limits, logger)] : []),
-  ];
   // Live sync authenticates in its routes (a ticket stands for the header there); credentials sent meet the limit per
   // user first, as on every other authenticated route (a ticket is counted when it is issued). The same for a stream
   // served beside the router.
@@ -165,20 +182,6 @@ export function createGateway(options: GatewayOptions): Express {
   app.use(changesApi.stream.path, ...changesCaller);
   beside.edge.push(...changesCaller);
   for (const router of options.routers ?? []) app.use(router);
-
-  // Every service's prefixes as one layer (`byPrefix`), in this order: a request meets the chain of its service only.
-  const mounts: Mount[] = [];
-  for (const route of routes) {
-    // Signed only for a hop over HTTP; an in-process service is handed the caller itself.
-    const vouch = (_req: Request, res: Response): Record<string, string> =>
-      res.locals.caller ? { [IDENTITY_HEADER]: identity.sign(res.locals.caller) } : {};
-    const proxy = route.handler
-      ? dispatchInProcess(route.handler, (res): Identity | undefined => res.locals.caller, route.url)
-      : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
-    const chain = route.public ? [proxy] : [checkTokenType, authenticate(authenticator), ...perUser, proxy];
-    for (const prefix of route.prefixes) mounts.push({ prefix, chain });
-  }
-  app.use(byPrefix(mounts));
 
   app.use(notFoundHandler);
   app.use(errorHandler);
