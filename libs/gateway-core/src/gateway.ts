@@ -141,7 +141,7 @@ export function createGateway(options: GatewayOptions): Express {
 
   // Every service's prefixes as one layer (`byPrefix`), in this order: a request meets the chain of its service only.
   // Right after the edge: no route of the gateway's own below takes a path under a service's prefix, and Express pays
-  // for every layer a request passes, matching or not (the API's requests passed eight more).
+  // for every layer a request passes, matching or not (the API's requests passed nine more).
   const mounts: Mount[] = [];
   for (const route of routes) {
     // Signed only for a hop over HTTP; an in-process service is handed the caller itself.
