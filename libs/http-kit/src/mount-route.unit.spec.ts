@@ -85,6 +85,27 @@ describe('mountRoute', () => {
     }
   });
 
+  it('hands a query asked again the same parsed value, frozen; a refused one is refused each time', async () => {
+    const seen: unknown[] = [];
+    const router = Router();
+    mountRoute(router, addTag, ({ query }, _req, res) => {
+      seen.push(query);
+      res.json({ frozen: Object.isFrozen(query), dryRun: query.dryRun ?? null });
+    });
+    const server = serviceHttpApp({ logger: createLogger('test', 'silent'), maxBodyBytes: 1024, health, publicRoutes: [router] });
+    const ask = (query: string) => request(server).post(`/things/1/tags${query}`).send({ tag: 'red' });
+    const answers = [await ask('?dryRun=true'), await ask('?dryRun=true'), await ask('?dryRun=false'), await ask('')];
+    expect(answers.map((a) => a.body)).toEqual([
+      { frozen: true, dryRun: 'true' },
+      { frozen: true, dryRun: 'true' },
+      { frozen: true, dryRun: 'false' },
+      { frozen: true, dryRun: null },
+    ]);
+    expect(seen[1]).toBe(seen[0]);
+    expect(seen[2]).not.toBe(seen[0]);
+    for (let i = 0; i < 2; i++) expect((await ask('?dryRun=maybe')).status).toBe(400);
+  });
+
   it('validates a rest parameter as the text it documents; its decoded segments stay in req.params', async () => {
     const res = await request(app()).get('/docs/settings/a%2Fb/0');
     expect(res.status).toBe(200);
