@@ -156,7 +156,9 @@ async function applyBatchToEntries(
   const clearing = new Set<string>();
   for (const { event, at } of events) {
     if (event.type === 'HistoryCleared') clearing.add(at.id);
-    else named.add(entryDocumentId(at.id, event.data.itemId));
+    // A recorded entry is made from its event alone: what it replaces matters to the counts only (the write itself
+    // is conditional on the revision). Without counts (a user's own rows, inline), recorded entries are not read.
+    else if (trending || event.type === 'HistoryItemDeleted') named.add(entryDocumentId(at.id, event.data.itemId));
   }
   const read = await Promise.all([
     entries.getMany([...named]),
