@@ -18,6 +18,9 @@ export interface InlineProjectorOptions {
 /** Events of one append a batch-taking projection is given at a time: a few milliseconds of work between turns (100 raised the p99 of other users beside 5,000-entry batches, 10 did not lower it below 25). */
 export const INLINE_CHUNK = 25;
 
+/** Events a batch-taking projection is given at a time when it replays the log at start, before anything is served. */
+export const REPLAY_CHUNK = 500;
+
 /** One append being applied: its events' first and last store positions, and whether it is done. */
 interface InFlight {
   first: bigint;
@@ -79,10 +82,23 @@ export class InlineProjector {
    */
   async start(): Promise<void> {
     const from = (await this.checkpoints.load(this.projection.name)) ?? undefined;
-    const subscription = this.store.subscribe({ fromPosition: from, streamPrefixes: this.projection.streamPrefixes }, async (event) => {
-      await this.applyOne(event);
-      await this.checkpoints.save(this.projection.name, event.position);
-    });
+    const options = { fromPosition: from, streamPrefixes: this.projection.streamPrefixes };
+    // A projection that takes batches replays in them, many streams' events together in store order: a rebuild of
+    // 1,130,000 history events read, wrote and wrote the head of each entry one by one (its batches write each
+    // user's head once, and read no recorded entry). Nothing else is served yet: the chunks can be long.
+    const subscription =
+      this.projection.applyBatch && this.store.subscribeBatches
+        ? this.store.subscribeBatches(options, {
+            max: REPLAY_CHUNK,
+            handle: async (events) => {
+              await this.applyChunk(events);
+              await this.checkpoints.save(this.projection.name, events.at(-1)!.position);
+            },
+          })
+        : this.store.subscribe(options, async (event) => {
+            await this.applyOne(event);
+            await this.checkpoints.save(this.projection.name, event.position);
+          });
     await subscription.caughtUp();
     await subscription.stop();
   }

@@ -1,6 +1,6 @@
 import { MemoryEventStore, type RecordedEvent } from '@udp/eventstore';
 import { MemoryReadModelStore } from '@udp/readmodel';
-import { INLINE_CHUNK, InlineProjector } from './inline-projector';
+import { INLINE_CHUNK, InlineProjector, REPLAY_CHUNK } from './inline-projector';
 import type { Projection } from './projector';
 
 /** A projection that records what it applied, and holds the events of `held` streams (or `stream@revision`) until `release`. */
@@ -94,6 +94,33 @@ describe('InlineProjector', () => {
     await new InlineProjector(store, readModels.checkpoints(), projection).start();
     expect(applied).toEqual(['s-a@1', 's-a@2']);
     expect(await readModels.checkpoints().load('rows')).toBe(stored[2].position);
+  });
+
+  it('replays at start in batches, many streams together in store order, for a projection that takes them', async () => {
+    const store = new MemoryEventStore();
+    const readModels = new MemoryReadModelStore();
+    await append(store, 's-a', REPLAY_CHUNK - 1);
+    await append(store, 's-b', 3);
+    const last = (await append(store, 's-c', REPLAY_CHUNK)).at(-1)!;
+    const batches: string[][] = [];
+    const projection: Projection = {
+      name: 'rows',
+      streamPrefixes: ['s-'],
+      apply: async () => {
+        throw new Error('a batch-taking projection replays in batches');
+      },
+      async applyBatch(events) {
+        batches.push(events.map((event) => `${event.streamId}@${event.revision}`));
+      },
+    };
+    await new InlineProjector(store, readModels.checkpoints(), projection).start();
+    // 499 + 3 + 500 events: s-a's and the first of s-b, the rest of s-b and most of s-c, the last two of s-c.
+    expect(batches.map((batch) => [batch[0], batch.at(-1), batch.length])).toEqual([
+      ['s-a@0', 's-b@0', REPLAY_CHUNK],
+      ['s-b@1', `s-c@${REPLAY_CHUNK - 3}`, REPLAY_CHUNK],
+      [`s-c@${REPLAY_CHUNK - 2}`, `s-c@${REPLAY_CHUNK - 1}`, 2],
+    ]);
+    expect(await readModels.checkpoints().load('rows')).toBe(last.position);
   });
 
   it('gives a projection that takes batches an append in chunks, and applies a chunk that failed again whole', async () => {

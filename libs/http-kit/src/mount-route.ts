@@ -77,7 +77,7 @@ export function routeHandler<Params extends z.ZodType, Query extends z.ZodType, 
  * A route's queries as parsed lately, by their text: a device polling for changes sends the same query again and
  * again, and its parse (the query string by Express, then the schema) was 3-4 µs of a 50 µs answer. The parse depends
  * on the text alone; the value handed out is frozen, as every handler's input is theirs to read, not to change. Kept:
- * the last `PARSED_QUERIES` of up to `PARSED_QUERY_CHARS` characters; a query that fails is parsed each time.
+ * up to `PARSED_QUERIES` of up to `PARSED_QUERY_CHARS` characters; a query that fails is parsed each time.
  */
 class ParsedQueries<Query extends z.ZodType> {
   private readonly parsed = new Map<string, z.infer<Query>>();
@@ -91,7 +91,8 @@ class ParsedQueries<Query extends z.ZodType> {
     if (known !== undefined) return known;
     const value = parseInput(this.schema, req.query, 'query');
     if (text.length <= PARSED_QUERY_CHARS && value !== null && typeof value === 'object') {
-      if (this.parsed.size >= PARSED_QUERIES) this.parsed.delete(this.parsed.keys().next().value!);
+      // Full, it starts again (dropping the oldest one by one walks the map's holes from its start on every parse).
+      if (this.parsed.size >= PARSED_QUERIES) this.parsed.clear();
       for (const field of Object.values(value)) if (Array.isArray(field)) Object.freeze(field);
       Object.freeze(value);
       this.parsed.set(text, value);
