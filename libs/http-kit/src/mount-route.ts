@@ -102,7 +102,7 @@ class ParsedQueries<Query extends z.ZodType> {
 }
 
 const PARSED_QUERIES = 1_000;
-const PARSED_QUERY_CHARS = 512;
+const PARSED_QUERY_CHARS = 256;
 
 function parseParams<Params extends z.ZodType>(route: Route<Params>, schema: Params, req: Request): z.infer<Params> {
   // The schema sees a rest parameter as the text it documents; the handler can still read its segments in req.params.

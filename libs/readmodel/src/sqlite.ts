@@ -501,9 +501,9 @@ type ReplayOp =
 
 const TABLE_NAME = /^[A-Za-z0-9_-]+$/;
 
-/** How many documents each collection keeps from its reads by id (`recentById`), and how long one may be: 20 MB at most. */
+/** How many documents each collection keeps from its reads by id (`recentById`), and how long one may be: 5 MB at most. */
 const RECENT_BY_ID = 10_000;
-const RECENT_DOCUMENT_CHARS = 2_048;
+const RECENT_DOCUMENT_CHARS = 512;
 
 class SqliteCollection<T extends Document> implements Collection<T> {
   readonly table: string;
