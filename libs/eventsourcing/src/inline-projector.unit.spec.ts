@@ -20,6 +20,18 @@ function recordingProjection() {
   return { projection, applied, held, release: () => release() };
 }
 
+/** A projection that takes batches, each to `applyBatch`; given an event alone, it fails. */
+function batchProjection(applyBatch: NonNullable<Projection['applyBatch']>): Projection {
+  return {
+    name: 'rows',
+    streamPrefixes: ['s-'],
+    apply: async () => {
+      throw new Error('a batch-taking projection is given batches');
+    },
+    applyBatch,
+  };
+}
+
 async function append(store: MemoryEventStore, streamId: string, count: number, from = -1): Promise<RecordedEvent[]> {
   await store.appendToStream(
     streamId,
@@ -103,16 +115,7 @@ describe('InlineProjector', () => {
     await append(store, 's-b', 3);
     const last = (await append(store, 's-c', REPLAY_CHUNK)).at(-1)!;
     const batches: string[][] = [];
-    const projection: Projection = {
-      name: 'rows',
-      streamPrefixes: ['s-'],
-      apply: async () => {
-        throw new Error('a batch-taking projection replays in batches');
-      },
-      async applyBatch(events) {
-        batches.push(events.map((event) => `${event.streamId}@${event.revision}`));
-      },
-    };
+    const projection = batchProjection(async (events) => void batches.push(events.map((event) => `${event.streamId}@${event.revision}`)));
     await new InlineProjector(store, readModels.checkpoints(), projection).start();
     // 499 + 3 + 500 events: s-a's and the first of s-b, the rest of s-b and most of s-c, the last two of s-c.
     expect(batches.map((batch) => [batch[0], batch.at(-1), batch.length])).toEqual([
@@ -127,20 +130,13 @@ describe('InlineProjector', () => {
     const store = new MemoryEventStore();
     const chunks: string[][] = [];
     let failOnce = true;
-    const projection: Projection = {
-      name: 'rows',
-      streamPrefixes: ['s-'],
-      apply: async () => {
-        throw new Error('a batch-taking projection is given chunks');
-      },
-      async applyBatch(events) {
-        if (events[0].revision === INLINE_CHUNK && failOnce) {
-          failOnce = false;
-          throw new Error('read models briefly failing');
-        }
-        chunks.push(events.map((event) => `${event.streamId}@${event.revision}`));
-      },
-    };
+    const projection = batchProjection(async (events) => {
+      if (events[0].revision === INLINE_CHUNK && failOnce) {
+        failOnce = false;
+        throw new Error('read models briefly failing');
+      }
+      chunks.push(events.map((event) => `${event.streamId}@${event.revision}`));
+    });
     const inline = new InlineProjector(store, new MemoryReadModelStore().checkpoints(), projection, { retryDelayMs: 1 });
     await inline.start();
     await inline.applyAppended(await append(store, 's-a', INLINE_CHUNK * 2 + 5));
