@@ -1,6 +1,7 @@
 import { createHash, createHmac } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { LRUCache } from 'lru-cache';
+import { slicedWorkWaiting } from '@udp/retry';
 
 /**
  * Answers `body` as JSON with an ETag of its bytes; when the request's `If-None-Match` names it, 304 without a body.
@@ -41,17 +42,22 @@ export function sendJsonTextConditionally(req: Request, res: Response, text: () 
  * beside the process, a local client): a wake-up of another core, about 15-30 µs of this thread's CPU a write. Written
  * together, the first write wakes the reader and the others find it awake. Measured on loopback (docs/performance.md,
  * "Answers written together"): a kept page of 100 served 45% faster, a poll 50%, with no longer p99. The wait is the
- * rest of the turn: at most one slice of the sliced work queued before it (libs/retry, time-slices.ts).
+ * rest of the turn's poll phase; while sliced work waits (libs/retry, time-slices.ts) the answer is ended at once.
  */
 export function endWithTheTurn(res: Response, body?: string): void {
-  setImmediate(() => {
-    try {
-      res.end(body);
-    } catch (error) {
-      // Not the process's end: this answer's connection is closed instead.
-      res.destroy(error as Error);
-    }
-  });
+  // With sliced work waiting, the check phase resumes its slice before this answer: beside two users' 5,000-entry
+  // batches the readers' median went from 4 to 7 ms. Then the answer goes at once.
+  if (slicedWorkWaiting()) return end(res, body);
+  setImmediate(() => end(res, body));
+}
+
+function end(res: Response, body: string | undefined): void {
+  try {
+    res.end(body);
+  } catch (error) {
+    // Not the process's end: this answer's connection is closed instead.
+    res.destroy(error as Error);
+  }
 }
 
 const digest = (value: string) => createHash('sha1').update(value).digest('base64url');

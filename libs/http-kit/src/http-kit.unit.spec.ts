@@ -4,6 +4,7 @@ import { InternalIdentity, IDENTITY_HEADER } from '@udp/auth';
 import { ConcurrencyConflictError, notFound } from '@udp/eventsourcing';
 import { Router } from 'express';
 import { createLogger } from '@udp/telemetry';
+import { nextTurn } from '@udp/retry';
 import { HttpError } from './problem';
 import { loggablePath, requireCaller, userIdOf } from './service-edge';
 import { serviceHttpApp } from './service-app';
@@ -170,6 +171,18 @@ describe('conditional JSON with a version', () => {
     expect([answer.status, answer.body, answer.headers['content-length']]).toEqual([200, { a: 1 }, '7']);
     const notModified = await request(versioned).get('/turn').set('if-none-match', answer.headers.etag);
     expect([notModified.status, endedAtOnce]).toEqual([304, [false, false]]);
+  });
+
+  it('ends the answer at once when sliced work waits: the turn would resume a slice of it first', async () => {
+    let endedAtOnce: boolean | undefined;
+    versions.get('/sliced', (req, res) => {
+      const resumed = nextTurn();
+      sendJsonTextConditionally(req, res, () => '{"b":2}');
+      endedAtOnce = res.writableEnded;
+      return resumed;
+    });
+    const answer = await request(versioned).get('/sliced');
+    expect([answer.status, answer.body, endedAtOnce]).toEqual([200, { b: 2 }, true]);
   });
 
   it('tags by its key: the same key, the same tag (replicas agree); another key, another tag', () => {

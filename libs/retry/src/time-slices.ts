@@ -47,6 +47,11 @@ export function nextTurn(): Promise<void> {
   });
 }
 
+/** Whether sliced work waits for its next slice (a turn's check phase will resume some of it). */
+export function slicedWorkWaiting(): boolean {
+  return waiting.length > 0;
+}
+
 function slot(): void {
   const now = performance.now();
   if (turnStart === null) {
