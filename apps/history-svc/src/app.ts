@@ -89,6 +89,7 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
         ? { projection: historyOwnRowsProjection(readModels), inline, shared: [historyTrendingProjection(readModels, trending)] }
         : { projection: historyProjection(readModels, trending) }),
       publisher: historyChangesPublisher(bus),
+      publishesChangesOnly: true,
       erasure: { streamsOfUser: historyStreamsOfUser, documentsOfUser: historyDocumentsOfUser },
       states: foldedStates,
       // An erased user's answers kept in memory go with their folded states, before their stores are emptied.

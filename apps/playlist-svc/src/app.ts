@@ -38,6 +38,7 @@ export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<
     // Each user's own rows: applied inline from the append in one process (no wait on a projector).
     inline: true,
     publisher: playlistChangesPublisher(bus),
+    publishesChangesOnly: true,
     erasure: { streamsOfUser: playlistStreamsOfUser, documentsOfUser: playlistDocumentsOfUser },
     states: foldedStates,
   });

@@ -54,6 +54,7 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     // Each user's own rows: applied inline from the append in one process (no wait on a projector).
     inline: true,
     publisher: preferenceChangesPublisher(bus),
+    publishesChangesOnly: true,
     erasure: {
       streamsOfUser: async (userId) => [...(await preferenceStreamsOfUser(store)(userId)), preferenceQuotaStreamId(userId)],
       documentsOfUser: preferenceDocumentsOfUser,

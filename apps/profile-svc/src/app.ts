@@ -20,6 +20,7 @@ export async function createProfileService(deps: ProfileServiceDeps): Promise<Se
     // Each user's own rows: applied inline from the append in one process (no wait on a projector).
     inline: true,
     publisher: profileChangesPublisher(bus),
+    publishesChangesOnly: true,
     erasure: { streamsOfUser: profileStreamsOfUser, documentsOfUser: profileDocumentsOfUser(readModels, store) },
   });
 

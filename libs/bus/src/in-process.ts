@@ -42,6 +42,8 @@ interface Log {
  * embedded process's memory; every consumer of the embedded mode subscribes at start.)
  */
 export class InProcessBus implements Bus {
+  /** Its logs live in this process: a restart starts them empty. */
+  readonly durable: boolean = false;
   private readonly logs = new Map<string, Log>();
   /** Groups by topic, then by group id. */
   private readonly groups = new Map<string, Map<string, Group>>();

@@ -17,6 +17,7 @@ export interface KafkaBusOptions {
 
 /** Kafka through kafkajs: idempotent producer (acks=all), consumer groups committing after each handled message. */
 export class KafkaBus implements Bus {
+  readonly durable: boolean = true;
   private readonly kafka: Kafka;
   /** The producer's and admin's connections (each consumer member has its own: `memberClient`). */
   private readonly sockets = new OwnedSockets();

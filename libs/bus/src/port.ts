@@ -28,6 +28,11 @@ export interface SubscribeOptions {
 }
 
 export interface Bus {
+  /**
+   * Whether what it carries outlives the process: Kafka keeps every message for the groups that subscribe later; the
+   * embedded bus starts empty at each start, and its consumers follow only what is published while they run.
+   */
+  readonly durable: boolean;
   publish(topic: string, messages: BusMessage[]): Promise<void>;
   /** Each message reaches one consumer of each group; a new group starts at the oldest retained message. */
   subscribe(topic: string, groupId: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Consumer>;

@@ -62,6 +62,10 @@ export class MemoryEventStore implements EventStore {
     return { nextRevision: revision, position: this.lastPosition, stored: { positions, createdAt: now }, epoch: this.epoch };
   }
 
+  async headPosition(): Promise<bigint> {
+    return this.lastPosition;
+  }
+
   async deleteStream(streamId: string): Promise<void> {
     this.epoch++;
     this.streams.delete(streamId);

@@ -98,6 +98,8 @@ export interface EventStore {
    * decide on it without reading the stream again, and append with `unchangedSinceEpoch` (refused if it moved since).
    */
   writeEpoch?(): number;
+  /** The highest position the store has given (0 when none): every event appended later is after it. */
+  headPosition?(): Promise<bigint>;
   /**
    * Removes the stream and its events (user-data erasure): reading it afterwards finds nothing, a new append
    * with `no_stream` starts it afresh, and no subscription delivers its old events again, even from the start.

@@ -326,6 +326,10 @@ export class SqliteEventStore implements EventStore {
     return BigInt(this.stmt.highestPosition.get()?.seq ?? 0);
   }
 
+  async headPosition(): Promise<bigint> {
+    return this.highestPosition();
+  }
+
   /**
    * Up when a write could be made durable now: the writer runs, the file is still ours, its tables read, and the
    * last commit did not fail; after a failed one (disk full), a probe write must succeed first.

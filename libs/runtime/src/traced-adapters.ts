@@ -48,6 +48,7 @@ export function tracedEventStore(store: EventStore, namespace: string): EventSto
     ...(store.subscribeBatches && { subscribeBatches: store.subscribeBatches.bind(store) }),
     // Without it every write reads its stream before deciding, even when the state in memory is current.
     ...(store.writeEpoch && { writeEpoch: store.writeEpoch.bind(store) }),
+    ...(store.headPosition && { headPosition: store.headPosition.bind(store) }),
     ping: () => store.ping(),
     close: () => store.close(),
   };
@@ -69,6 +70,10 @@ export function tracedReadModels(readModels: ReadModelStore, namespace: string, 
 /** The in-process bus with a PRODUCER span per publish and W3C trace context in the message headers, as on Kafka. */
 export class TracedBus implements Bus {
   constructor(readonly inner: Bus) {}
+
+  get durable(): boolean {
+    return this.inner.durable;
+  }
 
   publish(topic: string, messages: BusMessage[]): Promise<void> {
     const attributes = {
