@@ -37,6 +37,32 @@ describe('SQLite read models rebuilt from nothing', () => {
     await again.close();
   });
 
+  it('given a new file, while it is rebuilt, then writes are committed in larger transactions; once caught up, as usual', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+    const store = await SqliteReadModelStore.open({ file, deferIndexes: true, maxBatch: 1000 });
+    const notes = store.collection<{ _id: string; userId: string; revision: number }>('notes');
+    const reader = new Database(file, { readonly: true });
+    const committed = () => reader.prepare<[], number>('SELECT count(*) FROM "rm_notes"').pluck().get();
+    const write = (from: number, count: number) => {
+      // One turn of the event loop: no commit timer runs in between.
+      for (let i = from; i < from + count; i++) void notes.upsertIfNewer({ _id: `u/${i}`, userId: 'u', revision: 0 });
+    };
+    try {
+      // Rebuilt from nothing: 5,000 writes, five times the usual batch, are one transaction still.
+      write(0, 5000);
+      expect(committed()).toBe(0);
+      await store.checkpoints().save('notes', 1n);
+      await store.caughtUp();
+      expect(committed()).toBe(5000);
+      // Caught up: the usual batch of 1,000 writes is committed as it is reached.
+      write(5000, 1000);
+      expect(committed()).toBe(6000);
+    } finally {
+      reader.close();
+      await store.close();
+    }
+  });
+
   it('given an index that includes the fields a query reads, then the query is answered from the index alone', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
     const store = await SqliteReadModelStore.open({ file });
