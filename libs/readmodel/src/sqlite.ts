@@ -309,10 +309,13 @@ export class SqliteReadModelStore implements ReadModelStore {
       this.db.exec('BEGIN');
       this.writesInBatch = 0;
       if (!this.commitTimer && !this.copy) {
-        this.commitTimer = setTimeout(() => {
-          this.commitTimer = null;
-          this.commit();
-        }, this.deferredIndexes ? REBUILD_COMMIT_EVERY_MS : this.commitEveryMs);
+        this.commitTimer = setTimeout(
+          () => {
+            this.commitTimer = null;
+            this.commit();
+          },
+          this.deferredIndexes ? REBUILD_COMMIT_EVERY_MS : this.commitEveryMs,
+        );
         // A process that has nothing else to do is not kept alive for it: close() commits.
         this.commitTimer.unref();
       }
