@@ -62,7 +62,7 @@ export class MemoryEventStore implements EventStore {
     return { nextRevision: revision, position: this.lastPosition, stored: { positions, createdAt: now }, epoch: this.epoch };
   }
 
-  async headPosition(): Promise<bigint> {
+  highestPosition(): bigint {
     return this.lastPosition;
   }
 

@@ -99,7 +99,7 @@ export interface EventStore {
    */
   writeEpoch?(): number;
   /** The highest position the store has given (0 when none): every event appended later is after it. */
-  headPosition?(): Promise<bigint>;
+  highestPosition?(): bigint;
   /**
    * Removes the stream and its events (user-data erasure): reading it afterwards finds nothing, a new append
    * with `no_stream` starts it afresh, and no subscription delivers its old events again, even from the start.

@@ -321,13 +321,9 @@ export class SqliteEventStore implements EventStore {
     return timer;
   }
 
-  /** The highest position this log ever gave (0 when empty): saved read models are never trusted beyond it. */
+  /** The highest position this log ever gave (0 when empty): saved read models are never trusted beyond it (port.ts). */
   highestPosition(): bigint {
     return BigInt(this.stmt.highestPosition.get()?.seq ?? 0);
-  }
-
-  async headPosition(): Promise<bigint> {
-    return this.highestPosition();
   }
 
   /**

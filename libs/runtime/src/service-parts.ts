@@ -150,8 +150,8 @@ export interface ServiceProjections {
  * with no read models (1,130,000 messages).
  */
 async function startPublisherAtTheEnd({ store, bus }: ServiceDeps, checkpoints: CheckpointStore, name: string): Promise<void> {
-  if (bus.durable || !store.headPosition || (await checkpoints.load(name)) !== null) return;
-  await checkpoints.save(name, await store.headPosition());
+  if (bus.durable || !store.highestPosition || (await checkpoints.load(name)) !== null) return;
+  await checkpoints.save(name, store.highestPosition());
 }
 
 /** Starts a service's projectors, its change publisher if any, and its erasure participant, with one stop() for all. */
@@ -163,12 +163,11 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
   const projector = inline ?? new Projector(store, checkpoints, options.projection, { logger, service, segments });
   const shared = (options.shared ?? []).map((p) => new Projector(store, checkpoints, p, { logger, service, segments }));
   const wholeProjectors = (options.wholeProjections ?? []).map((p) => new Projector(store, checkpoints, p, { logger, service }));
+  const publisherCheckpoints = options.publisherCheckpoints ?? checkpoints;
   const publisher =
-    options.publisher &&
-    new Projector(store, options.publisherCheckpoints ?? checkpoints, options.publisher, { logger, service, publishes: true, segments });
+    options.publisher && new Projector(store, publisherCheckpoints, options.publisher, { logger, service, publishes: true, segments });
   const projectors = [projector, ...shared, ...wholeProjectors, ...(publisher ? [publisher] : [])];
-  if (publisher && options.publishesChangesOnly)
-    await startPublisherAtTheEnd(deps, options.publisherCheckpoints ?? checkpoints, publisher.name);
+  if (publisher && options.publishesChangesOnly) await startPublisherAtTheEnd(deps, publisherCheckpoints, publisher.name);
   for (const each of projectors) await each.start();
   await readModels.caughtUp?.();
   const erasure = await erasureParticipant({

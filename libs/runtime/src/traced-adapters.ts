@@ -48,7 +48,7 @@ export function tracedEventStore(store: EventStore, namespace: string): EventSto
     ...(store.subscribeBatches && { subscribeBatches: store.subscribeBatches.bind(store) }),
     // Without it every write reads its stream before deciding, even when the state in memory is current.
     ...(store.writeEpoch && { writeEpoch: store.writeEpoch.bind(store) }),
-    ...(store.headPosition && { headPosition: store.headPosition.bind(store) }),
+    ...(store.highestPosition && { highestPosition: store.highestPosition.bind(store) }),
     ping: () => store.ping(),
     close: () => store.close(),
   };
