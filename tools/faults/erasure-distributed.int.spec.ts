@@ -6,7 +6,7 @@ import { erasureEvents } from '@udp/contracts';
 import { waitUntil } from '@udp/test-kit';
 import { distinctiveUserId } from '@udp/test-system';
 import { describeOnServers } from './outage';
-import { servers as realServers } from './support';
+import { printLogTail, servers as realServers } from './support';
 
 /**
  * Issue 27's erasure of a long history in the distributed mode: history-svc as its own process on FerretDB (its read
@@ -90,12 +90,7 @@ describeOnServers('an erasure of a long history on FerretDB and Kafka', 'erasure
       const request: erasureEvents.ErasureRequestedMessage = { erasureId, userId: erasee, requestedAt: Date.now() };
       await bus.publish(erasureEvents.ERASURE_TOPICS.requested, [{ key: erasee, value: request }]);
       await waitUntil(() => confirmations.length > 0, 300_000, 'the erasure confirmed by history-svc').catch((error: unknown) => {
-        // What the service said of it, for whoever reads a failed run.
-        const said = servers.service.process
-          .output('stdout')
-          .split('\n')
-          .filter((line) => /erasure|erased|"level":"(warn|error)"/.test(line));
-        process.stdout.write(`history-svc said:\n${said.slice(-20).join('\n')}\n`);
+        printLogTail(servers.service, 'history-svc said', /erasure|erased|"level":"(warn|error)"/);
         throw error;
       });
       // Delivered again while it ran would show as a second run; give a late one the time to show.

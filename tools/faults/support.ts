@@ -51,6 +51,15 @@ export interface Instance {
   url: string;
 }
 
+/** The last 20 lines of an instance's log that match `pattern`, printed under `title`: for whoever reads a failed run. */
+export function printLogTail(instance: Instance, title: string, pattern: RegExp): void {
+  const lines = instance.process
+    .output('stdout')
+    .split('\n')
+    .filter((line) => pattern.test(line));
+  process.stdout.write(`${title}:\n${lines.slice(-20).join('\n')}\n`);
+}
+
 /** history-svc as its own process (the real entry point, the distributed wiring). */
 export async function startHistory(settings: ReturnType<typeof deployment> & Record<string, string | undefined>): Promise<Instance> {
   const started = await startProcess(

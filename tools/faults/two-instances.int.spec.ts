@@ -1,6 +1,6 @@
 import { waitUntil } from '@udp/test-kit';
 import { describeOnServers } from './outage';
-import { applyOnce, historyOf, range, Writers } from './support';
+import { applyOnce, historyOf, printLogTail, range, Writers } from './support';
 
 /**
  * Two history-svc processes on the same stores (one event store file, one MongoDB database, one Kafka topic)
@@ -33,16 +33,8 @@ describeOnServers('two instances of history-svc on the same stores', 'two', { in
         return JSON.stringify(fromA.map((i) => i.item_id).sort()) === JSON.stringify(acknowledged);
       };
       await waitUntil(shown, 30_000, `${user}'s acknowledged writes in the read model`).catch((error: unknown) => {
-        for (const [name, instance] of [
-          ['a', a],
-          ['b', b],
-        ] as const) {
-          const said = instance.process
-            .output('stdout')
-            .split('\n')
-            .filter((line) => /"level":"(warn|error)"/.test(line));
-          process.stdout.write(`instance ${name} warned:\n${said.slice(-20).join('\n')}\n`);
-        }
+        printLogTail(a, 'instance a warned', /"level":"(warn|error)"/);
+        printLogTail(b, 'instance b warned', /"level":"(warn|error)"/);
         throw error;
       });
       const fromB = await historyOf(b, settings.INTERNAL_AUTH_SECRET, user);
