@@ -72,6 +72,7 @@ status=0
   --suppress-health-check all \
   --no-color \
   --output-truncate true \
+  --baseline "$(dirname "${BASH_SOURCE[0]}")/baseline.json" \
   --report junit,ndjson --report-dir "$report" >"$report/schemathesis.log" 2>&1 || status=$?
 
 # schemathesis closes its output the way pytest does ("=== 1 warning in 58.76s ==="), a line CI log readers take
@@ -86,7 +87,7 @@ fi
 kill -0 "$pid" 2>/dev/null || { echo "fuzz: the embedded system died during the run" >&2; cat "$log" >&2; status=1; }
 
 # Counts from the event stream: every request schemathesis made, and every distinct failure it reported.
-counts="$(python3 tools/fuzz/counts.py "$report/"*.ndjson)"
+counts="$(python3 tools/fuzz/counts.py --baseline tools/fuzz/baseline.json "$report/"*.ndjson)"
 echo "$counts"
 requests="$(echo "$counts" | sed -n 's/.*requests=\([0-9]*\).*/\1/p')"
 if [ "${requests:-0}" -lt "$min_requests" ]; then

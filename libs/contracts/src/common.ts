@@ -16,6 +16,13 @@ export const queryInteger = (name: string, max = Number.MAX_SAFE_INTEGER) =>
     .openapi({ type: 'integer', minimum: 0, maximum: max });
 
 /** The largest int32, the range of technical ids (the spec's `int32`). */
+/**
+ * A name people read: no control character, and at least one character that is not white space (JavaScript's
+ * `trim` set spelled out, and U+0085), as one pattern so the OpenAPI document states both rules.
+ */
+export const VISIBLE_NAME_PATTERN =
+  /^[^\u0000-\u001f\u007f]*[^\u0000-\u0020\u007f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000-\u001f\u007f]*$/;
+
 export const INT32_MAX = 2_147_483_647;
 /** 0 to INT32_MAX in decimal digits (leading zeros allowed, at most 10 digits), as one pattern. */
 export const INT32_DIGITS =

@@ -1,4 +1,4 @@
-import { EpochMillis, INT32_DIGITS, businessId, pathInt32 } from './common';
+import { EpochMillis, INT32_DIGITS, VISIBLE_NAME_PATTERN, businessId, pathInt32 } from './common';
 import { z } from './zod';
 
 /**
@@ -52,9 +52,10 @@ const BusinessId = (field: string) =>
     );
 /** No control characters (U+0000 to U+001F, U+007F), as in ids: a pattern, so the OpenAPI document states it. */
 const NO_CONTROL_CHARACTERS = /^[^\u0000-\u001f\u007f]*$/;
-const PlaylistName = requiredText('name', PLAYLIST_LIMITS.maxNameLength)
-  .regex(NO_CONTROL_CHARACTERS, { error: 'name must not contain control characters', abort: true })
-  .refine((s) => s.trim().length > 0, 'name must not be blank');
+const PlaylistName = requiredText('name', PLAYLIST_LIMITS.maxNameLength).regex(VISIBLE_NAME_PATTERN, {
+  error: (issue) =>
+    NO_CONTROL_CHARACTERS.test(String(issue.input)) ? 'name must not be blank' : 'name must not contain control characters',
+});
 const ClientDate = EpochMillis.optional().openapi({
   description: 'when the item was added (ms since the epoch); used only when earlier than the server time, which is the default',
 });

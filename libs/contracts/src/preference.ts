@@ -62,32 +62,42 @@ const QUOTED_CHARS = '[^\'"\\[\\]\\\\,;~^@%#()?`*\\u0000-\\u001f]*';
 const QUOTED = `(?:'${QUOTED_CHARS}'|"${QUOTED_CHARS}")`;
 const INDEX = '-?[0-9]{1,9}';
 const SLICE = `(?:${INDEX})?:(?:${INDEX})?(?::(?:${INDEX})?)?`;
-const BRACKET = `\\[(?:${QUOTED}|${SLICE}|\\*|${INDEX}(?:,${INDEX})*)\\]`;
-export const JSONPATH_PATTERN = new RegExp(`^\\$(?:\\.(?:${NAME}|\\*)|\\.\\.(?:${NAME}|\\*|${BRACKET})|${BRACKET})*$`);
+const UNION = `${INDEX}(?:,${INDEX}){0,${PREFERENCE_LIMITS.maxJsonPathUnionMembers - 1}}`;
+const bracket = (union: string) => `\\[(?:${QUOTED}|${SLICE}|\\*|${union})\\]`;
+const child = (union: string) => `\\.(?:${NAME}|\\*)|${bracket(union)}`;
+const descendant = (union: string) => `\\.\\.(?:${NAME}|\\*|${bracket(union)})`;
+/** The grammar, whatever the counts: tells an expression over a limit from one that is not JSONPath at all. */
+const JSONPATH_GRAMMAR = new RegExp(`^\\$(?:${child(`${INDEX}(?:,${INDEX})*`)}|${descendant(`${INDEX}(?:,${INDEX})*`)})*$`);
+/**
+ * The grammar with its limits (descendant segments, indexes in a union) in the pattern itself, so the OpenAPI
+ * document states every rule the code applies: any child segments, then at most `maxJsonPathDescendants`
+ * descendant segments, each followed by any child segments.
+ */
+export const JSONPATH_PATTERN = new RegExp(
+  `^\\$(?:${child(UNION)})*(?:${descendant(UNION)}(?:${child(UNION)})*){0,${PREFERENCE_LIMITS.maxJsonPathDescendants}}$`,
+);
 
 /** The expression without its quoted names (which may hold `..` or digits): what the counts below look at. */
 const unquoted = (expression: string) => expression.replace(/'[^']*'|"[^"]*"/g, "''");
 const descendantSegments = (expression: string) => unquoted(expression).split('..').length - 1;
-const largestUnion = (expression: string) =>
-  Math.max(0, ...(unquoted(expression).match(/\[[^\]]*\]/g) ?? []).map((bracket) => bracket.split(',').length));
 
+/** Why an expression does not match the pattern, in the words a client can act on. */
+function jsonPathProblem(expression: string): string {
+  if (/\[\s*[?(]/.test(expression)) return 'filter and script expressions are not supported';
+  if (!JSONPATH_GRAMMAR.test(expression)) {
+    return "invalid expression (supported: $, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j])";
+  }
+  if (descendantSegments(expression) > PREFERENCE_LIMITS.maxJsonPathDescendants) {
+    return `at most ${PREFERENCE_LIMITS.maxJsonPathDescendants} descendant (..) segments`;
+  }
+  return `at most ${PREFERENCE_LIMITS.maxJsonPathUnionMembers} indexes in a union [i,j,...]`;
+}
+
+// Each `..` and each union member multiplies the work of an evaluation; the evaluation has its own budget too.
 export const JsonPathExpression = z
   .string()
   .max(PREFERENCE_LIMITS.maxJsonPathLength, { error: `jsonpath is at most ${PREFERENCE_LIMITS.maxJsonPathLength} characters`, abort: true })
-  .regex(JSONPATH_PATTERN, {
-    error: (issue) =>
-      /\[\s*[?(]/.test(String(issue.input))
-        ? 'filter and script expressions are not supported'
-        : "invalid expression (supported: $, .name, .*, ..name, [index], [*], ['name'], [start:end:step], [i,j])",
-    abort: true,
-  })
-  // Each `..` and each union member multiplies the work of an evaluation; the evaluation has its own budget too.
-  .refine((expression) => descendantSegments(expression) <= PREFERENCE_LIMITS.maxJsonPathDescendants, {
-    error: `at most ${PREFERENCE_LIMITS.maxJsonPathDescendants} descendant (..) segments`,
-  })
-  .refine((expression) => largestUnion(expression) <= PREFERENCE_LIMITS.maxJsonPathUnionMembers, {
-    error: `at most ${PREFERENCE_LIMITS.maxJsonPathUnionMembers} indexes in a union [i,j,...]`,
-  });
+  .regex(JSONPATH_PATTERN, { error: (issue) => jsonPathProblem(String(issue.input)) });
 
 export const PreferenceQuery = z
   .object({

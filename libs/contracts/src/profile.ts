@@ -1,4 +1,4 @@
-import { EpochMillis } from './common';
+import { EpochMillis, VISIBLE_NAME_PATTERN } from './common';
 import { z } from './zod';
 
 /**
@@ -12,14 +12,11 @@ export const PROFILE_PUBLIC_FIELDS = ['displayName', 'firstName', 'lastName', 'l
 export const ProfilePublicField = z.enum(PROFILE_PUBLIC_FIELDS, { message: `must be one of ${PROFILE_PUBLIC_FIELDS.join(', ')}` });
 export type ProfilePublicField = z.infer<typeof ProfilePublicField>;
 
-/** No control character, and at least one character that is not white space (JavaScript's `trim` set, spelled out). */
-const NAME_PATTERN =
-  /^[^\u0000-\u001f\u007f]*[^\u0000-\u0020\u007f\u0085\u00a0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000\ufeff][^\u0000-\u001f\u007f]*$/;
 const name = (field: string, max: number) =>
   z
     .string()
     .max(max, `${field} is at most ${max} characters`)
-    .regex(NAME_PATTERN, `${field} must not be blank (send null to clear it) nor contain control characters`)
+    .regex(VISIBLE_NAME_PATTERN, `${field} must not be blank (send null to clear it) nor contain control characters`)
     .transform((s) => s.trim());
 
 /** BCP 47 language tag, e.g. `de`, `fr-CH`, `rm`. */

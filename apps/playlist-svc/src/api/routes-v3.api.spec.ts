@@ -601,6 +601,10 @@ describe('the OpenAPI document', () => {
             'RetrievedPlaylistsV3',
           ]),
         );
+        // A name's pattern states both of its rules: no control character, and not only white space.
+        const name = new RegExp(doc.components.schemas.NewPlaylist.properties.name.pattern);
+        expect(['Jazz', ' a ', 'é'].filter((n) => !name.test(n))).toEqual([]);
+        expect([' ', '\t', '\u00a0\ufeff', 'a\u0000'].filter((n) => name.test(n))).toEqual([]);
         expect(doc.components.schemas.PlaylistMetaDataV3.required).toEqual([
           'id',
           'businessId',

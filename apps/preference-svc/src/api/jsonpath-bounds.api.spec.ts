@@ -123,6 +123,12 @@ describe('the static limits of an expression, stated in the OpenAPI document', (
         const parameter = openapi.paths['/api/preference/{key}'].get.parameters.find((p: { name: string }) => p.name === 'jsonpath');
         expect(parameter.description).toMatch(/At most 8 descendant \(\.\.\) segments and 32 indexes in a union/);
         expect(parameter.description).toMatch(/PREFERENCE_MAX_JSONPATH_STEPS/);
+        // The pattern states the two limits too, so a client (or a fuzzer) generating from it never sends one over.
+        const pattern = new RegExp(parameter.schema.pattern);
+        expect(pattern.test('$' + '..a'.repeat(8))).toBe(true);
+        expect(pattern.test('$' + '..a'.repeat(9))).toBe(false);
+        expect(pattern.test(`$.a[${Array(32).fill(0).join(',')}]`)).toBe(true);
+        expect(pattern.test(`$.a[${Array(33).fill(0).join(',')}]`)).toBe(false);
       });
   });
 });
