@@ -207,6 +207,27 @@ describe('rate limits', () => {
       .then((res) => expect(res.status).toBe(200));
   });
 
+  it('given 2 requests per user per second, when the window that refused alice ends, then she is served again, 2 more times', async () => {
+    const { http } = await gateway({ rateLimits: { windowS: 1, perUser: 2, perAddress: 1000 } });
+    const alice = await bearer('alice');
+    const status = async () => (await http.get('/api/me').set('authorization', alice)).status;
+    await given(async () => {
+      expect([await status(), await status()]).toEqual([200, 200]);
+      expectRateLimited(await http.get('/api/me').set('authorization', alice), 'RATE_LIMIT_PER_USER', 1);
+    })
+      // The window is one second from alice's first request: poll until it has ended (at most 3 s).
+      .when(async () => {
+        const deadline = Date.now() + 3000;
+        let first = await status();
+        while (first === 429 && Date.now() < deadline) {
+          await new Promise((resolve) => setTimeout(resolve, 50));
+          first = await status();
+        }
+        return [first, await status(), await status()];
+      })
+      .then((statuses) => expect(statuses).toEqual([200, 200, 429]));
+  });
+
   it('given 3 requests per address per minute, when a 4th comes from that address without credentials, then 429 rate-limited', async () => {
     const { http } = await gateway({ rateLimits: { windowS: 60, perUser: 0, perAddress: 3 } });
     await given(async () => {

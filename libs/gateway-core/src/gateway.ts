@@ -128,16 +128,13 @@ export function createGateway(options: GatewayOptions): Express {
   // An erasure is never refused for other traffic (issue 27): its credentials are verified first, and a verified
   // one is counted in its own budget only.
   if (limits) app.delete(exportApi.erase.path, verifyErasureFirst(authenticator));
-  edge(...(limits?.perAddress ? [perAddressLimit(limits, logger)] : []), answerPreflight, rejectUndecodablePath);
+  edge(...(limits?.perAddress ? [perAddressLimit(limits)] : []), answerPreflight, rejectUndecodablePath);
   // The services check it too (and the body); the gateway's own routes read the query as well.
   const document = buildOpenApiDocument();
   edge(refuseIllFormedQuery, refuseClientIdentity, methodNotAllowed(document));
 
   // One limiter for every authenticated route: a user's quota is one, whatever the service.
-  const perUser = [
-    ...(limits?.perUser ? [perUserLimit(limits, logger)] : []),
-    ...(limits?.erasurePerUser ? [erasureLimit(limits, logger)] : []),
-  ];
+  const perUser = [...(limits?.perUser ? [perUserLimit(limits)] : []), ...(limits?.erasurePerUser ? [erasureLimit(limits)] : [])];
 
   // Every service's prefixes as one layer (`byPrefix`), in this order: a request meets the chain of its service only.
   // Right after the edge: no route of the gateway's own below takes a path under a service's prefix, and Express pays
@@ -148,7 +145,12 @@ export function createGateway(options: GatewayOptions): Express {
     const vouch = (_req: Request, res: Response): Record<string, string> =>
       res.locals.caller ? { [IDENTITY_HEADER]: identity.sign(res.locals.caller) } : {};
     const proxy = route.handler
-      ? dispatchInProcess(route.handler, (res): Identity | undefined => res.locals.caller, route.url)
+      ? dispatchInProcess(
+          route.handler,
+          (res): Identity | undefined => res.locals.caller,
+          route.url,
+          Boolean(options.trustedProxies?.length),
+        )
       : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
     const chain = route.public ? [proxy] : [checkTokenType, authenticate(authenticator), ...perUser, proxy];
     for (const prefix of route.prefixes) mounts.push({ prefix, chain });

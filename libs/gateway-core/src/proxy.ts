@@ -1,5 +1,5 @@
 import http from 'node:http';
-import { isIP, isIPv6 } from 'node:net';
+import { type Socket, isIP, isIPv6 } from 'node:net';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { SpanKind, context, trace } from '@opentelemetry/api';
 import { IDENTITY_HEADER } from '@udp/auth';
@@ -68,6 +68,19 @@ export function forwardedHeaders(req: Request): Record<string, string> {
   };
 }
 
+/** The forwarding headers of each connection whose peer is the client: the same for all its requests. */
+const byConnection = new WeakMap<Socket, Record<string, string>>();
+
+/** `forwardedHeaders` when no proxy is trusted: they name the peer alone, so they are made once per connection. */
+function peerForwarded(req: Request): Record<string, string> {
+  let headers = byConnection.get(req.socket);
+  if (headers === undefined) {
+    headers = forwardedHeaders(req);
+    byConnection.set(req.socket, headers);
+  }
+  return headers;
+}
+
 export interface ProxyTarget {
   /** Base address of the service, e.g. http://127.0.0.1:8081 */
   url: string;
@@ -130,11 +143,16 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
  * (credentials dropped); the request keeps the context the gateway made for it (`handOverInProcess`): its id, caller,
  * access line and observation, so the service's edge neither verifies a signed identity nor repeats them.
  */
-export function dispatchInProcess(handler: RequestHandler, callerOf: (res: Response) => { userId: string } | undefined, serviceUrl = '') {
+export function dispatchInProcess(
+  handler: RequestHandler,
+  callerOf: (res: Response) => { userId: string } | undefined,
+  serviceUrl = '',
+  trustsProxies = false,
+) {
   const tracer = trace.getTracer('udp-gateway');
   return (req: Request, res: Response, next: NextFunction) => {
     // Read before the client's own forwarding headers go: with trusted proxies, req.ip and req.protocol come from them.
-    const forwarded = forwardedHeaders(req);
+    const forwarded = trustsProxies ? forwardedHeaders(req) : peerForwarded(req);
     // Only the dropped headers the request has (most are absent): a lookup, not a delete, for each of the others.
     for (const name of DROPPED) if (name !== 'host' && req.headers[name] !== undefined) delete req.headers[name];
     for (const name of CALLER_TRACE_CONTEXT) if (req.headers[name] !== undefined) delete req.headers[name];

@@ -1,9 +1,8 @@
 import type { Request, RequestHandler, Response } from 'express';
-import { ipKeyGenerator, rateLimit } from 'express-rate-limit';
+import { ipKeyGenerator } from 'express-rate-limit';
 import type { Authenticator } from '@udp/auth';
 import { sendProblem } from '@udp/http-kit';
 import { authenticateCaller } from './edge-checks';
-import type { Logger } from '@udp/telemetry';
 
 /** Requests allowed per window, per authenticated user and per client address; 0 turns a limit off. */
 export interface RateLimits {
@@ -28,61 +27,91 @@ const WHO: Record<Scope, string> = { user: 'this user', address: 'this client ad
 /** The 429 of a rate limit: its own problem type (`.../rate-limited`), apart from history's concurrency 429. */
 export const RATE_LIMITED_TITLE = 'Rate Limited';
 
+/** A key's window: requests counted in it, and when it ends (ms since the epoch). */
+interface Window {
+  hits: number;
+  endsAt: number;
+}
+
 /**
- * One fixed-window limiter (express-rate-limit, in-memory store: counts are per gateway process). Over the
- * limit: 429 problem+json naming the limit and its variable, with `Retry-After` = whole seconds until the
- * client's window ends.
+ * Requests per key in fixed windows, each starting at its key's first request (as express-rate-limit's memory
+ * store counts them). Synchronous on purpose: that library's middleware awaits four promises per request and reads
+ * `req.ip` for its debug line; its two limiters cost a sync poll 11% of its throughput (docs/performance.md,
+ * "Rate limits"). A key idle for a whole window is forgotten: each window the map of the one before is dropped.
+ */
+class FixedWindows {
+  private current = new Map<string, Window>();
+  private previous = new Map<string, Window>();
+
+  constructor(private readonly windowMs: number) {
+    const rotate = setInterval(() => {
+      this.previous = this.current;
+      this.current = new Map();
+    }, windowMs);
+    rotate.unref();
+  }
+
+  hit(key: string, now: number): Window {
+    let window = this.current.get(key);
+    if (window === undefined) {
+      window = this.previous.get(key) ?? { hits: 0, endsAt: now + this.windowMs };
+      this.previous.delete(key);
+      this.current.set(key, window);
+    }
+    if (window.endsAt <= now) {
+      window.hits = 0;
+      window.endsAt = now + this.windowMs;
+    }
+    window.hits++;
+    return window;
+  }
+}
+
+/**
+ * One fixed-window limiter (in memory: counts are per gateway process). Over the limit: 429 problem+json naming the
+ * limit and its variable, with `Retry-After` = whole seconds until the client's window ends.
  */
 function limiter(
   scope: Scope,
   limit: number,
   windowS: number,
   key: (req: Request, res: Response) => string,
-  logger: Logger,
   skip?: (req: Request, res: Response) => boolean,
 ): RequestHandler {
   const variable = VARIABLES[scope];
   const who = WHO[scope];
-  return rateLimit({
-    windowMs: windowS * 1000,
-    limit,
-    ...(skip && { skip }),
-    // RateLimit headers on every answer would cost bytes and time on every call; the 429 says what a client needs.
-    standardHeaders: false,
-    legacyHeaders: false,
-    keyGenerator: key,
-    // The library's own configuration checks (run once each) go to our log, not the console.
-    logger,
-    handler: (req, res) => {
-      const resetAt =
-        (req as Request & { rateLimit?: { resetTime?: Date } }).rateLimit?.resetTime?.getTime() ?? Date.now() + windowS * 1000;
-      const retryAfterS = Math.max(1, Math.ceil((resetAt - Date.now()) / 1000));
-      res.setHeader('retry-after', String(retryAfterS));
-      sendProblem(
-        res,
-        429,
-        RATE_LIMITED_TITLE,
-        `more than ${limit} requests in ${windowS} s from ${who} (${variable}); retry after ${retryAfterS} s`,
-        { rate_limit: { scope, requests: limit, window_s: windowS } },
-      );
-    },
-  });
+  const windows = new FixedWindows(windowS * 1000);
+  return (req, res, next) => {
+    if (skip?.(req, res)) return next();
+    const now = Date.now();
+    const window = windows.hit(key(req, res), now);
+    if (window.hits <= limit) return next();
+    const retryAfterS = Math.max(1, Math.ceil((window.endsAt - now) / 1000));
+    res.setHeader('retry-after', String(retryAfterS));
+    sendProblem(
+      res,
+      429,
+      RATE_LIMITED_TITLE,
+      `more than ${limit} requests in ${windowS} s from ${who} (${variable}); retry after ${retryAfterS} s`,
+      { rate_limit: { scope, requests: limit, window_s: windowS } },
+    );
+  };
 }
 
 /**
  * Per client address (`req.ip`: the real client behind TRUSTED_PROXIES), before authentication, so that floods
  * without credentials are limited too. IPv6 clients count per /56 (one customer's allocation), as the library does.
  */
-export function perAddressLimit(limits: RateLimits, logger: Logger): RequestHandler {
-  return limiter('address', limits.perAddress, limits.windowS, (req) => ipKeyGenerator(req.ip ?? ''), logger, isVerifiedErasure);
+export function perAddressLimit(limits: RateLimits): RequestHandler {
+  return limiter('address', limits.perAddress, limits.windowS, (req) => ipKeyGenerator(req.ip ?? ''), isVerifiedErasure);
 }
 
 const userOf = (_req: Request, res: Response) => (res.locals.caller as { userId: string }).userId;
 
 /** Per authenticated user (after authentication: the identity the gateway vouches for); erasure requests apart. */
-export function perUserLimit(limits: RateLimits, logger: Logger): RequestHandler {
+export function perUserLimit(limits: RateLimits): RequestHandler {
   // No caller yet: a live-sync request with a ticket, not credentials (its ticket was counted when it was issued).
-  return limiter('user', limits.perUser, limits.windowS, userOf, logger, (_req, res) => res.locals.erasure === true || !res.locals.caller);
+  return limiter('user', limits.perUser, limits.windowS, userOf, (_req, res) => res.locals.erasure === true || !res.locals.caller);
 }
 
 /**
@@ -106,7 +135,7 @@ export function verifyErasureFirst(authenticator: Authenticator): RequestHandler
 const isVerifiedErasure = (_req: Request, res: Response) => res.locals.erasure === true && res.locals.caller !== undefined;
 
 /** The erasure requests' own budget per user, which no other request counts against. */
-export function erasureLimit(limits: RateLimits, logger: Logger): RequestHandler {
-  const budget = limiter('erasure', limits.erasurePerUser ?? 0, limits.windowS, userOf, logger);
+export function erasureLimit(limits: RateLimits): RequestHandler {
+  const budget = limiter('erasure', limits.erasurePerUser ?? 0, limits.windowS, userOf);
   return (req, res, next) => (res.locals.erasure === true ? budget(req, res, next) : next());
 }
