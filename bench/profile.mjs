@@ -1,6 +1,6 @@
 // node bench/profile.mjs [seconds]: the embedded bundle under GET limit=100 (autocannon, 32 connections); prints server CPU
 // µs per request (from /proc), WRITES=1 for POSTs over 200 users, POLL=1 for the sync poll when nothing changed (a
-// one-entry page: `with_deleted=true&after=<last_update>&limit=500`); with PROF=<dir>, leaves a V8 CPU profile there for bench/layers.mjs. ROOT=<checkout> to A/B.
+// one-entry page: `with_deleted=true&after=<last_update>&limit=500`), READERS=N to spread the reads over N users; with PROF=<dir>, leaves a V8 CPU profile there for bench/layers.mjs. ROOT=<checkout> to A/B.
 import { spawn, execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,14 +51,40 @@ const writeRequest = (req) => ({
   headers: { ...headers, authorization: `Bearer ${writers[n % 200]}` },
   body: JSON.stringify({ item_id: `urn:w:${n++}` }),
 });
+// READERS=N: the reads rotate over N users of 100 entries each (as `npm run bench` does), not the one reader.
+const READERS = Number(process.env.READERS ?? 0);
+const readers = await Promise.all(
+  Array.from({ length: READERS }, async (_, u) => {
+    const jwt = await new SignJWT({})
+      .setProtectedHeader({ alg: 'HS256' })
+      .setSubject(`r-${u}`)
+      .setIssuer('udp-embedded')
+      .setExpirationTime('1h')
+      .sign(key);
+    const auth = { ...headers, authorization: `Bearer ${jwt}` };
+    const data = items.slice(0, 100);
+    await fetch(`http://127.0.0.1:${port}/api/history/v2/batch`, { method: 'POST', headers: auth, body: JSON.stringify({ data }) });
+    return {
+      auth,
+      lastUpdate: (await (await fetch(`http://127.0.0.1:${port}/api/history/v2?limit=0`, { headers: auth })).json()).last_update,
+    };
+  }),
+);
 const { last_update: lastUpdate } = await (await fetch(`http://127.0.0.1:${port}/api/history/v2?limit=0`, { headers })).json();
-const readPath = process.env.POLL ? `/api/history/v2?with_deleted=true&after=${lastUpdate}&limit=500` : '/api/history/v2?limit=100';
+const pathOf = (after) => (process.env.POLL ? `/api/history/v2?with_deleted=true&after=${after}&limit=500` : '/api/history/v2?limit=100');
+let r = 0;
+const readRequest = (req) => {
+  const reader = readers[r++ % READERS];
+  return { ...req, method: 'GET', path: pathOf(reader.lastUpdate), headers: reader.auth };
+};
 const run = (d) =>
   new Promise((r) =>
     autocannon(
       process.env.WRITES
         ? { url: `http://127.0.0.1:${port}/api/history/v2`, connections: 32, duration: d, requests: [{ setupRequest: writeRequest }] }
-        : { url: `http://127.0.0.1:${port}${readPath}`, connections: 32, duration: d, headers },
+        : READERS
+          ? { url: `http://127.0.0.1:${port}/`, connections: 32, duration: d, requests: [{ setupRequest: readRequest }] }
+          : { url: `http://127.0.0.1:${port}${pathOf(lastUpdate)}`, connections: 32, duration: d, headers },
       (e, res) => r(res),
     ),
   );
