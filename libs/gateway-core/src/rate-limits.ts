@@ -36,7 +36,7 @@ interface Window {
 /**
  * Requests per key in fixed windows, each starting at its key's first request (as express-rate-limit's memory
  * store counts them). Synchronous on purpose: that library's middleware awaits four promises per request and reads
- * `req.ip` for its debug line; its two limiters cost a sync poll 11% of its throughput (docs/performance.md,
+ * `req.ip` for its debug line; its two limiters cost a sync poll 10-14% of its throughput (docs/performance.md,
  * "Rate limits"). A key idle for a whole window is forgotten: each window the map of the one before is dropped.
  */
 class FixedWindows {
