@@ -72,9 +72,9 @@ const readers = await Promise.all(
 );
 const { last_update: lastUpdate } = await (await fetch(`http://127.0.0.1:${port}/api/history/v2?limit=0`, { headers })).json();
 const pathOf = (after) => (process.env.POLL ? `/api/history/v2?with_deleted=true&after=${after}&limit=500` : '/api/history/v2?limit=100');
-let r = 0;
+let nextReader = 0;
 const readRequest = (req) => {
-  const reader = readers[r++ % READERS];
+  const reader = readers[nextReader++ % READERS];
   return { ...req, method: 'GET', path: pathOf(reader.lastUpdate), headers: reader.auth };
 };
 const run = (d) =>

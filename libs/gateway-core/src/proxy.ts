@@ -35,8 +35,20 @@ const DROPPED = new Set([
  * context has none of its own to write over them.
  */
 const CALLER_TRACE_CONTEXT = ['traceparent', 'tracestate', 'baggage'];
-/** What an in-process hand-over drops: as over HTTP, except the host, which stays the client's. */
-const NOT_HANDED_OVER = new Set([...DROPPED, ...CALLER_TRACE_CONTEXT].filter((name) => name !== 'host'));
+/** What a hop over HTTP does not pass on to the service. */
+const NOT_FORWARDED = new Set([...DROPPED, ...CALLER_TRACE_CONTEXT]);
+/** What an in-process hand-over does not pass on: the same, except the host, which stays the client's. */
+const NOT_HANDED_OVER = new Set([...NOT_FORWARDED].filter((name) => name !== 'host'));
+
+/**
+ * The client's headers the service is told, in a new object: deleting from the request's own would turn it into a
+ * slow dictionary for every read after (the credentials are always there to delete).
+ */
+function headersPassedOn(sent: IncomingHttpHeaders, notPassed: Set<string>): IncomingHttpHeaders {
+  const told: IncomingHttpHeaders = {};
+  for (const name in sent) if (!notPassed.has(name)) told[name] = sent[name];
+  return told;
+}
 /** Answer headers that stay inside: the spans a service hands back for a debug block. */
 const INTERNAL_ANSWER_HEADERS = new Set(['connection', 'keep-alive', DEBUG_SPANS_HEADER]);
 
@@ -96,9 +108,7 @@ export interface ProxyTarget {
 export function forward(target: ProxyTarget, extra: (req: Request, res: Response) => Record<string, string>) {
   const base = new URL(target.url);
   return (req: Request, res: Response, next: NextFunction) => {
-    const headers: http.OutgoingHttpHeaders = {};
-    for (const [name, value] of Object.entries(req.headers)) if (!DROPPED.has(name)) headers[name] = value;
-    for (const name of CALLER_TRACE_CONTEXT) delete headers[name];
+    const headers: http.OutgoingHttpHeaders = headersPassedOn(req.headers, NOT_FORWARDED);
     Object.assign(headers, extra(req, res), forwardedHeaders(req), { 'x-request-id': req.id });
     // A trace not recorded has no span to send on: its id goes with the sampled flag off, so the service keeps the
     // trace id and does not record it either (a recorded trace's context is sent by the HTTP client instrumentation).
@@ -155,11 +165,7 @@ export function dispatchInProcess(
   return (req: Request, res: Response, next: NextFunction) => {
     // Read before the client's own forwarding headers go: with trusted proxies, req.ip and req.protocol come from them.
     const forwarded = trustsProxies ? forwardedHeaders(req) : peerForwarded(req);
-    // The headers the service is told, in a new object: deleting the credentials from the request's own would turn it
-    // into a slow dictionary for every read after.
-    const told: IncomingHttpHeaders = {};
-    const sent = req.headers;
-    for (const name in sent) if (!NOT_HANDED_OVER.has(name)) told[name] = sent[name];
+    const told = headersPassedOn(req.headers, NOT_HANDED_OVER);
     Object.assign(told, forwarded);
     told['x-request-id'] = req.id;
     req.headers = told;

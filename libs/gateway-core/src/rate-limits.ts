@@ -37,21 +37,22 @@ interface Window {
  * Requests per key in fixed windows, each starting at its key's first request (as express-rate-limit's memory
  * store counts them). Synchronous on purpose: that library's middleware awaits four promises per request and reads
  * `req.ip` for its debug line; its two limiters cost a sync poll 10-14% of its throughput (docs/performance.md,
- * "Rate limits"). A key idle for a whole window is forgotten: each window the map of the one before is dropped.
+ * "Rate limits"). A key idle for a whole window is forgotten: at most once a window, as a request comes, the map of
+ * the window before is dropped (a window it held ended by then: it was last counted before the map was set aside).
  */
 class FixedWindows {
   private current = new Map<string, Window>();
   private previous = new Map<string, Window>();
+  private setAsideAt = 0;
 
-  constructor(private readonly windowMs: number) {
-    const rotate = setInterval(() => {
-      this.previous = this.current;
-      this.current = new Map();
-    }, windowMs);
-    rotate.unref();
-  }
+  constructor(private readonly windowMs: number) {}
 
   hit(key: string, now: number): Window {
+    if (now - this.setAsideAt >= this.windowMs) {
+      this.previous = this.current;
+      this.current = new Map();
+      this.setAsideAt = now;
+    }
     let window = this.current.get(key);
     if (window === undefined) {
       window = this.previous.get(key) ?? { hits: 0, endsAt: now + this.windowMs };
