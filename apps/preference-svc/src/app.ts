@@ -70,7 +70,7 @@ export async function createPreferenceService(deps: PreferenceServiceDeps): Prom
     quotaAggregate,
     now,
     // No read model follows quota streams: a claim is acknowledged once durable.
-    claim: commandHandler(quotaAggregate, { write: writeSide({ store }), now, states: quotaStates }),
+    claim: commandHandler(quotaAggregate, { write: writeSide({ store }), now, states: quotaStates, sideBySide: deps.writesSideBySide }),
   });
 
   const changes = preferenceChanges(keys, documents);

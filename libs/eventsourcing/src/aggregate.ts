@@ -124,6 +124,12 @@ export interface Aggregate<C extends Command, E extends DomainEvent, S, Id> {
   snapshot?: SnapshotCodec<S>;
   /** A write that lost a race is re-read and re-decided this many times, then ConcurrencyConflictError (429). */
   conflictRetries: number;
+  /**
+   * A command that arrives while another command of the same stream is being decided and appended in this process:
+   * `wait` (the default) runs it next, on the state the other leaves; `refuse` answers it ConcurrencyConflictError
+   * (429) at once, without reading or deciding anything (history: "a concurrent second update receives 429").
+   */
+  whileWriting?: 'wait' | 'refuse';
 }
 
 /** A stored event could not be parsed by its aggregate's schema: a bug or a hand-edited store, never folded. */

@@ -137,6 +137,11 @@ export interface CommandHandlerDeps<S, Id = unknown, E = unknown> {
    * record something in another stream first, e.g. a per-user quota's claim when the aggregate is one stream per key.
    */
   beforeAppend?: BeforeAppend<Id, E, S>;
+  /**
+   * (Tests) One stream's commands run side by side, as on separate replicas, not one after another in this process:
+   * how a test stages a race between writers in one process. Never set by a service.
+   */
+  sideBySide?: boolean;
 }
 
 /** What a command decided, before it is appended: the stream, the revision it was read at, the states before and after. */
@@ -167,24 +172,66 @@ export function commandHandler<C extends Command, E extends DomainEvent, S, Id>(
   aggregate: Aggregate<C, E, S, Id>,
   deps: CommandHandlerDeps<S, Id, E>,
 ): CommandHandler<C, E, S, Id> {
+  const inTurn = deps.sideBySide
+    ? <T>(_: string, work: () => Promise<T>) => work()
+    : aggregate.whileWriting === 'refuse'
+      ? refusedWhileWriting()
+      : oneAtATimePerStream();
   return async (id, command) => {
     const stream = aggregate.streamOf(id);
     await deps.write.ready?.();
     // `Unstamped<C>` plus its metadata is a `C`; TypeScript cannot see it through the generic conditional type.
     const stamped = { ...command, metadata: { now: deps.now() } } as unknown as C;
-    const writing = deps.states?.startWrite(stream.id);
-    let decided: Awaited<ReturnType<typeof decideAndAppend<C, E, S, Id>>>;
-    try {
-      decided = await decideAndAppend(aggregate, deps.write, id, stream, stamped, deps.states, deps.beforeAppend, writing?.others ?? 0);
-    } finally {
-      writing?.done();
-    }
+    const decided = await inTurn(stream.id, () =>
+      decideAndAppend(aggregate, deps.write, id, stream, stamped, deps.states, deps.beforeAppend),
+    );
     const { applied, ...result } = decided;
     if (applied) {
       await waitUntilApplied(deps.write, stream.id, result, applied);
       if (result.newEvents.length >= PACED_APPEND_EVENTS) await waitForPacing(deps.write, stream.id, result);
     } else if (result.newEvents.length > 0) await waitUntilVisible(deps.write, stream.id, result);
     return result;
+  };
+}
+
+/**
+ * Runs one stream's commands in this process one after another (read, decide, append; not the wait for the read
+ * model after). Side by side, each decided on the same state and all but one lost the append's race, to be re-read
+ * and re-decided, or refused past `conflictRetries`. Another process writing the same stream (the distributed mode's
+ * replicas) still meets the append's revision check.
+ */
+function oneAtATimePerStream() {
+  const tails = new Map<string, Promise<unknown>>();
+  return <T>(streamId: string, work: () => Promise<T>): Promise<T> => {
+    const before = tails.get(streamId);
+    const running = before ? before.then(work, work) : work();
+    const tail = running.then(
+      () => undefined,
+      () => undefined,
+    );
+    tails.set(streamId, tail);
+    void tail.then(() => {
+      if (tails.get(streamId) === tail) tails.delete(streamId);
+    });
+    return running;
+  };
+}
+
+/**
+ * Refuses a stream's command (429) while another of the stream is being decided and appended in this process. Before,
+ * the second read, decided and appended, and lost the append's race only if the other's append came first: the same
+ * 429 for more work, and none when it happened to read after.
+ */
+function refusedWhileWriting() {
+  const writing = new Set<string>();
+  return async <T>(streamId: string, work: () => Promise<T>): Promise<T> => {
+    if (writing.has(streamId)) throw new ConcurrencyConflictError(streamId, 0);
+    writing.add(streamId);
+    try {
+      return await work();
+    } finally {
+      writing.delete(streamId);
+    }
   };
 }
 
@@ -220,8 +267,6 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   command: C,
   states: StateCache<S> | undefined,
   beforeAppend: BeforeAppend<Id, E, S> | undefined,
-  /** Writes of the stream already under way in this process when this one began (`StateCache.startWrite`). */
-  othersWriting = 0,
 ): Promise<CommandResult<E, S> & { applied?: Promise<void> }> {
   const { decider } = aggregate;
   const { store } = write;
@@ -234,7 +279,7 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
     let start: CachedState<S> | undefined = await states?.load(stream.id);
     let read: StreamRead;
     let recorded: readonly RecordedEvent[];
-    const unread = !mustRead && othersWriting === 0 && start?.epoch !== undefined && start.epoch === epoch;
+    const unread = !mustRead && start?.epoch !== undefined && start.epoch === epoch;
     if (unread && start) {
       // Folded up to an append of this epoch, and every later append of this store to the stream would have moved
       // its revision (the append's check): this is the stream's state, no read needed.

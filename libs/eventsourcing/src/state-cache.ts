@@ -38,8 +38,6 @@ export interface StateCacheOptions<S> {
  */
 export class StateCache<S> {
   private readonly inMemory: LRUCache<string, CachedState<S>>;
-  /** Writes under way per stream, from their first read to the state they leave remembered. */
-  private readonly writing = new Map<string, number>();
 
   constructor(private readonly options: StateCacheOptions<S>) {
     this.inMemory = new LRUCache({ max: options.maxStreams });
@@ -72,22 +70,6 @@ export class StateCache<S> {
   async forget(streamId: string): Promise<void> {
     this.inMemory.delete(streamId);
     await this.options.snapshots?.store.delete(streamId);
-  }
-
-  /**
-   * Marks a write of the stream under way until `done()`; `others`: how many were already under way. While one is, the
-   * state in memory may be about to be replaced (its append stored, the state not remembered yet): a write that starts
-   * then reads the stream rather than deciding on that state alone.
-   */
-  startWrite(streamId: string): { others: number; done: () => void } {
-    const others = this.writing.get(streamId) ?? 0;
-    this.writing.set(streamId, others + 1);
-    const done = () => {
-      const left = (this.writing.get(streamId) ?? 1) - 1;
-      if (left > 0) this.writing.set(streamId, left);
-      else this.writing.delete(streamId);
-    };
-    return { others, done };
   }
 
   /** Drops the state from memory only (a write that failed: the stream may have moved on). */

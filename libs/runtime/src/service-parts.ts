@@ -42,6 +42,11 @@ export interface ServiceDeps extends ServiceAdapters {
   /** /readyz fails while a read-model projection is further behind than this (PROJECTION_MAX_LAG_S). */
   projectionMaxLagSeconds?: number;
   maxBodyBytes?: number;
+  /**
+   * (Tests staging a race in one process) One stream's commands run side by side, as on separate replicas, instead of
+   * one after another in this process (`CommandHandlerDeps.sideBySide`).
+   */
+  writesSideBySide?: boolean;
 }
 
 /** A built service: its HTTP app, and how to stop what it started. */
@@ -193,7 +198,7 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
     wholeProjectors,
     projectors,
     commandHandler: (aggregate, states, beforeAppend) =>
-      commandHandler(aggregate, { write, now: deps.now ?? Date.now, states, beforeAppend }),
+      commandHandler(aggregate, { write, now: deps.now ?? Date.now, states, beforeAppend, sideBySide: deps.writesSideBySide }),
     httpOptions: {
       logger,
       health: { store, readModels, ...(publisher && { bus }), projectors },

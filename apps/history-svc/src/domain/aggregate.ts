@@ -21,12 +21,15 @@ export const historyStreamId = (userId: string) => historyStream(userId).id;
 export const historyStreamsOfUser = (userId: string) => [historyStreamId(userId)];
 
 /**
- * A user's history as an aggregate. A write never retries a conflicting append: the spec answers 429 at once.
- * Its state is snapshotted (a history can hold 100,000 entries).
+ * A user's history as an aggregate. "A history is updated by one request at a time; a concurrent second update
+ * receives 429" (the spec, section 8): an update that arrives while another is under way here is refused at once, and
+ * one that loses the append's race to another process is never retried. Its state is snapshotted (a history can hold
+ * 100,000 entries).
  */
 export const historyAggregate = (quotas: HistoryQuotas): Aggregate<HistoryCommand, HistoryEvent, HistoryState, string> => ({
   ...historyStreams,
   decider: historyDecider(quotas),
   snapshot: historySnapshot,
   conflictRetries: 0,
+  whileWriting: 'refuse',
 });

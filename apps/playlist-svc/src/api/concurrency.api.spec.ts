@@ -36,7 +36,7 @@ describe.each([
     cleanup = made.cleanup;
     // Every one of the first PARALLEL commands reads the same revision, so all but one meet a conflict.
     const store = options.racing ? racingStore(made.store, PARALLEL) : made.store;
-    s = await startPlaylistSystem({ ...options, store });
+    s = await startPlaylistSystem({ ...options, store, ...(options.racing && { writesSideBySide: true }) });
     return { user: await s.as('dana'), store };
   }
   afterEach(async () => {

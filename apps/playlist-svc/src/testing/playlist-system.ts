@@ -7,7 +7,7 @@ import { type PlaylistServiceDeps, createPlaylistService } from '../app';
 /** Test support (used by the *.api.spec.ts files only): the gateway and playlist-svc, a clock, and users. */
 export const T0 = 1_700_000_000_000;
 
-export type Options = Partial<Pick<PlaylistServiceDeps, 'limits' | 'conflictRetries' | 'newId' | 'maxBodyBytes'>> & {
+export type Options = Partial<Pick<PlaylistServiceDeps, 'limits' | 'conflictRetries' | 'newId' | 'maxBodyBytes' | 'writesSideBySide'>> & {
   store?: EventStore;
   readModels?: ReadModelStore;
   bus?: Bus;

@@ -110,7 +110,7 @@ describe.each([
     cleanup = made.cleanup;
     const store = new RacingStore(made.store, 20);
     system = await startTestSystem([
-      { prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, writeRetries }) },
+      { prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, writeRetries, writesSideBySide: true }) },
     ]);
     return system;
   }

@@ -26,7 +26,9 @@ afterEach(async () => {
  */
 async function start(inner: EventStore, writers: number, limits: { maxKeys?: number; maxUserBytes?: number }) {
   const store = racingStore(inner, writers);
-  system = await startTestSystem([{ prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, limits }) }]);
+  system = await startTestSystem([
+    { prefixes: [P], adapters: { store }, create: (deps) => createPreferenceService({ ...deps, limits, writesSideBySide: true }) },
+  ]);
   return system.auth('alice');
 }
 function sqliteStore(): EventStore {
