@@ -89,6 +89,24 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       expect((await store.readStream(s)).events).toHaveLength(2);
     });
 
+    it('recognises a retried append at an expected revision, also after later appends, and with "any" right after', async () => {
+      const s = stream('idem-later');
+      await store.appendToStream(s, [event('A')], { expectedRevision: 'no_stream' });
+      const retried = [event('B'), event('C')];
+      const first = await store.appendToStream(s, retried, { expectedRevision: 0 });
+      await store.appendToStream(s, [event('D')], { expectedRevision: 2 });
+      // The same ids at the same expected revision: done already, nothing stored twice, the stream's revision answered
+      const again = await store.appendToStream(s, retried, { expectedRevision: 0 });
+      expect(again.nextRevision).toBe(3);
+      expect(again.position).toBe(first.position);
+      const any = [event('E')];
+      await store.appendToStream(s, any, { expectedRevision: 'any' });
+      await store.appendToStream(s, any, { expectedRevision: 'any' });
+      expect((await store.readStream(s)).events.map((e) => e.type)).toEqual(['A', 'B', 'C', 'D', 'E']);
+      // Other ids at a revision that moved: a conflict, as ever
+      await expect(store.appendToStream(s, [event('F')], { expectedRevision: 0 })).rejects.toBeInstanceOf(WrongExpectedRevisionError);
+    });
+
     it('keeps event data and metadata intact', async () => {
       const s = stream('data');
       const data = { text: 'é ü 🎧', nested: { list: [1, 2.5, null, true] }, empty: '' };

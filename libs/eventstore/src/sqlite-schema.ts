@@ -29,7 +29,6 @@ export const EVENTS_TABLE = `
     stream_key INTEGER NOT NULL
   );
   CREATE INDEX IF NOT EXISTS events_by_stream ON events (stream_key, revision);
-  CREATE INDEX IF NOT EXISTS events_by_event_id ON events (stream_key, event_id);
   CREATE TABLE IF NOT EXISTS streams (stream_id TEXT PRIMARY KEY, revision INTEGER NOT NULL);
 `;
 

@@ -62,8 +62,8 @@ for (const pragma of CONNECTION_PRAGMAS) db.pragma(pragma);
 db.pragma('secure_delete = ON');
 if (maxPageCount !== undefined) db.pragma(`max_page_count = ${Math.floor(maxPageCount)}`);
 const streamRevision = db.prepare<[string], { revision: number }>('SELECT revision FROM streams WHERE stream_id = ?');
-const findEvent = db.prepare<[bigint, string, string], { position: number }>(
-  'SELECT position FROM events WHERE stream_key = ? AND stream_id = ? AND event_id = ?',
+const eventAt = db.prepare<[bigint, number, string], { position: number; event_id: string }>(
+  'SELECT position, event_id FROM events WHERE stream_key = ? AND revision = ? AND stream_id = ?',
 );
 const insert = db.prepare(
   'INSERT INTO events (stream_id, stream_key, revision, event_id, type, data, metadata, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)',
@@ -128,15 +128,35 @@ class WrongRevision extends Error {
   }
 }
 
+/**
+ * A retried append that already succeeded (the same event ids again): the position of its last event, else null.
+ * Looked for where the append put its events: after the revision it expected (`any`: the stream's last events),
+ * so an append to a stream at the revision it expects looks up nothing. No index of event ids: kept for this alone,
+ * it was a third of every event's writes, and the one whose keys (random ids) fell all over the file.
+ */
+function alreadyStored(
+  key: bigint,
+  streamId: string,
+  events: AppendRequest['events'],
+  expectedRevision: AppendRequest['expectedRevision'],
+  current: number,
+): bigint | null {
+  const first = expectedRevision === 'no_stream' ? 0 : expectedRevision === 'any' ? current - events.length + 1 : expectedRevision + 1;
+  if (events.length === 0 || first < 0 || first + events.length - 1 > current) return null;
+  let position: bigint | null = null;
+  for (let i = 0; i < events.length; i++) {
+    const at = eventAt.get(key, first + i, streamId);
+    if (at?.event_id !== events[i].id) return null;
+    position = BigInt(at.position);
+  }
+  return position;
+}
+
 const appendOne = ({ streamId, events, expectedRevision, unchangedSinceEpoch }: AppendRequest): AppendOutcome => {
   const current = streamRevision.get(streamId)?.revision ?? -1;
   const key = streamKey(streamId);
-  // The same event ids again: a retried append that already succeeded. Its first event tells: when that one is not
-  // stored, neither is the append (a batch of 3000 events would otherwise look up 3000 ids first).
-  if (events.length > 0 && findEvent.get(key, streamId, events[0].id)) {
-    const already = events.map((e) => findEvent.get(key, streamId, e.id));
-    if (already.every(Boolean)) return { ok: true, nextRevision: current, position: BigInt(already[already.length - 1]!.position) };
-  }
+  const stored = alreadyStored(key, streamId, events, expectedRevision, current);
+  if (stored !== null) return { ok: true, nextRevision: current, position: stored };
   const matches = expectedRevision === 'any' || (expectedRevision === 'no_stream' ? current === -1 : expectedRevision === current);
   // The epoch first: whether the revision matches or not, a state decided on without a read is then not the stream's.
   if (unchangedSinceEpoch !== undefined && unchangedSinceEpoch !== epoch) throw new WrongRevision(expectedRevision, current, true);

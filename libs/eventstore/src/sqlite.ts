@@ -464,12 +464,14 @@ function rawToRecorded([position, streamId, revision, id, type, data, metadata, 
 /**
  * Creates the tables, or upgrades a file from before `stream_key` (whose events' unique indexes held the stream ids):
  * the events are copied into the new table in one transaction, the old one dropped (its pages zeroed, secure_delete),
- * once per file. AUTOINCREMENT's counter is kept: a position is never given twice.
+ * once per file. AUTOINCREMENT's counter is kept: a position is never given twice. A file from before 2026-11-28 loses
+ * its index of event ids (the writer finds a retried append by revision, sqlite-writer.ts `alreadyStored`).
  */
 function upgradeSchema(db: Database.Database): void {
   const events = db.prepare<[], string>("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'events'").pluck().get();
   if (events === undefined || events.includes('stream_key')) {
     db.exec(EVENTS_TABLE);
+    db.exec('DROP INDEX IF EXISTS events_by_event_id');
     return;
   }
   db.function('udp_stream_key', { deterministic: true, safeIntegers: true }, (id: unknown) => streamKey(String(id)));

@@ -241,7 +241,33 @@ describe('SqliteEventStore file from before stream keys', () => {
         .pluck()
         .all();
       indexes.close();
-      expect(new Set(columns)).toEqual(new Set(['stream_key', 'revision', 'event_id']));
+      expect(new Set(columns)).toEqual(new Set(['stream_key', 'revision']));
+    } finally {
+      await store.close();
+    }
+  });
+
+  it('drops the index of event ids a file from before 2026-11-28 has; a retried append is still recognised', async () => {
+    const file = join(dir, 'event-id-index.sqlite');
+    const before = new SqliteEventStore(file);
+    await before.appendToStream('a-1', [{ id: 'e1', type: 'A', data: {} }], { expectedRevision: 'no_stream' });
+    await before.close();
+    const Database = require('better-sqlite3') as typeof import('better-sqlite3');
+    const old = new Database(file);
+    old.exec('CREATE INDEX events_by_event_id ON events (stream_key, event_id)');
+    old.close();
+    const store = new SqliteEventStore(file);
+    try {
+      const indexes = new Database(file, { readonly: true });
+      const names = indexes
+        .prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'events'")
+        .pluck()
+        .all();
+      indexes.close();
+      expect(names).toEqual(['events_by_stream']);
+      const again = await store.appendToStream('a-1', [{ id: 'e1', type: 'A', data: {} }], { expectedRevision: 'no_stream' });
+      expect(again.nextRevision).toBe(0);
+      expect((await store.readStream('a-1')).events).toHaveLength(1);
     } finally {
       await store.close();
     }
