@@ -9,6 +9,18 @@ import http from 'node:http';
  */
 export const BENCH_RATE_LIMITS = { RATE_LIMIT_PER_USER: '1000000000', RATE_LIMIT_PER_ADDRESS: '1000000000' };
 
+/** The port of a system started as a child process, from its `gateway on http://localhost:<port>` line on stderr. */
+export function gatewayPortOf(child) {
+  return new Promise((resolve) => {
+    let output = '';
+    child.stderr.on('data', (chunk) => {
+      output += chunk;
+      const ready = /gateway on http:\/\/localhost:(\d+)/.exec(output);
+      if (ready) resolve(ready[1]);
+    });
+  });
+}
+
 export function client(base, connections) {
   const url = new URL(base);
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });

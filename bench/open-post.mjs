@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SignJWT } from 'jose';
-import { BENCH_RATE_LIMITS, client, openLoop, percentile } from './load.mjs';
+import { BENCH_RATE_LIMITS, client, gatewayPortOf, openLoop, percentile } from './load.mjs';
 
 const root = process.env.ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const RATE = Number(process.env.RATE ?? 5000);
@@ -18,14 +18,7 @@ const child = spawn(process.execPath, [join(root, 'dist/embedded/main.js')], {
   env: { ...process.env, ...BENCH_RATE_LIMITS, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' },
   stdio: ['ignore', 'ignore', 'pipe'],
 });
-const port = await new Promise((resolve) => {
-  let output = '';
-  child.stderr.on('data', (chunk) => {
-    output += chunk;
-    const ready = /gateway on http:\/\/localhost:(\d+)/.exec(output);
-    if (ready) resolve(ready[1]);
-  });
-});
+const port = await gatewayPortOf(child);
 const key = new TextEncoder().encode(readFileSync(join(dataDir, 'secrets', 'jwt-signing.key'), 'utf8').trim());
 const writers = await Promise.all(
   Array.from({ length: 200 }, (_, u) =>

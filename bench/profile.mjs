@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
-import { BENCH_RATE_LIMITS } from './load.mjs';
+import { BENCH_RATE_LIMITS, gatewayPortOf } from './load.mjs';
 const root = process.env.ROOT ?? join(dirname(fileURLToPath(import.meta.url)), '..');
 const dataDir = mkdtempSync(join(tmpdir(), 'prof-'));
 const child = spawn(
@@ -15,14 +15,7 @@ const child = spawn(
   [...(process.env.PROF ? ['--cpu-prof', '--cpu-prof-dir=' + process.env.PROF] : []), join(root, 'dist/embedded/main.js')],
   { env: { ...process.env, ...BENCH_RATE_LIMITS, DATA_DIR: dataDir, PORT: '0', LOG_LEVEL: 'warn' }, stdio: ['ignore', 'pipe', 'pipe'] },
 );
-const port = await new Promise((r) => {
-  let o = '';
-  child.stderr.on('data', (c) => {
-    o += c;
-    const m = /gateway on http:\/\/localhost:(\d+)/.exec(o);
-    if (m) r(m[1]);
-  });
-});
+const port = await gatewayPortOf(child);
 const token = execFileSync(process.execPath, [join(root, 'dist/apps/gateway/token.js'), 'reader'], {
   env: { ...process.env, DATA_DIR: dataDir },
 })

@@ -205,14 +205,12 @@ function oneAtATimePerStream() {
   return <T>(streamId: string, work: () => Promise<T>): Promise<T> => {
     const before = tails.get(streamId);
     const running = before ? before.then(work, work) : work();
-    const tail = running.then(
-      () => undefined,
-      () => undefined,
-    );
-    tails.set(streamId, tail);
-    void tail.then(() => {
+    // Settles once `running` has, either way; the last of the stream's commands leaves nothing behind.
+    const settled = () => {
       if (tails.get(streamId) === tail) tails.delete(streamId);
-    });
+    };
+    const tail: Promise<void> = running.then(settled, settled);
+    tails.set(streamId, tail);
     return running;
   };
 }

@@ -28,8 +28,8 @@ export class MemoryEventStore implements EventStore {
     const current = existing.length ? existing[existing.length - 1].revision : -1;
     const known = new Set(existing.map((e) => e.id));
     if (events.length > 0 && events.every((e) => known.has(e.id))) {
-      const retried = new Set(events.map((e) => e.id));
-      const last = existing.filter((e) => retried.has(e.id)).pop()!;
+      // The append's last event was stored last of its events.
+      const last = existing.find((e) => e.id === events[events.length - 1].id)!;
       return { nextRevision: current, position: last.position };
     }
     if (options.unchangedSinceEpoch !== undefined && options.unchangedSinceEpoch !== this.epoch) {
