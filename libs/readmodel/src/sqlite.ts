@@ -27,6 +27,7 @@ import {
   columnOf,
   columnValue,
   columnValueSql,
+  idKey,
   keyColumnOf,
   orderSql,
   partitionKey,
@@ -85,7 +86,8 @@ export interface SqliteReadModelsOptions {
  *   for the copy, whatever the size of the file; erasures that come together share one compaction. An index keeps
  *   its first field as a hash (`udp_key`), not the value: the first field is the user's id in every per-user read
  *   model. (The key is a column, `k_<field>`, filled by this code: computed inside SQLite it cost a call into
- *   JavaScript per index per write.)
+ *   JavaScript per index per write.) The id index keeps the ids after their owner's hash (`idKey`), as the table
+ *   keeps them: a compaction copies live rows only, whatever an index held.
  */
 /** The name of the index `ensureIndex` makes for these keys (fields and directions in order). */
 const indexName = (target: { table: string }, keys: Record<string, 1 | -1>, included: readonly string[] = []) =>
@@ -551,14 +553,29 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     this.table = `"rm_${name}"`;
     store.commit();
     const db = store.database;
-    // `key`: the id's hash (the index on it keeps no id; see the class comment of SqliteReadModelStore).
+    // `key`: the hash of the id's owner (`idKey`): a document is found by (key, id), a user's together.
     db.exec(`CREATE TABLE IF NOT EXISTS ${this.table} (id TEXT NOT NULL, key INTEGER NOT NULL, revision REAL, doc TEXT NOT NULL)`);
-    db.exec(`CREATE INDEX IF NOT EXISTS "rm_${name}__key" ON ${this.table} (key)`);
+    this.indexIds(name);
     for (const { name: column } of db.pragma(`table_info(${this.table})`) as Array<{ name: string }>) {
       if (column.startsWith('f_')) this.columns.add(column.slice(2));
       if (column.startsWith('k_')) this.partitionFields.add(column.slice(2));
     }
     this.statements = this.prepare();
+  }
+
+  /**
+   * The id index, on (key, id). A file from before keyed each document by its whole id's hash, on an index of that
+   * alone: at its first open the keys are made again, in one transaction, and the index replaced (docs/performance.md).
+   */
+  private indexIds(name: string): void {
+    const db = this.store.database;
+    const before = `rm_${name}__key`;
+    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(before) !== undefined)
+      db.transaction(() => {
+        db.exec(`DROP INDEX "${before}"`);
+        db.exec(`UPDATE ${this.table} SET key = udp_id_key(id)`);
+      })();
+    db.exec(`CREATE INDEX IF NOT EXISTS "rm_${name}__key_id" ON ${this.table} (key, id)`);
   }
 
   /** Prepares its statements again, on the store's connection open now (after a compaction switched files). */
@@ -613,7 +630,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   private readById(id: string): string | undefined {
-    const doc = this.statements.byId.get(partitionKey(id), id) as string | undefined;
+    const doc = this.statements.byId.get(idKey(id), id) as string | undefined;
     if (doc === undefined || doc.length > RECENT_DOCUMENT_CHARS) return doc;
     // Full, it starts again: a hot set refills at once, and dropping the oldest one by one made every read walk the
     // map's holes from its start (1.8 s of a 33 s rebuild that read each entry once).
@@ -623,7 +640,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   async getMany(ids: readonly string[]): Promise<T[]> {
-    const texts = this.store.read(() => ids.map((id) => this.statements.byId.get(partitionKey(id), id) as string | undefined));
+    const texts = this.store.read(() => ids.map((id) => this.statements.byId.get(idKey(id), id) as string | undefined));
     return texts.flatMap((doc) => (doc === undefined ? [] : [JSON.parse(doc) as T]));
   }
 
@@ -703,7 +720,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   upsertNow(doc: T & VersionedDocument): boolean {
-    const key = partitionKey(doc._id);
+    const key = idKey(doc._id);
     const { stored, insert, replace, columns, keys } = this.statements;
     this.recentById.delete(doc._id);
     return this.store.write(() => {
@@ -805,6 +822,7 @@ function connect(file: string): Database.Database {
   // 32 MiB of pages: the figure RSS is held to (docs/performance.md); the operating system caches the rest.
   db.pragma('cache_size = -32768');
   db.function('udp_key', { deterministic: true }, (value: unknown) => partitionKey(value));
+  db.function('udp_id_key', { deterministic: true }, (id: unknown) => idKey(String(id)));
   db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');
   db.exec('CREATE TABLE IF NOT EXISTS udp_meta (name TEXT PRIMARY KEY, value TEXT NOT NULL)');
   return db;

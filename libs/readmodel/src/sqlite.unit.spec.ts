@@ -11,7 +11,7 @@ readModelContract('sqlite', () => SqliteReadModelStore.open({ file: join(mkdtemp
 describe('SQLite read models rebuilt from nothing', () => {
   const indexesOf = (file: string) =>
     new Database(file, { readonly: true })
-      .prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'rm_notes__%' AND name NOT LIKE '%__key'")
+      .prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'rm_notes__%' AND name NOT LIKE '%__key_id'")
       .pluck()
       .all();
 
@@ -139,6 +139,75 @@ describe('SQLite read models: documents read by id', () => {
     await store.scrub();
     expect(await heads.get('u1')).toBeNull();
     await store.close();
+  });
+});
+
+describe('SQLite read models: the id index', () => {
+  type Entry = { _id: string; userId: string; n: number; revision: number };
+  const entry = (user: string, i: number, revision = 0): Entry => ({ _id: `${user}/item-${i}`, userId: user, n: i, revision });
+
+  it("given a user's documents among others', then they share one key, and each is found by its id", async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+    const store = await SqliteReadModelStore.open({ file });
+    const entries = store.collection<Entry>('entries');
+    for (let i = 0; i < 50; i++) for (const user of ['alice', 'bob']) await entries.upsertIfNewer(entry(user, i));
+    await entries.upsertIfNewer({ _id: 'alice', userId: 'alice', n: -1, revision: 0 });
+    store.commit();
+    const keys = store.database.prepare<[], number>('SELECT DISTINCT key FROM "rm_entries" WHERE id LIKE \'alice%\'').pluck().all();
+    // Her 50 entries and the document named by her id alone: one key, so they sit together in the index.
+    expect(keys).toHaveLength(1);
+    expect((await entries.get('alice/item-7'))?.n).toBe(7);
+    expect((await entries.get('bob/item-7'))?.userId).toBe('bob');
+    expect((await entries.getMany(['alice/item-1', 'bob/item-2', 'carol/item-1'])).map((e) => e._id)).toEqual([
+      'alice/item-1',
+      'bob/item-2',
+    ]);
+    expect((await entries.find({ _id: { $in: ['alice/item-3', 'bob/item-4'] } })).map((e) => e._id).sort()).toEqual([
+      'alice/item-3',
+      'bob/item-4',
+    ]);
+    expect(await entries.deleteMany({ _id: 'alice/item-3' })).toBe(1);
+    expect(await entries.get('alice/item-3')).toBeNull();
+    const plan = store.database
+      .prepare('EXPLAIN QUERY PLAN SELECT doc FROM "rm_entries" WHERE key = ? AND id = ?')
+      .all(keys[0], 'alice/item-7') as Array<{ detail: string }>;
+    expect(plan.map((step) => step.detail).join(' ')).toContain('USING INDEX rm_entries__key_id (key=? AND id=?)');
+    await store.close();
+  });
+
+  it('given a file from before, keyed by each whole id, when it is opened, then its keys are made again and every document is found', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+    const store = await SqliteReadModelStore.open({ file });
+    const entries = store.collection<Entry>('entries');
+    for (let i = 0; i < 20; i++) await entries.upsertIfNewer(entry('alice', i));
+    await store.close();
+    // As the layout before it: an index on the key alone, the key the hash of the whole id (the seed of a string).
+    const before = new Database(file);
+    before.function('whole_id_key', { deterministic: true }, (id: unknown) => {
+      let hash = 0x811c9dc5;
+      for (const c of String(id)) hash = Math.imul(hash ^ c.charCodeAt(0), 0x01000193);
+      return hash >>> 0;
+    });
+    before.exec(
+      'DROP INDEX "rm_entries__key_id"; CREATE INDEX "rm_entries__key" ON "rm_entries" (key); UPDATE "rm_entries" SET key = whole_id_key(id)',
+    );
+    expect(before.prepare('SELECT count(DISTINCT key) FROM "rm_entries"').pluck().get()).toBe(20);
+    before.close();
+
+    const again = await SqliteReadModelStore.open({ file });
+    const reopened = again.collection<Entry>('entries');
+    expect((await reopened.get('alice/item-12'))?.n).toBe(12);
+    // A newer version replaces the row found by its id; an older one is refused: no second row for one id.
+    expect(await reopened.upsertIfNewer(entry('alice', 12, 1))).toBe(true);
+    expect(await reopened.upsertIfNewer(entry('alice', 13, -1))).toBe(false);
+    again.commit();
+    const db = again.database;
+    expect(db.prepare('SELECT count(*) FROM "rm_entries"').pluck().get()).toBe(20);
+    expect(db.prepare('SELECT count(DISTINCT key) FROM "rm_entries"').pluck().get()).toBe(1);
+    expect(db.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_entries'").pluck().all()).toEqual([
+      'rm_entries__key_id',
+    ]);
+    await again.close();
   });
 });
 
