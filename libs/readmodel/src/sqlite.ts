@@ -86,8 +86,9 @@ export interface SqliteReadModelsOptions {
  *   for the copy, whatever the size of the file; erasures that come together share one compaction. An index keeps
  *   its first field as a hash (`udp_key`), not the value: the first field is the user's id in every per-user read
  *   model. (The key is a column, `k_<field>`, filled by this code: computed inside SQLite it cost a call into
- *   JavaScript per index per write.) The id index keeps the ids after their owner's hash (`idKey`), as the table
- *   keeps them: a compaction copies live rows only, whatever an index held.
+ *   JavaScript per index per write.) What removes an erased user's ids from every page is the compaction, not the
+ *   hash: the id index keeps the ids after their owner's hash (`idKey`), as the table keeps them, and the copy holds
+ *   live rows only, its indexes built anew.
  */
 /** The name of the index `ensureIndex` makes for these keys (fields and directions in order). */
 const indexName = (target: { table: string }, keys: Record<string, 1 | -1>, included: readonly string[] = []) =>
@@ -564,18 +565,24 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   /**
-   * The id index, on (key, id). A file from before keyed each document by its whole id's hash, on an index of that
-   * alone: at its first open the keys are made again, in one transaction, and the index replaced (docs/performance.md).
+   * The id index, on (key, id), made with the table. A file from before keyed each document by its whole id's hash, on
+   * an index of that alone: at the collection's first open the keys are made again, in one transaction, and the index
+   * replaced (docs/performance.md).
    */
   private indexIds(name: string): void {
     const db = this.store.database;
+    const exists = (index: string) => db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(index) !== undefined;
+    const index = `rm_${name}__key_id`;
+    if (exists(index)) return;
+    // A table made or changed while a compaction copies the file is not so in the copy: that compaction starts again.
+    this.store.schemaChanging();
     const before = `rm_${name}__key`;
-    if (db.prepare("SELECT 1 FROM sqlite_master WHERE type = 'index' AND name = ?").get(before) !== undefined)
+    if (exists(before))
       db.transaction(() => {
         db.exec(`DROP INDEX "${before}"`);
         db.exec(`UPDATE ${this.table} SET key = udp_id_key(id)`);
       })();
-    db.exec(`CREATE INDEX IF NOT EXISTS "rm_${name}__key_id" ON ${this.table} (key, id)`);
+    db.exec(`CREATE INDEX "${index}" ON ${this.table} (key, id)`);
   }
 
   /** Prepares its statements again, on the store's connection open now (after a compaction switched files). */
@@ -821,6 +828,9 @@ function connect(file: string): Database.Database {
   db.pragma('busy_timeout = 5000');
   // 32 MiB of pages: the figure RSS is held to (docs/performance.md); the operating system caches the rest.
   db.pragma('cache_size = -32768');
+  // The log starts over once copied whole; a larger one (a migration's, the indexes built after a rebuild) is then cut
+  // back to 64 MiB instead of keeping its size on disk.
+  db.pragma('journal_size_limit = 67108864');
   db.function('udp_key', { deterministic: true }, (value: unknown) => partitionKey(value));
   db.function('udp_id_key', { deterministic: true }, (id: unknown) => idKey(String(id)));
   db.exec('CREATE TABLE IF NOT EXISTS checkpoints (name TEXT PRIMARY KEY, position TEXT NOT NULL)');

@@ -5,13 +5,16 @@ import { dirname, join, relative } from 'node:path';
 import { readModelContract } from './readmodel.contract';
 import { param } from './port';
 import { SqliteReadModelStore } from './sqlite';
+import { partitionKey } from './sqlite-filter';
 
 readModelContract('sqlite', () => SqliteReadModelStore.open({ file: join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite') }));
 
 describe('SQLite read models rebuilt from nothing', () => {
   const indexesOf = (file: string) =>
     new Database(file, { readonly: true })
-      .prepare<[], string>("SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'rm_notes__%' AND name NOT LIKE '%__key_id'")
+      .prepare<[], string>(
+        "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'rm_notes__%' AND name NOT LIKE '%\\_\\_key\\_id' ESCAPE '\\'",
+      )
       .pluck()
       .all();
 
@@ -166,8 +169,19 @@ describe('SQLite read models: the id index', () => {
       'alice/item-3',
       'bob/item-4',
     ]);
+    expect((await entries.find({ $or: [{ _id: 'bob/item-5' }, { _id: { $eq: 'alice/item-6' } }] })).map((e) => e._id).sort()).toEqual([
+      'alice/item-6',
+      'bob/item-5',
+    ]);
+    const byId = entries.prepareFind({ _id: param('id', 'string') }, { sort: { n: 1 }, select: ['n'] });
+    expect(await byId({ id: 'bob/item-9' })).toEqual([{ n: 9 }]);
+    expect(await entries.updateMany({ _id: 'bob/item-9' }, { n: 90 })).toBe(1);
+    expect(await byId({ id: 'bob/item-9' })).toEqual([{ n: 90 }]);
     expect(await entries.deleteMany({ _id: 'alice/item-3' })).toBe(1);
     expect(await entries.get('alice/item-3')).toBeNull();
+    // Ids that name no owner: each keyed by its whole self (the empty one too), found as any other.
+    for (const id of ['', '/lead', 'plain', 'a//b']) await entries.upsertIfNewer({ _id: id, userId: 'x', n: id.length, revision: 0 });
+    for (const id of ['', '/lead', 'plain', 'a//b']) expect((await entries.get(id))?.n).toBe(id.length);
     const plan = store.database
       .prepare('EXPLAIN QUERY PLAN SELECT doc FROM "rm_entries" WHERE key = ? AND id = ?')
       .all(keys[0], 'alice/item-7') as Array<{ detail: string }>;
@@ -181,13 +195,9 @@ describe('SQLite read models: the id index', () => {
     const entries = store.collection<Entry>('entries');
     for (let i = 0; i < 20; i++) await entries.upsertIfNewer(entry('alice', i));
     await store.close();
-    // As the layout before it: an index on the key alone, the key the hash of the whole id (the seed of a string).
+    // As the layout before it: an index on the key alone, the key the hash of the whole id.
     const before = new Database(file);
-    before.function('whole_id_key', { deterministic: true }, (id: unknown) => {
-      let hash = 0x811c9dc5;
-      for (const c of String(id)) hash = Math.imul(hash ^ c.charCodeAt(0), 0x01000193);
-      return hash >>> 0;
-    });
+    before.function('whole_id_key', { deterministic: true }, (id: unknown) => partitionKey(id));
     before.exec(
       'DROP INDEX "rm_entries__key_id"; CREATE INDEX "rm_entries__key" ON "rm_entries" (key); UPDATE "rm_entries" SET key = whole_id_key(id)',
     );
@@ -208,6 +218,50 @@ describe('SQLite read models: the id index', () => {
       'rm_entries__key_id',
     ]);
     await again.close();
+  });
+
+  it('given a collection first opened while an erasure compacts the file, then that compaction is given up, and the next one keeps the collection whole', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+    const setup = await SqliteReadModelStore.open({ file });
+    for (const name of ['erased', 'late', 'older']) {
+      const collection = setup.collection<Entry>(name);
+      for (let i = 0; i < 5; i++) await collection.upsertIfNewer(entry('bob', i));
+    }
+    await setup.close();
+    // 'older' in the layout before (migrated when first opened); 'late' as it is.
+    const before = new Database(file);
+    before.function('whole_id_key', { deterministic: true }, (id: unknown) => partitionKey(id));
+    before.exec(
+      'DROP INDEX "rm_older__key_id"; CREATE INDEX "rm_older__key" ON "rm_older" (key); UPDATE "rm_older" SET key = whole_id_key(id)',
+    );
+    before.close();
+
+    const store = await SqliteReadModelStore.open({ file });
+    await store.collection<Entry>('erased').deleteMany({ userId: 'bob' });
+    // Both opened once the compaction's copy is taken, before it switches to it: the copy has 'older' unmigrated.
+    const copying = store as unknown as { vacuumInto(target: string): Promise<void> };
+    const vacuumInto = copying.vacuumInto.bind(store);
+    let opened = false;
+    copying.vacuumInto = async (target) => {
+      await vacuumInto(target);
+      if (opened) return;
+      opened = true;
+      store.collection<Entry>('late');
+      store.collection<Entry>('older');
+    };
+    // That compaction is given up (the erasure asking for it fails and is tried again), never switched to.
+    await expect(store.scrub()).rejects.toThrow('the compaction was overtaken');
+    await store.scrub();
+    const older = store.collection<Entry>('older');
+    expect((await older.get('bob/item-3'))?.n).toBe(3);
+    expect(await older.upsertIfNewer(entry('bob', 3, 1))).toBe(true);
+    expect((await store.collection<Entry>('late').get('bob/item-4'))?.n).toBe(4);
+    store.commit();
+    expect(store.database.prepare('SELECT count(*) FROM "rm_older"').pluck().get()).toBe(5);
+    expect(store.database.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_older'").pluck().all()).toEqual([
+      'rm_older__key_id',
+    ]);
+    await store.close();
   });
 });
 
