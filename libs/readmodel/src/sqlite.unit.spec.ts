@@ -148,6 +148,19 @@ describe('SQLite read models: documents read by id', () => {
 describe('SQLite read models: the id index', () => {
   type Entry = { _id: string; userId: string; n: number; revision: number };
   const entry = (user: string, i: number, revision = 0): Entry => ({ _id: `${user}/item-${i}`, userId: user, n: i, revision });
+  /** Puts a collection in the layout before the owner's key: an index on the key alone, the hash of the whole id. Its keys. */
+  const toLayoutBefore = (file: string, name: string) => {
+    const db = new Database(file);
+    try {
+      db.function('whole_id_key', { deterministic: true }, (id: unknown) => partitionKey(id));
+      db.exec(
+        `DROP INDEX "rm_${name}__key_id"; CREATE INDEX "rm_${name}__key" ON "rm_${name}" (key); UPDATE "rm_${name}" SET key = whole_id_key(id)`,
+      );
+      return db.prepare(`SELECT count(DISTINCT key) FROM "rm_${name}"`).pluck().get();
+    } finally {
+      db.close();
+    }
+  };
 
   it("given a user's documents among others', then they share one key, and each is found by its id", async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
@@ -195,14 +208,7 @@ describe('SQLite read models: the id index', () => {
     const entries = store.collection<Entry>('entries');
     for (let i = 0; i < 20; i++) await entries.upsertIfNewer(entry('alice', i));
     await store.close();
-    // As the layout before it: an index on the key alone, the key the hash of the whole id.
-    const before = new Database(file);
-    before.function('whole_id_key', { deterministic: true }, (id: unknown) => partitionKey(id));
-    before.exec(
-      'DROP INDEX "rm_entries__key_id"; CREATE INDEX "rm_entries__key" ON "rm_entries" (key); UPDATE "rm_entries" SET key = whole_id_key(id)',
-    );
-    expect(before.prepare('SELECT count(DISTINCT key) FROM "rm_entries"').pluck().get()).toBe(20);
-    before.close();
+    expect(toLayoutBefore(file, 'entries')).toBe(20);
 
     const again = await SqliteReadModelStore.open({ file });
     const reopened = again.collection<Entry>('entries');
@@ -229,12 +235,7 @@ describe('SQLite read models: the id index', () => {
     }
     await setup.close();
     // 'older' in the layout before (migrated when first opened); 'late' as it is.
-    const before = new Database(file);
-    before.function('whole_id_key', { deterministic: true }, (id: unknown) => partitionKey(id));
-    before.exec(
-      'DROP INDEX "rm_older__key_id"; CREATE INDEX "rm_older__key" ON "rm_older" (key); UPDATE "rm_older" SET key = whole_id_key(id)',
-    );
-    before.close();
+    toLayoutBefore(file, 'older');
 
     const store = await SqliteReadModelStore.open({ file });
     await store.collection<Entry>('erased').deleteMany({ userId: 'bob' });
