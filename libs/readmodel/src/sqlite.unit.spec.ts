@@ -226,44 +226,48 @@ describe('SQLite read models: the id index', () => {
     await again.close();
   });
 
-  it('given a collection first opened while an erasure compacts the file, then that compaction is given up, and the next one keeps the collection whole', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
-    const setup = await SqliteReadModelStore.open({ file });
-    for (const name of ['erased', 'late', 'older']) {
-      const collection = setup.collection<Entry>(name);
-      for (let i = 0; i < 5; i++) await collection.upsertIfNewer(entry('bob', i));
-    }
-    await setup.close();
-    // 'older' in the layout before (migrated when first opened); 'late' as it is.
-    toLayoutBefore(file, 'older');
+  it.each([
+    ['kept in the layout before (keyed again when first opened)', 'older'],
+    ['made new (its table first made then)', 'late'],
+  ])(
+    'given a collection %s while an erasure compacts the file, then that compaction is given up, and the next one keeps the collection whole',
+    async (_, name) => {
+      const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+      const setup = await SqliteReadModelStore.open({ file });
+      for (const made of ['erased', 'older']) {
+        const collection = setup.collection<Entry>(made);
+        for (let i = 0; i < 5; i++) await collection.upsertIfNewer(entry('bob', i));
+      }
+      await setup.close();
+      toLayoutBefore(file, 'older');
 
-    const store = await SqliteReadModelStore.open({ file });
-    await store.collection<Entry>('erased').deleteMany({ userId: 'bob' });
-    // Both opened once the compaction's copy is taken, before it switches to it: the copy has 'older' unmigrated.
-    const copying = store as unknown as { vacuumInto(target: string): Promise<void> };
-    const vacuumInto = copying.vacuumInto.bind(store);
-    let opened = false;
-    copying.vacuumInto = async (target) => {
-      await vacuumInto(target);
-      if (opened) return;
-      opened = true;
-      store.collection<Entry>('late');
-      store.collection<Entry>('older');
-    };
-    // That compaction is given up (the erasure asking for it fails and is tried again), never switched to.
-    await expect(store.scrub()).rejects.toThrow('the compaction was overtaken');
-    await store.scrub();
-    const older = store.collection<Entry>('older');
-    expect((await older.get('bob/item-3'))?.n).toBe(3);
-    expect(await older.upsertIfNewer(entry('bob', 3, 1))).toBe(true);
-    expect((await store.collection<Entry>('late').get('bob/item-4'))?.n).toBe(4);
-    store.commit();
-    expect(store.database.prepare('SELECT count(*) FROM "rm_older"').pluck().get()).toBe(5);
-    expect(store.database.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = 'rm_older'").pluck().all()).toEqual([
-      'rm_older__key_id',
-    ]);
-    await store.close();
-  });
+      const store = await SqliteReadModelStore.open({ file });
+      await store.collection<Entry>('erased').deleteMany({ userId: 'bob' });
+      // Opened once the compaction's copy is taken, before it switches to it: the copy has it unmigrated, or not at all.
+      const copying = store as unknown as { vacuumInto(target: string): Promise<void> };
+      const vacuumInto = copying.vacuumInto.bind(store);
+      let opened = false;
+      copying.vacuumInto = async (target) => {
+        await vacuumInto(target);
+        if (opened) return;
+        opened = true;
+        store.collection<Entry>(name);
+      };
+      // That compaction is given up (the erasure asking for it fails and is tried again), never switched to.
+      await expect(store.scrub()).rejects.toThrow('the compaction was overtaken');
+      await store.scrub();
+      const collection = store.collection<Entry>(name);
+      if (name === 'late') await collection.upsertIfNewer(entry('bob', 3));
+      expect((await collection.get('bob/item-3'))?.n).toBe(3);
+      expect(await collection.upsertIfNewer(entry('bob', 3, 1))).toBe(true);
+      store.commit();
+      expect(store.database.prepare(`SELECT count(*) FROM "rm_${name}" WHERE id = 'bob/item-3'`).pluck().get()).toBe(1);
+      expect(
+        store.database.prepare("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ?").pluck().all(`rm_${name}`),
+      ).toEqual([`rm_${name}__key_id`]);
+      await store.close();
+    },
+  );
 });
 
 describe('SQLite read models: erasure and failures', () => {
