@@ -1,7 +1,9 @@
 /**
  * The embedded read models' checkpointer: the entry of a worker thread (started by sqlite.ts) that copies the
  * write-ahead log into the database file every `intervalMs`, so that the copying and its fsyncs never block the event
- * loop that serves requests and applies events. The store's own connection checkpoints only past 64 MiB of log.
+ * loop that serves requests and applies events. The store asks for a copy after each commit (`{ checkpoint }`,
+ * answered with the log's size) to start the log over (sqlite.ts, `copyCommitted`); its own connection checkpoints only
+ * past 256 MiB of log.
  *
  * Loaded by file, never imported for its code (sqlite.ts imports only its types). In dist/ it is its own bundle
  * (tools/build.mjs); from the sources (jest) Node runs this file as it is, stripping its types: CommonJS `require`,
@@ -22,21 +24,41 @@ const db = new Database(file);
 db.pragma('busy_timeout = 0');
 db.pragma('synchronous = NORMAL');
 
-function checkpoint(): void {
+/** Frames in the log and frames copied into the file after a checkpoint (both 0 when it could not run). */
+function checkpoint(): { log: number; copied: number } {
   try {
     // PASSIVE: copies what no reader still needs, beside the writer; the log starts over once all of it was copied.
-    db.pragma('wal_checkpoint(PASSIVE)');
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number; checkpointed: number }>;
+    return { log: result?.log ?? 0, copied: result?.checkpointed ?? 0 };
   } catch {
     // Busy or failing now: the next interval tries again; the log only grows meanwhile.
+    return { log: 0, copied: 0 };
   }
 }
 
-/** Asked by the store: stop; or copy the live rows into a new file (an erasure's compaction, see sqlite.ts). */
-export type CheckpointerMessage = 'stop' | { vacuumInto: string };
-export type CheckpointerReply = { vacuumed: string; error?: string };
+/**
+ * Asked by the store: stop; copy the log now (`checkpoint`: the number of the store's request, answered with the log's
+ * size once copied); or copy the live rows into a new file (an erasure's compaction, see sqlite.ts).
+ */
+export type CheckpointerMessage = 'stop' | { checkpoint: number } | { vacuumInto: string };
+export type CheckpointerReply = { vacuumed: string; error?: string } | { checkpointed: number; log: number; copied: number };
 
 const timer = setInterval(checkpoint, intervalMs);
+/** The newest request to checkpoint not yet answered: requests that arrive together get one checkpoint. */
+let asked = 0;
 parentPort!.on('message', (message: CheckpointerMessage) => {
+  if (typeof message === 'object' && 'checkpoint' in message) {
+    if (asked === 0)
+      setImmediate(() => {
+        const checkpointed = asked;
+        asked = 0;
+        // Asked just before the store stopped this thread: nothing to answer.
+        if (!db.open) return;
+        parentPort!.postMessage({ checkpointed, ...checkpoint() } satisfies CheckpointerReply);
+      });
+    asked = message.checkpoint;
+    return;
+  }
   if (message === 'stop') {
     clearInterval(timer);
     // TRUNCATE: the log copied whole and emptied here, so that the store's connection closes without that work on

@@ -73,9 +73,15 @@ export interface SqliteReadModelsOptions {
  *   write them to the log a few times a second, not 2,000 times. Checkpoints are saved in the same transaction as
  *   the documents they cover, so after a crash the two agree and the projectors replay what was lost. The file is
  *   derived data (synchronous=NORMAL): a power loss may lose the last transactions, never make them disagree.
- * - The write-ahead log is copied into the file by a thread of its own (sqlite-checkpointer.ts), and by this
- *   connection only past 64 MiB: checkpoints every 1000 pages (SQLite's default), with their fsyncs, took 30% of
- *   a replay's time on the event loop (1M documents: 22.6 s, now 15.9 s).
+ * - The write-ahead log is copied into the file by a thread of its own (sqlite-checkpointer.ts), after each commit and
+ *   every `checkpointEveryMs`: checkpoints every 1000 pages (SQLite's default), with their fsyncs, took 30% of a
+ *   replay's time on the event loop (1M documents: 22.6 s, now 15.9 s). Only a writer lets the log start over, when
+ *   its transaction begins with the whole log copied; under sustained writes the next transaction always began
+ *   before the thread's copy ended, and the log grew until this connection checkpointed it itself at 64 MiB: 40-65 ms
+ *   on the event loop, which other users' reads waited for (batch-load: their p99 46-60 ms). Past `HOLD_WRITES_AT`
+ *   the store therefore holds new writes (not reads) until the thread has copied the commit just made, a few
+ *   milliseconds, and the next transaction starts the log over. This connection still checkpoints past 256 MiB, should
+ *   the thread fall behind.
  * - One connection reads and writes, so a read sees every write made before it, committed or not, as the
  *   memory store does.
  * - Erasure: deleted rows are zeroed as they go (secure_delete), but SQLite leaves copies of rows it moved in the free
@@ -121,6 +127,15 @@ export class SqliteReadModelStore implements ReadModelStore {
   private readonly checkpointStore: CheckpointStore;
   private checkpointer!: Worker;
   private checkpointerExited!: Promise<unknown>;
+  /**
+   * Requests to checkpoint sent to the thread (each commit makes one); the log's size at its last answer, and whether
+   * that answer had copied all of it (the thread keeps up with the commits).
+   */
+  private checkpointsAsked = 0;
+  private logBytes = 0;
+  private logCopied = false;
+  /** Set while new writes wait for the thread to copy the log (see `HOLD_WRITES_AT`); `release` ends the wait. */
+  private heldWrites: { until: number; done: Promise<void>; release(): void } | null = null;
   /** Set while the read models are rebuilt from nothing (no checkpoint yet): the indexes `caughtUp` builds. */
   private deferredIndexes: string[] | null;
   private readonly logger?: SqliteReadModelsLogger;
@@ -151,6 +166,8 @@ export class SqliteReadModelStore implements ReadModelStore {
       },
       // Written once per transaction, when it commits: a projector saves one after every event it applies.
       save: async (name, position) => {
+        const held = this.writesHeld;
+        if (held) await held;
         this.write(() => this.pendingCheckpoints.set(name, position));
       },
     };
@@ -162,17 +179,30 @@ export class SqliteReadModelStore implements ReadModelStore {
   }
 
   /**
-   * The checkpointer thread copies the log as it grows; this connection checkpoints only once the log passes 64 MiB
-   * (under sustained writes a background copy never catches up, and only a writer's checkpoint lets the log start
-   * over), and then copies only what the thread has not.
+   * The checkpointer thread copies the log as it grows; this connection checkpoints only once the log passes 256 MiB
+   * (the thread fell behind, see `copyCommitted`), and then copies only what the thread has not.
    */
   private startCheckpointer(): void {
     const db = this.db;
-    db.pragma('wal_autocheckpoint = 16384');
+    db.pragma('wal_autocheckpoint = 65536');
+    const pageSize = db.pragma('page_size', { simple: true }) as number;
     const workerData: CheckpointerData = { file: this.file, intervalMs: this.checkpointEveryMs };
     const checkpointer = new Worker(workerEntry(__dirname, 'sqlite-checkpointer'), { workerData });
     this.checkpointer = checkpointer;
     this.checkpointerExited = new Promise((resolve) => checkpointer.once('exit', resolve));
+    this.logBytes = 0;
+    this.logCopied = false;
+    this.releaseWrites();
+    checkpointer.on('message', (reply: CheckpointerReply) => {
+      if (!('checkpointed' in reply) || this.checkpointer !== checkpointer) return;
+      this.logBytes = reply.log * pageSize;
+      this.logCopied = reply.copied === reply.log;
+      if (this.heldWrites && reply.checkpointed >= this.heldWrites.until) {
+        // All of it copied: the transaction that opens next starts the log over.
+        if (reply.copied === reply.log) this.logBytes = 0;
+        this.releaseWrites();
+      }
+    });
     checkpointer.unref();
     // Without it the log would grow for ever: this connection checkpoints again, on the event loop.
     checkpointer.on('error', (error) => {
@@ -280,6 +310,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (this.commitTimer) clearTimeout(this.commitTimer);
     this.commitTimer = null;
     this.commit();
+    this.releaseWrites();
     this.checkpointer.postMessage('stop');
     await this.checkpointerExited;
     this.db.close();
@@ -346,11 +377,51 @@ export class SqliteReadModelStore implements ReadModelStore {
       }
       this.pendingCheckpoints.clear();
       this.db.exec('COMMIT');
+      if (!this.copy) this.copyCommitted();
     } catch (error) {
       // Nothing since the last commit is stored, yet the projectors went on: only a restart (a replay from the
       // checkpoints, which were in the same transaction) makes the read models whole again. Health says DOWN.
       this.failed(error as Error);
     }
+  }
+
+  /**
+   * Asks the thread to copy the commit just made into the file. Past `HOLD_WRITES_AT` of log, new writes wait until it
+   * has (at most `HOLD_WRITES_MS`): the transaction that opens then finds the whole log copied and starts it over.
+   * Only while the thread keeps up (its last answer had copied the whole log): one that falls behind (a large file,
+   * a busy disk) would hold every write for the longest wait, commit after commit; the event loop's checkpoint past
+   * 256 MiB starts the log over then.
+   * Not while a compaction runs (the thread is making its copy, and copies no log meanwhile), nor while the read
+   * models are rebuilt from nothing (nothing is served yet: the event loop may as well checkpoint).
+   */
+  private copyCommitted(): void {
+    const asked = ++this.checkpointsAsked;
+    this.checkpointer.postMessage({ checkpoint: asked } satisfies CheckpointerMessage);
+    if (this.heldWrites || this.compaction || this.closing || this.deferredIndexes) return;
+    if (!this.logCopied || this.logBytes < HOLD_WRITES_AT) return;
+    let release!: () => void;
+    const done = new Promise<void>((resolve) => (release = resolve));
+    const timer = setTimeout(() => this.releaseWrites(), HOLD_WRITES_MS);
+    timer.unref();
+    this.heldWrites = {
+      until: asked,
+      done,
+      release: () => {
+        clearTimeout(timer);
+        release();
+      },
+    };
+  }
+
+  private releaseWrites(): void {
+    const held = this.heldWrites;
+    this.heldWrites = null;
+    held?.release();
+  }
+
+  /** Resolves once new writes may go on (see `copyCommitted`); null when they may now. */
+  get writesHeld(): Promise<void> | null {
+    return this.heldWrites?.done ?? null;
   }
 
   private failed(error: Error): void {
@@ -473,7 +544,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     const checkpointer = this.checkpointer;
     return new Promise((resolve, reject) => {
       const answered = (reply: CheckpointerReply) => {
-        if (reply.vacuumed !== target) return;
+        if (!('vacuumed' in reply) || reply.vacuumed !== target) return;
         checkpointer.off('message', answered);
         checkpointer.off('exit', exited);
         if (reply.error) reject(new StoreUnavailableError('read models', `compaction failed: ${reply.error}`));
@@ -512,6 +583,13 @@ type ReplayOp =
  * 30,000-100,000 and 200-1,000 ms, 16.4 s with 1,000,000 and 5 s (the page cache spills).
  */
 const REBUILD_MAX_BATCH = 50_000;
+/**
+ * The log's size past which new writes wait for the thread to copy it (`copyCommitted`), and how long at most. A
+ * 5,000-entry batch's commits add about 7 MB each: writes are held once every few commits, each time for the copy of
+ * the last one.
+ */
+const HOLD_WRITES_AT = 32 * 1024 * 1024;
+const HOLD_WRITES_MS = 50;
 const REBUILD_COMMIT_EVERY_MS = 500;
 
 const TABLE_NAME = /^[A-Za-z0-9_-]+$/;
@@ -717,12 +795,17 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     return this.store.read(() => statement.get(...where.params) as number);
   }
 
+  // Each write first waits while the store holds writes (`copyCommitted`); otherwise it is made at once, as it is called.
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
+    const held = this.store.writesHeld;
+    if (held) await held;
     return this.upsertNow(doc);
   }
 
   // In the writer's open transaction, as one write each: no round trip to save here.
   async upsertManyIfNewer(docs: ReadonlyArray<T & VersionedDocument>): Promise<boolean[]> {
+    const held = this.store.writesHeld;
+    if (held) await held;
     return docs.map((doc) => this.upsertNow(doc));
   }
 
@@ -747,6 +830,8 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
+    const held = this.store.writesHeld;
+    if (held) await held;
     return this.updateManyNow(filter, set as Record<string, unknown>);
   }
 
@@ -788,6 +873,8 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   async deleteMany(filter: Filter): Promise<number> {
+    const held = this.store.writesHeld;
+    if (held) await held;
     return this.deleteManyNow(filter);
   }
 
