@@ -207,6 +207,8 @@ export class SqliteReadModelStore implements ReadModelStore {
     // Without it the log would grow for ever: this connection checkpoints again, on the event loop.
     checkpointer.on('error', (error) => {
       this.logger?.error({ err: error }, 'read-model checkpointer failed; checkpointing on the main thread');
+      this.logCopied = false;
+      this.releaseWrites();
       if (db.open) db.pragma('wal_autocheckpoint = 1000');
     });
   }
@@ -401,7 +403,11 @@ export class SqliteReadModelStore implements ReadModelStore {
     if (!this.logCopied || this.logBytes < HOLD_WRITES_AT) return;
     let release!: () => void;
     const done = new Promise<void>((resolve) => (release = resolve));
-    const timer = setTimeout(() => this.releaseWrites(), HOLD_WRITES_MS);
+    const timer = setTimeout(() => {
+      // No answer in time: the thread is behind (or gone). No more holds until it answers with the whole log copied.
+      this.logCopied = false;
+      this.releaseWrites();
+    }, HOLD_WRITES_MS);
     timer.unref();
     this.heldWrites = {
       until: asked,
