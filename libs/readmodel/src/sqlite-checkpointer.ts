@@ -24,39 +24,46 @@ const db = new Database(file);
 db.pragma('busy_timeout = 0');
 db.pragma('synchronous = NORMAL');
 
-/** Frames in the log and frames copied into the file after a checkpoint (both 0 when it could not run). */
-function checkpoint(): { log: number; copied: number } {
+/**
+ * Frames in the log and frames copied into the file by a checkpoint; `whole`: it ran and copied all of the log (-1 and
+ * false when it could not run: busy, or failing).
+ */
+function checkpoint(): { log: number; copied: number; whole: boolean } {
   try {
     // PASSIVE: copies what no reader still needs, beside the writer; the log starts over once all of it was copied.
-    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as Array<{ log: number; checkpointed: number }>;
-    return { log: result?.log ?? 0, copied: result?.checkpointed ?? 0 };
+    const [result] = db.pragma('wal_checkpoint(PASSIVE)') as Array<{ busy: number; log: number; checkpointed: number }>;
+    const log = result?.log ?? -1;
+    const copied = result?.checkpointed ?? -1;
+    return { log, copied, whole: result?.busy === 0 && log >= 0 && copied === log };
   } catch {
-    // Busy or failing now: the next interval tries again; the log only grows meanwhile.
-    return { log: 0, copied: 0 };
+    // Failing now: the next interval tries again; the log only grows meanwhile.
+    return { log: -1, copied: -1, whole: false };
   }
 }
 
 /**
- * Asked by the store: stop; copy the log now (`checkpoint`: the number of the store's request, answered with the log's
- * size once copied); or copy the live rows into a new file (an erasure's compaction, see sqlite.ts).
+ * Asked by the store: stop; copy the log now (`checkpoint`: the number of the store's request and when it was made on
+ * its clock, both answered back with what the copy did); or copy the live rows into a new file (an erasure's
+ * compaction, see sqlite.ts).
  */
-export type CheckpointerMessage = 'stop' | { checkpoint: number } | { vacuumInto: string };
-export type CheckpointerReply = { vacuumed: string; error?: string } | { checkpointed: number; log: number; copied: number };
+export type CheckpointerMessage = 'stop' | { checkpoint: number; at: number } | { vacuumInto: string };
+export type CheckpointerReply =
+  { vacuumed: string; error?: string } | { checkpointed: number; at: number; log: number; copied: number; whole: boolean };
 
 const timer = setInterval(checkpoint, intervalMs);
 /** The newest request to checkpoint not yet answered: requests that arrive together get one checkpoint. */
-let asked = 0;
+let asked: { checkpoint: number; at: number } | null = null;
 parentPort!.on('message', (message: CheckpointerMessage) => {
   if (typeof message === 'object' && 'checkpoint' in message) {
-    if (asked === 0)
+    if (!asked)
       setImmediate(() => {
-        const checkpointed = asked;
-        asked = 0;
+        const { checkpoint: checkpointed, at } = asked!;
+        asked = null;
         // Asked just before the store stopped this thread: nothing to answer.
         if (!db.open) return;
-        parentPort!.postMessage({ checkpointed, ...checkpoint() } satisfies CheckpointerReply);
+        parentPort!.postMessage({ checkpointed, at, ...checkpoint() } satisfies CheckpointerReply);
       });
-    asked = message.checkpoint;
+    asked = message;
     return;
   }
   if (message === 'stop') {

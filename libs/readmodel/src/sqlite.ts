@@ -55,6 +55,8 @@ export interface SqliteReadModelsOptions {
   commitEveryMs?: number;
   /** How often the checkpointer thread copies the write-ahead log into the file (default 200 ms). */
   checkpointEveryMs?: number;
+  /** How long new writes may wait for the thread's copy of the log, and how soon it must answer to keep up (50 ms). */
+  holdWritesMs?: number;
   /**
    * Read models with no checkpoint yet (a new file) get their indexes only when `caughtUp` is called: for a service
    * whose projectors rebuild them at start, before it answers (libs/runtime, startServiceProjections).
@@ -108,6 +110,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   private readonly maxBatch: number;
   private readonly commitEveryMs: number;
   private readonly checkpointEveryMs: number;
+  private readonly holdWritesMs: number;
   /** Rows deleted and not yet compacted away (also kept in the file: `udp_meta.scrub_pending`, for a restart). */
   private unscrubbed: boolean;
   /** Deletions so far: a compaction that saw none during its run leaves nothing to scrub. */
@@ -129,7 +132,7 @@ export class SqliteReadModelStore implements ReadModelStore {
   private checkpointerExited!: Promise<unknown>;
   /**
    * Requests to checkpoint sent to the thread (each commit makes one); the log's size at its last answer, and whether
-   * that answer had copied all of it (the thread keeps up with the commits).
+   * the thread keeps up (that answer copied all of the log, within `holdWritesMs` of its request).
    */
   private checkpointsAsked = 0;
   private logBytes = 0;
@@ -154,6 +157,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.maxBatch = options.maxBatch ?? 10_000;
     this.commitEveryMs = options.commitEveryMs ?? 50;
     this.checkpointEveryMs = options.checkpointEveryMs ?? 200;
+    this.holdWritesMs = options.holdWritesMs ?? 50;
     this.logger = options.logger;
     this.deferredIndexes = !copy && options.deferIndexes && db.prepare('SELECT count(*) FROM checkpoints').pluck().get() === 0 ? [] : null;
     this.prepareOwn();
@@ -195,11 +199,11 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.releaseWrites();
     checkpointer.on('message', (reply: CheckpointerReply) => {
       if (!('checkpointed' in reply) || this.checkpointer !== checkpointer) return;
-      this.logBytes = reply.log * pageSize;
-      this.logCopied = reply.copied === reply.log;
+      this.logBytes = Math.max(0, reply.log) * pageSize;
+      this.logCopied = reply.whole && performance.now() - reply.at < this.holdWritesMs;
       if (this.heldWrites && reply.checkpointed >= this.heldWrites.until) {
         // All of it copied: the transaction that opens next starts the log over.
-        if (reply.copied === reply.log) this.logBytes = 0;
+        if (reply.whole) this.logBytes = 0;
         this.releaseWrites();
       }
     });
@@ -207,6 +211,7 @@ export class SqliteReadModelStore implements ReadModelStore {
     // Without it the log would grow for ever: this connection checkpoints again, on the event loop.
     checkpointer.on('error', (error) => {
       this.logger?.error({ err: error }, 'read-model checkpointer failed; checkpointing on the main thread');
+      if (this.checkpointer !== checkpointer) return;
       this.logCopied = false;
       this.releaseWrites();
       if (db.open) db.pragma('wal_autocheckpoint = 1000');
@@ -309,10 +314,11 @@ export class SqliteReadModelStore implements ReadModelStore {
     this.closing = true;
     await this.nextCompaction?.catch(() => undefined);
     await this.compaction?.catch(() => undefined);
+    // Writes held for the thread's copy are made first (a turn for them), then committed with the rest.
+    if (this.releaseWrites()) await new Promise<void>((resolve) => setImmediate(resolve));
     if (this.commitTimer) clearTimeout(this.commitTimer);
     this.commitTimer = null;
     this.commit();
-    this.releaseWrites();
     this.checkpointer.postMessage('stop');
     await this.checkpointerExited;
     this.db.close();
@@ -389,26 +395,26 @@ export class SqliteReadModelStore implements ReadModelStore {
 
   /**
    * Asks the thread to copy the commit just made into the file. Past `HOLD_WRITES_AT` of log, new writes wait until it
-   * has (at most `HOLD_WRITES_MS`): the transaction that opens then finds the whole log copied and starts it over.
-   * Only while the thread keeps up (its last answer had copied the whole log): one that falls behind (a large file,
-   * a busy disk) would hold every write for the longest wait, commit after commit; the event loop's checkpoint past
-   * 256 MiB starts the log over then.
+   * has (at most `holdWritesMs`): the transaction that opens then finds the whole log copied and starts it over.
+   * Only while the thread keeps up (its last answer copied the whole log, within `holdWritesMs`): one that falls
+   * behind (a large file, a busy disk) would hold every write for the longest wait, commit after commit; the event
+   * loop's checkpoint past 256 MiB starts the log over then.
    * Not while a compaction runs (the thread is making its copy, and copies no log meanwhile), nor while the read
    * models are rebuilt from nothing (nothing is served yet: the event loop may as well checkpoint).
    */
   private copyCommitted(): void {
     const asked = ++this.checkpointsAsked;
-    this.checkpointer.postMessage({ checkpoint: asked } satisfies CheckpointerMessage);
+    this.checkpointer.postMessage({ checkpoint: asked, at: performance.now() } satisfies CheckpointerMessage);
     if (this.heldWrites || this.compaction || this.closing || this.deferredIndexes) return;
     if (!this.logCopied || this.logBytes < HOLD_WRITES_AT) return;
     let release!: () => void;
     const done = new Promise<void>((resolve) => (release = resolve));
+    // Not unref'd: a process whose only work is the held writes must not exit before they are made.
     const timer = setTimeout(() => {
-      // No answer in time: the thread is behind (or gone). No more holds until it answers with the whole log copied.
+      // No answer in time: the thread is behind (or gone). No more holds until it keeps up again.
       this.logCopied = false;
       this.releaseWrites();
-    }, HOLD_WRITES_MS);
-    timer.unref();
+    }, this.holdWritesMs);
     this.heldWrites = {
       until: asked,
       done,
@@ -419,10 +425,12 @@ export class SqliteReadModelStore implements ReadModelStore {
     };
   }
 
-  private releaseWrites(): void {
+  /** Lets held writes go on; true when some were held. */
+  private releaseWrites(): boolean {
     const held = this.heldWrites;
     this.heldWrites = null;
     held?.release();
+    return held !== null;
   }
 
   /** Resolves once new writes may go on (see `copyCommitted`); null when they may now. */
@@ -590,12 +598,10 @@ type ReplayOp =
  */
 const REBUILD_MAX_BATCH = 50_000;
 /**
- * The log's size past which new writes wait for the thread to copy it (`copyCommitted`), and how long at most. A
- * 5,000-entry batch's commits add about 7 MB each: writes are held once every few commits, each time for the copy of
- * the last one.
+ * The log's size past which new writes wait for the thread to copy it (`copyCommitted`). A 5,000-entry batch's commits
+ * add about 7 MB each: writes are held once every few commits, each time for the copy of the last one.
  */
 const HOLD_WRITES_AT = 32 * 1024 * 1024;
-const HOLD_WRITES_MS = 50;
 const REBUILD_COMMIT_EVERY_MS = 500;
 
 const TABLE_NAME = /^[A-Za-z0-9_-]+$/;

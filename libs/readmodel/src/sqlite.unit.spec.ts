@@ -114,7 +114,8 @@ describe('SQLite read models rebuilt from nothing', () => {
 describe('SQLite read models: the write-ahead log', () => {
   it('given writes without a pause, then the log starts over before this connection would checkpoint it, and reads are never held', async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
-    const store = await SqliteReadModelStore.open({ file });
+    // Writes may wait long for the thread here: a loaded machine's copies must not turn the holds off.
+    const store = await SqliteReadModelStore.open({ file, holdWritesMs: 5000 });
     const notes = store.collection<{ _id: string; text: string; revision: number }>('notes');
     const text = 'x'.repeat(2000);
     let largestLog = 0;
@@ -141,6 +142,27 @@ describe('SQLite read models: the write-ahead log', () => {
     } finally {
       await store.close();
     }
+  });
+
+  it('given writes held for the thread when the store closes, then they are made and kept', async () => {
+    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
+    const store = await SqliteReadModelStore.open({ file, holdWritesMs: 5000 });
+    const notes = store.collection<{ _id: string; text: string; revision: number }>('notes');
+    const text = 'x'.repeat(2000);
+    let round = 0;
+    while (!store.writesHeld && round < 60) {
+      round++;
+      await notes.upsertManyIfNewer(Array.from({ length: 1000 }, (_, i) => ({ _id: `u${i % 50}/${i}`, text, revision: round })));
+      store.commit();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    expect(store.writesHeld).not.toBeNull();
+    const held = notes.upsertIfNewer({ _id: 'late/1', text: 'held', revision: 1 });
+    await store.close();
+    await expect(held).resolves.toBe(true);
+    const reopened = await SqliteReadModelStore.open({ file });
+    expect((await reopened.collection<{ _id: string; text: string; revision: number }>('notes').get('late/1'))?.text).toBe('held');
+    await reopened.close();
   });
 });
 
