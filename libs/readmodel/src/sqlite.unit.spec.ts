@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync, writeFile
 import { tmpdir } from 'node:os';
 import { dirname, join, relative } from 'node:path';
 import { readModelContract } from './readmodel.contract';
-import { param } from './port';
+import { type Collection, param } from './port';
 import { SqliteReadModelStore } from './sqlite';
 import { partitionKey } from './sqlite-filter';
 
@@ -112,22 +112,31 @@ describe('SQLite read models rebuilt from nothing', () => {
 });
 
 describe('SQLite read models: the write-ahead log', () => {
-  it('given writes without a pause, then the log starts over before this connection would checkpoint it, and reads are never held', async () => {
+  type Note = { _id: string; text: string; revision: number };
+  // Writes may wait long for the thread here: a loaded machine's copies must not turn the holds off.
+  const opened = async () => {
     const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
-    // Writes may wait long for the thread here: a loaded machine's copies must not turn the holds off.
     const store = await SqliteReadModelStore.open({ file, holdWritesMs: 5000 });
-    const notes = store.collection<{ _id: string; text: string; revision: number }>('notes');
+    return { file, store, notes: store.collection<Note>('notes') };
+  };
+  /** 1,000 documents of 2 KB at `round` (about 4 MB of log), committed, then a turn for the thread's answers. */
+  const writeRound = async (store: SqliteReadModelStore, notes: Collection<Note>, round: number) => {
     const text = 'x'.repeat(2000);
+    await notes.upsertManyIfNewer(Array.from({ length: 1000 }, (_, i) => ({ _id: `u${i % 50}/${i}`, text, revision: round })));
+    store.commit();
+    // A turn of the event loop between commits, as the commit timer makes.
+    await new Promise((resolve) => setImmediate(resolve));
+  };
+
+  it('given writes without a pause, then the log starts over before this connection would checkpoint it, and reads are never held', async () => {
+    const { file, store, notes } = await opened();
     let largestLog = 0;
     let readsWhileHeld = 0;
     const held = () => store.writesHeld !== null;
     try {
       // About 4 MB of log a round, 60 rounds: 240 MB written with no pause for the thread to copy the log in.
       for (let round = 1; round <= 60; round++) {
-        await notes.upsertManyIfNewer(Array.from({ length: 1000 }, (_, i) => ({ _id: `u${i % 50}/${i}`, text, revision: round })));
-        store.commit();
-        // A turn of the event loop between commits, as the commit timer makes: the thread's answers come in.
-        await new Promise((resolve) => setImmediate(resolve));
+        await writeRound(store, notes, round);
         largestLog = Math.max(largestLog, statSync(`${file}-wal`).size);
         if (held()) {
           expect((await notes.get('u0/0'))?.revision).toBe(round);
@@ -145,23 +154,14 @@ describe('SQLite read models: the write-ahead log', () => {
   });
 
   it('given writes held for the thread when the store closes, then they are made and kept', async () => {
-    const file = join(mkdtempSync(join(tmpdir(), 'udp-rm-')), 'read-models.sqlite');
-    const store = await SqliteReadModelStore.open({ file, holdWritesMs: 5000 });
-    const notes = store.collection<{ _id: string; text: string; revision: number }>('notes');
-    const text = 'x'.repeat(2000);
-    let round = 0;
-    while (!store.writesHeld && round < 60) {
-      round++;
-      await notes.upsertManyIfNewer(Array.from({ length: 1000 }, (_, i) => ({ _id: `u${i % 50}/${i}`, text, revision: round })));
-      store.commit();
-      await new Promise((resolve) => setImmediate(resolve));
-    }
+    const { file, store, notes } = await opened();
+    for (let round = 1; !store.writesHeld && round <= 60; round++) await writeRound(store, notes, round);
     expect(store.writesHeld).not.toBeNull();
     const held = notes.upsertIfNewer({ _id: 'late/1', text: 'held', revision: 1 });
     await store.close();
     await expect(held).resolves.toBe(true);
     const reopened = await SqliteReadModelStore.open({ file });
-    expect((await reopened.collection<{ _id: string; text: string; revision: number }>('notes').get('late/1'))?.text).toBe('held');
+    expect((await reopened.collection<Note>('notes').get('late/1'))?.text).toBe('held');
     await reopened.close();
   });
 });
