@@ -170,9 +170,7 @@ export class SqliteReadModelStore implements ReadModelStore {
       },
       // Written once per transaction, when it commits: a projector saves one after every event it applies.
       save: async (name, position) => {
-        const held = this.writesHeld;
-        if (held) await held;
-        this.write(() => this.pendingCheckpoints.set(name, position));
+        await this.whenWritable(() => this.write(() => this.pendingCheckpoints.set(name, position)));
       },
     };
   }
@@ -438,6 +436,12 @@ export class SqliteReadModelStore implements ReadModelStore {
     return this.heldWrites?.done ?? null;
   }
 
+  /** Runs `write` once writes may go on: at once, as it is called, unless they are held (`copyCommitted`). */
+  whenWritable<R>(write: () => R): R | Promise<R> {
+    const held = this.writesHeld;
+    return held ? held.then(write) : write();
+  }
+
   private failed(error: Error): void {
     this.failure ??= error;
     this.pendingCheckpoints.clear();
@@ -597,12 +601,12 @@ type ReplayOp =
  * 30,000-100,000 and 200-1,000 ms, 16.4 s with 1,000,000 and 5 s (the page cache spills).
  */
 const REBUILD_MAX_BATCH = 50_000;
+const REBUILD_COMMIT_EVERY_MS = 500;
 /**
  * The log's size past which new writes wait for the thread to copy it (`copyCommitted`). A 5,000-entry batch's commits
  * add about 7 MB each: writes are held once every few commits, each time for the copy of the last one.
  */
 const HOLD_WRITES_AT = 32 * 1024 * 1024;
-const REBUILD_COMMIT_EVERY_MS = 500;
 
 const TABLE_NAME = /^[A-Za-z0-9_-]+$/;
 
@@ -807,18 +811,14 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     return this.store.read(() => statement.get(...where.params) as number);
   }
 
-  // Each write first waits while the store holds writes (`copyCommitted`); otherwise it is made at once, as it is called.
+  // Each write waits while the store holds writes (`whenWritable`); otherwise it is made at once, as it is called.
   async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
-    const held = this.store.writesHeld;
-    if (held) await held;
-    return this.upsertNow(doc);
+    return this.store.whenWritable(() => this.upsertNow(doc));
   }
 
   // In the writer's open transaction, as one write each: no round trip to save here.
   async upsertManyIfNewer(docs: ReadonlyArray<T & VersionedDocument>): Promise<boolean[]> {
-    const held = this.store.writesHeld;
-    if (held) await held;
-    return docs.map((doc) => this.upsertNow(doc));
+    return this.store.whenWritable(() => docs.map((doc) => this.upsertNow(doc)));
   }
 
   upsertNow(doc: T & VersionedDocument): boolean {
@@ -842,9 +842,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
-    const held = this.store.writesHeld;
-    if (held) await held;
-    return this.updateManyNow(filter, set as Record<string, unknown>);
+    return this.store.whenWritable(() => this.updateManyNow(filter, set as Record<string, unknown>));
   }
 
   updateManyNow(filter: Filter, set: Record<string, unknown>): number {
@@ -885,9 +883,7 @@ class SqliteCollection<T extends Document> implements Collection<T> {
   }
 
   async deleteMany(filter: Filter): Promise<number> {
-    const held = this.store.writesHeld;
-    if (held) await held;
-    return this.deleteManyNow(filter);
+    return this.store.whenWritable(() => this.deleteManyNow(filter));
   }
 
   deleteManyNow(filter: Filter): number {
