@@ -17,18 +17,24 @@ DECLARE
   field text;
 BEGIN
   FOR made IN
-    SELECT objid, schema_name FROM pg_event_trigger_ddl_commands() WHERE command_tag = 'CREATE INDEX'
+    SELECT cmd.objid AS index_oid, cmd.schema_name, tbl.relname AS table_name, am.amname
+    FROM pg_event_trigger_ddl_commands() AS cmd
+    JOIN pg_index AS ix ON ix.indexrelid = cmd.objid
+    JOIN pg_class AS tbl ON tbl.oid = ix.indrelid
+    JOIN pg_class AS idx ON idx.oid = cmd.objid
+    JOIN pg_am AS am ON am.oid = idx.relam
+    WHERE cmd.command_tag = 'CREATE INDEX'
   LOOP
     -- Our own indexes (GIN) are left alone, so this does not run again for them.
-    CONTINUE WHEN (SELECT amname FROM pg_class JOIN pg_am ON pg_am.oid = relam WHERE pg_class.oid = made.objid) <> 'btree';
+    CONTINUE WHEN made.amname <> 'btree';
     FOR field IN
-      SELECT DISTINCT m[1] FROM regexp_matches(pg_get_indexdef(made.objid), '_jsonb -> ''([^'']+)''::text', 'g') AS m
+      SELECT DISTINCT m[1] FROM regexp_matches(pg_get_indexdef(made.index_oid), '_jsonb -> ''([^'']+)''::text', 'g') AS m
     LOOP
       EXECUTE format(
         'CREATE INDEX IF NOT EXISTS %I ON %I.%I USING gin ((_jsonb -> %L))',
-        'udp_' || md5(made.schema_name || '.' || (SELECT indrelid::regclass::text FROM pg_index WHERE indexrelid = made.objid) || '.' || field),
+        'udp_' || md5(made.schema_name || '.' || made.table_name || '.' || field),
         made.schema_name,
-        (SELECT relname FROM pg_class WHERE oid = (SELECT indrelid FROM pg_index WHERE indexrelid = made.objid)),
+        made.table_name,
         field
       );
     END LOOP;
