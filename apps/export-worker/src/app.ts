@@ -75,6 +75,8 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
     wholeProjections: [erasuresProjection(readModels)],
     publisher: exportMessagesPublisher(bus, addresses),
     publisherCheckpoints: deps.publisherCheckpoints,
+    // Its `DELETE /api/data` is a request of the user that waits for the erasure: the gateway holds the others.
+    gateRequests: false,
     // The export-worker's own part of an erasure, by the rule every service follows: the user's exports in flight
     // are cancelled and every stored object of the user's exports removed before the streams go.
     erasure: {

@@ -122,5 +122,15 @@ export const gatewayConfigSchema = commonConfigSchema.extend({
     .default(256 * 1024),
   /** Tickets redeemed in the last 30 s that one gateway process remembers (single use; without MONGO_URL); beyond, a 503. */
   CHANGES_MAX_TICKETS: z.coerce.number().int().min(100).max(10_000_000).default(100_000),
+  /**
+   * Changes a resume (a stream opened with a cursor) may send before `ready`; a device further behind gets `close`,
+   * `resync`, and reads the API afresh (docs/live-sync.md, "Cursors and resuming").
+   */
+  CHANGES_MAX_CATCHUP: z.coerce.number().int().min(100).max(1_000_000).default(1000),
+  /**
+   * Seconds an erasure request heard holds its user's requests when neither its completion nor its re-publication
+   * (every 30 s while pending) is heard (docs/erasure.md, "The erasure boundary").
+   */
+  ERASURE_HOLD_S: z.coerce.number().int().min(10).max(86_400).default(120),
 });
 export type GatewayConfig = z.infer<typeof gatewayConfigSchema>;

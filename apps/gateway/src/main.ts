@@ -8,6 +8,8 @@ import type { InternalReads } from '@udp/http-kit';
 import {
   ChangeHub,
   CursorCodec,
+  type ErasureEpochRow,
+  ErasureHolds,
   LocalRedeemedTickets,
   SharedRedeemedTickets,
   SharedStreamRegistry,
@@ -17,10 +19,11 @@ import {
   createGateway,
   httpServiceGet,
   inProcessServiceGet,
+  perUserLimit,
   type ServiceRoute,
 } from '@udp/gateway-core';
 import { loadCodopsSecrets, loadPersonalisationConfig, personalisationRouter } from '@udp/personalisation';
-import { MongoReadModelStore } from '@udp/readmodel';
+import { MongoReadModelStore, SqliteReadModelStore } from '@udp/readmodel';
 import { closeServer, listen, serverLimitsOf } from '@udp/runtime';
 import { createLogger, markPublicEdge, parseTrustedCallers, setTracingOptOut, startTelemetry } from '@udp/telemetry';
 import { gatewayConfigSchema } from './config';
@@ -68,6 +71,28 @@ export async function start(
     { name: 'export-worker', prefixes: ['/api/data/export/public'], url: config.EXPORT_WORKER_URL, public: true },
     { name: 'export-worker', prefixes: ['/api/data'], url: config.EXPORT_WORKER_URL },
   ];
+  // Live sync: the change notifications of the in-process bus (embedded) or Kafka, with a consumer of this process's own.
+  // A bus made here is closed here (the embedded host's shared one is the host's to close).
+  const ownBus = config.KAFKA_BROKERS ? new KafkaBus(config.KAFKA_BROKERS, SERVICE) : shared.bus ? undefined : new InProcessBus();
+  const bus = ownBus ?? shared.bus!;
+  const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
+  const replicasStore = config.MONGO_URL
+    ? await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_gateway`)
+    : undefined;
+  // The erasure boundary: held users, and each erased user's epoch, kept where the replicas share them (MongoDB) or in
+  // a file of this process's own under DATA_DIR.
+  const epochStore = replicasStore ?? (await SqliteReadModelStore.open({ file: resolve(dataDir, 'gateway', 'erasure-epochs.sqlite') }));
+  const erasureHolds = new ErasureHolds({
+    bus,
+    epochs: epochStore.collection<ErasureEpochRow>('erasure_epochs'),
+    key: identity.derivedKey('erasure-epochs'),
+    logger,
+    holdMs: config.ERASURE_HOLD_S * 1000,
+  });
+  await erasureHolds.start();
+  const userLimit = config.RATE_LIMIT_PER_USER
+    ? perUserLimit({ windowS: config.RATE_LIMIT_WINDOW_S, perUser: config.RATE_LIMIT_PER_USER, perAddress: 0 })
+    : undefined;
   const personalisation = loadPersonalisationConfig(env);
   // Traces of an opted-out codops are not recorded at all: nothing exported, an empty debug block.
   setTracingOptOut((key) => {
@@ -82,15 +107,8 @@ export async function start(
     services: { history: config.HISTORY_SVC_URL, playlist: config.PLAYLIST_SVC_URL },
     identity,
     authenticator,
+    erasureHeld: erasureHolds.refusal,
   });
-  // Live sync: the change notifications of the in-process bus (embedded) or Kafka, with a consumer of this process's own.
-  // A bus made here is closed here (the embedded host's shared one is the host's to close).
-  const ownBus = config.KAFKA_BROKERS ? new KafkaBus(config.KAFKA_BROKERS, SERVICE) : shared.bus ? undefined : new InProcessBus();
-  const bus = ownBus ?? shared.bus!;
-  const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
-  const replicasStore = config.MONGO_URL
-    ? await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_gateway`)
-    : undefined;
   const changes = new ChangeHub({
     bus,
     historyUrl: config.HISTORY_SVC_URL,
@@ -107,7 +125,10 @@ export async function start(
       maxStreamsPerUser: config.CHANGES_MAX_STREAMS_PER_USER,
       maxStreams: config.CHANGES_MAX_STREAMS,
       maxBufferBytes: config.CHANGES_MAX_BUFFER_BYTES,
+      maxCatchUp: config.CHANGES_MAX_CATCHUP,
     },
+    holds: erasureHolds,
+    charge: userLimit?.charge,
     registry:
       replicasStore &&
       new SharedStreamRegistry({
@@ -130,6 +151,8 @@ export async function start(
     authenticator,
     identity,
     logger,
+    userLimit,
+    erasureHolds,
     upstreamTimeoutMs: config.UPSTREAM_TIMEOUT_MS,
     trustedProxies: config.TRUSTED_PROXIES,
     corsOrigins: config.CORS_ORIGINS,
@@ -151,10 +174,11 @@ export async function start(
     // Streams first (each gets `close`, `shutdown`): the server would otherwise wait for them to end.
     async stop() {
       await changes.stop();
+      await erasureHolds.stop();
       await closeServer(server);
       await ownBus?.close();
       await tickets.close();
-      await replicasStore?.close();
+      await epochStore.close();
     },
   };
 }

@@ -740,7 +740,7 @@ export interface components {
     };
     CloseChange: {
       /** @enum {string} */
-      reason: 'replaced' | 'slow-reader' | 'shutdown' | 'unavailable';
+      reason: 'replaced' | 'slow-reader' | 'shutdown' | 'unavailable' | 'rate-limited' | 'resync';
       detail: string;
     };
     ProblemDetails: {
@@ -1197,6 +1197,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -1262,6 +1273,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1360,6 +1382,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -1423,6 +1456,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1537,6 +1581,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -1614,6 +1669,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -1679,6 +1745,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1777,6 +1854,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -1840,6 +1928,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -1954,6 +2053,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -2024,6 +2134,17 @@ export interface operations {
       /** @description no such item */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2106,6 +2227,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description another request is updating this history; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -2170,6 +2302,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2250,6 +2393,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2348,6 +2502,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -2413,6 +2578,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2524,6 +2700,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -2609,6 +2796,17 @@ export interface operations {
       /** @description no such playlist or bookmark (another user's playlists are never found) */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2718,6 +2916,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -2789,6 +2998,17 @@ export interface operations {
       /** @description no such playlist or bookmark (another user's playlists are never found) */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2871,9 +3091,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the watch-later playlist cannot be deleted */
+      /** @description the watch-later playlist cannot be deleted; or the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
       409: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -2947,6 +3169,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -3006,6 +3239,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3086,6 +3330,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3197,6 +3452,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -3273,6 +3539,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3382,9 +3659,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description the watch-later playlist cannot be deleted */
+      /** @description the watch-later playlist cannot be deleted; or the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
       409: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3467,6 +3746,17 @@ export interface operations {
       /** @description no such playlist or bookmark (another user's playlists are never found) */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3591,6 +3881,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description body too large */
       413: {
         headers: {
@@ -3699,6 +4000,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -3776,6 +4088,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description the playlists kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -3837,6 +4160,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -3925,6 +4259,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -4002,6 +4347,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4115,6 +4471,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description the document kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -4190,6 +4557,17 @@ export interface operations {
       /** @description no such preference, or nothing at that path */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4275,6 +4653,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4393,6 +4782,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description body, or the resulting document, too large */
       413: {
         headers: {
@@ -4499,6 +4899,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description the document kept changing under concurrent writes; see Retry-After; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -4563,6 +4974,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4637,6 +5059,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4739,9 +5172,11 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
-      /** @description public profiles are switched off */
+      /** @description public profiles are switched off; or the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
       409: {
         headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -4985,6 +5420,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -5050,6 +5496,17 @@ export interface operations {
       /** @description forbidden */
       403: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -5139,6 +5596,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -5217,6 +5685,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -5287,6 +5766,17 @@ export interface operations {
       /** @description no such export (or not yours), deleted, expired or not ready */
       404: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -5569,6 +6059,17 @@ export interface operations {
           'application/problem+json': components['schemas']['ProblemDetails'];
         };
       };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
       /** @description too many wrong debug secrets; or over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds */
       429: {
         headers: {
@@ -5587,7 +6088,7 @@ export interface operations {
       query?: {
         /** @description a single-use ticket from `POST /api/changes/ticket`, instead of the Authorization header */
         ticket?: string;
-        /** @description where to resume, as `Last-Event-ID` (which wins when both are sent): for an EventSource opened anew */
+        /** @description where to resume, as `Last-Event-ID` (which wins when both are sent): for an EventSource opened anew; an event's `id` */
         last_event_id?: string;
       };
       header?: {
@@ -5628,6 +6129,17 @@ export interface operations {
       /** @description missing or invalid credentials, or a ticket that is unknown, already used or expired */
       401: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {
@@ -5677,6 +6189,17 @@ export interface operations {
       /** @description missing or invalid credentials */
       401: {
         headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/problem+json': components['schemas']['ProblemDetails'];
+        };
+      };
+      /** @description the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds */
+      409: {
+        headers: {
+          /** @description seconds to wait */
+          'Retry-After'?: number;
           [name: string]: unknown;
         };
         content: {

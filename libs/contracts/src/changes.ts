@@ -27,8 +27,9 @@ export const ChangesQuery = z.object({
     .regex(/^[A-Za-z0-9_-]{20,400}$/, 'ticket must be one answered by POST /api/changes/ticket')
     .optional()
     .openapi({ description: 'a single-use ticket from `POST /api/changes/ticket`, instead of the Authorization header' }),
-  last_event_id: ChangeCursor.optional().openapi({
-    description: 'where to resume, as `Last-Event-ID` (which wins when both are sent): for an EventSource opened anew',
+  // Checked as a cursor only when it is used: a `Last-Event-ID` header sent beside it wins, whatever it holds.
+  last_event_id: z.string().max(2500).optional().openapi({
+    description: "where to resume, as `Last-Event-ID` (which wins when both are sent): for an EventSource opened anew; an event's `id`",
   }),
 });
 export type ChangesQuery = z.infer<typeof ChangesQuery>;
@@ -73,8 +74,11 @@ export type ProfileChange = z.infer<typeof ProfileChange>;
 /** `erasure`: the user's data was erased; the stream ends after it and every earlier cursor is void. */
 export const ErasureChange = z.object({ erased_at: z.number().int() }).openapi('ErasureChange');
 
-/** Why the server ended a stream; every reason but `erasure` resumes with the last `id`. */
-export const CLOSE_REASONS = ['replaced', 'slow-reader', 'shutdown', 'unavailable'] as const;
+/**
+ * Why the server ended a stream: `resync` (the cursor is further behind than a resume may reach) reads the data again
+ * from the API and opens the stream without a cursor; every other reason resumes with the last `id`.
+ */
+export const CLOSE_REASONS = ['replaced', 'slow-reader', 'shutdown', 'unavailable', 'rate-limited', 'resync'] as const;
 export const CloseChange = z
   .object({
     reason: z.enum(CLOSE_REASONS),

@@ -5,7 +5,7 @@ import { changeEventSchemaName, changesApi } from './routes/changes';
 import { type AnyRoute, registerRoute, routesIn } from './routes/define-route';
 import { exportApi } from './routes/export';
 import { healthApi } from './routes/health';
-import { withRateLimit } from './routes/helpers';
+import { withErasurePending, withRateLimit } from './routes/helpers';
 import { historyApi } from './routes/history';
 import { personalisationApi } from './routes/personalisation';
 import { playlistApi } from './routes/playlists';
@@ -37,7 +37,9 @@ export function buildOpenApiDocument(): ReturnType<OpenApiGeneratorV31['generate
   });
   // The data of each live-sync event: a text/event-stream answer cannot reference them, so they are components.
   for (const [name, schema] of Object.entries(CHANGE_EVENTS)) registry.register(changeEventSchemaName(name), schema);
-  for (const route of PUBLIC_ROUTES) registerRoute(registry, { ...route, responses: withRateLimit(route.responses) });
+  for (const route of PUBLIC_ROUTES) {
+    registerRoute(registry, { ...route, responses: withErasurePending(route, withRateLimit(route.responses)) });
+  }
   return new OpenApiGeneratorV31(registry.definitions).generateDocument({
     openapi: '3.1.0',
     info: {

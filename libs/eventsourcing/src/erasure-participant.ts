@@ -43,6 +43,11 @@ export interface ErasureParticipantOptions {
   documentsOfUser(userId: string): UserDocuments[] | Promise<UserDocuments[]>;
   /** The service's read-model projectors: caught up before documents are deleted, so none comes back. */
   projectors: ErasableProjector[];
+  /**
+   * The service's requests of the user (UserGate): refused from the start of the user's erasure here to its end, which
+   * waits for those under way, so that no write lands between the deletion of the streams and that of the documents.
+   */
+  gate?: { close(userId: string): Promise<void>; open(userId: string): void };
   /** The write side's folded states (in memory and as snapshots: they hold the user's data too). */
   states?: Array<{ forget(streamId: string): Promise<void> }>;
   /**
@@ -70,6 +75,9 @@ export interface ErasureParticipant {
 
 export const ERASURES_DONE = '_erasures_done';
 
+/** How long an erasure waits for the user's requests under way to end before it goes on. */
+const GATE_DRAIN_MS = 10_000;
+
 /**
  * One service's part in a user-data erasure: on `userdata.erasure.requested` it deletes the user's streams,
  * read-model documents and in-memory states, then confirms on `userdata.erasure.confirmed`. Delivery is at
@@ -92,6 +100,19 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
       ms[name] = Math.round(at - mark);
       mark = at;
     };
+    // A request that does not end (a reader that takes its answer slowly) does not hold the erasure up for long.
+    let bounded: NodeJS.Timeout | undefined;
+    const drained = options.gate?.close(userId);
+    await Promise.race([drained, new Promise((r) => (bounded = setTimeout(r, GATE_DRAIN_MS)))]);
+    clearTimeout(bounded);
+    try {
+      step('drained');
+      return { ...(await eraseWhileClosed(userId, step)), ms };
+    } finally {
+      options.gate?.open(userId);
+    }
+  };
+  const eraseWhileClosed = async (userId: string, step: (name: string) => void): Promise<ErasureResult> => {
     const streams = await options.streamsOfUser(userId);
     const documents = await options.documentsOfUser(userId);
     await options.beforeStreamsDeleted?.(userId);
@@ -116,7 +137,7 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
       for (const states of options.states ?? []) await states.forget(streamId);
     }
     step('states');
-    return { streamsDeleted, documentsDeleted, ms };
+    return { streamsDeleted, documentsDeleted };
   };
   // One run per user at a time. A request for an erasure that is under way (delivered again, or published again by
   // the coordinator while it ran) joins it; a new erasure of the same user waits for it and then runs once more

@@ -23,7 +23,8 @@ import { answerPreflight, corsHeaders } from './cors';
 import { docsPage } from './docs-page';
 import { authenticate, authenticateIfSent, checkTokenType, methodNotAllowed, refuseClientIdentity } from './edge-checks';
 import { dispatchInProcess, forward, serviceHealth, upstreamMs } from './proxy';
-import { erasureLimit, perAddressLimit, perUserLimit, type RateLimits, verifyErasureFirst } from './rate-limits';
+import type { ErasureHolds } from './erasure-holds';
+import { type PerUserLimit, erasureLimit, perAddressLimit, perUserLimit, type RateLimits, verifyErasureFirst } from './rate-limits';
 
 export interface ServiceRoute {
   /** The service's name in /health/ (default: its first prefix). */
@@ -56,6 +57,10 @@ export interface GatewayOptions {
   rateLimits?: RateLimits;
   /** Routes whose answer stays open (live sync's `GET /api/changes`), served beside the router (`serveBeside`). */
   streams?: StreamRoute[];
+  /** The limit per user, when its count is shared with other work (live sync's resumes); else made from `rateLimits`. */
+  userLimit?: PerUserLimit;
+  /** The users whose erasure is pending: their requests but the erasure's own are refused (erasure-holds.ts). */
+  erasureHolds?: ErasureHolds;
 }
 
 /** A route whose answer stays open: its method, its exact path, and its handler (errors go to `next`). */
@@ -134,7 +139,12 @@ export function createGateway(options: GatewayOptions): Express {
   edge(refuseIllFormedQuery, refuseClientIdentity, methodNotAllowed(document));
 
   // One limiter for every authenticated route: a user's quota is one, whatever the service.
-  const perUser = [...(limits?.perUser ? [perUserLimit(limits)] : []), ...(limits?.erasurePerUser ? [erasureLimit(limits)] : [])];
+  // Then a user whose erasure is pending meets the erasure boundary: refused, but for the erasure's own requests.
+  const perUser = [
+    ...(options.userLimit ? [options.userLimit] : limits?.perUser ? [perUserLimit(limits)] : []),
+    ...(limits?.erasurePerUser ? [erasureLimit(limits)] : []),
+    ...(options.erasureHolds ? [options.erasureHolds.check] : []),
+  ];
 
   // Every service's prefixes as one layer (`byPrefix`), in this order: a request meets the chain of its service only.
   // Right after the edge: no route of the gateway's own below takes a path under a service's prefix, and Express pays

@@ -2,5 +2,6 @@ export * from './gateway';
 export { authenticateCaller } from './edge-checks';
 export { serviceHealth, type ServiceHealth } from './proxy';
 export { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_S } from './cors';
-export { RATE_LIMITED_TITLE, type RateLimits } from './rate-limits';
+export { RATE_LIMITED_TITLE, type PerUserLimit, type RateLimits, perUserLimit } from './rate-limits';
+export { ERASURE_PENDING_TITLE, ErasureHolds, type ErasureEpochRow, type ErasureHoldsOptions } from './erasure-holds';
 export * from './changes';

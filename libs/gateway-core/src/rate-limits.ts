@@ -78,10 +78,10 @@ function limiter(
   windowS: number,
   key: (req: Request, res: Response) => string,
   skip?: (req: Request, res: Response) => boolean,
+  windows = new FixedWindows(windowS * 1000),
 ): RequestHandler {
   const variable = VARIABLES[scope];
   const who = WHO[scope];
-  const windows = new FixedWindows(windowS * 1000);
   return (req, res, next) => {
     if (skip?.(req, res)) return next();
     const now = Date.now();
@@ -109,10 +109,19 @@ export function perAddressLimit(limits: RateLimits): RequestHandler {
 
 const userOf = (_req: Request, res: Response) => (res.locals.caller as { userId: string }).userId;
 
+/** The limit per user as middleware, and as a count that work other than a request can be charged to (`charge`). */
+export interface PerUserLimit extends RequestHandler {
+  /** Counts one request of the user; false when that passes their limit. */
+  charge(userId: string): boolean;
+}
+
 /** Per authenticated user (after authentication: the identity the gateway vouches for); erasure requests apart. */
-export function perUserLimit(limits: RateLimits): RequestHandler {
+export function perUserLimit(limits: RateLimits): PerUserLimit {
+  const windows = new FixedWindows(limits.windowS * 1000);
   // No caller yet: a live-sync request with a ticket, not credentials (its ticket was counted when it was issued).
-  return limiter('user', limits.perUser, limits.windowS, userOf, (_req, res) => res.locals.erasure === true || !res.locals.caller);
+  const skip = (_req: Request, res: Response) => res.locals.erasure === true || !res.locals.caller;
+  const middleware = limiter('user', limits.perUser, limits.windowS, userOf, skip, windows);
+  return Object.assign(middleware, { charge: (userId: string) => windows.hit(userId, Date.now()).hits <= limits.perUser });
 }
 
 /**

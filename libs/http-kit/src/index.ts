@@ -8,3 +8,4 @@ export * from './mount-route';
 export * from './health';
 export * from './probes';
 export * from './internal-reads';
+export * from './user-gate';

@@ -6,6 +6,7 @@ import { type ServiceParts, healthRoute, serviceHealthChecks } from './health';
 import { type ReadinessParts, mountProbes } from './probes';
 import { inOneLayer } from './mount-route';
 import { jsonBodies, requireCaller, serviceEdge } from './service-edge';
+import type { UserGate } from './user-gate';
 
 interface ServiceAppBase {
   logger: Logger;
@@ -18,6 +19,8 @@ interface ServiceAppBase {
   maxProjectionLagSeconds?: number;
   /** Routers anyone may call (the catalogue; an export's download by its key), in order, before the identity check. */
   publicRoutes?: RequestHandler[];
+  /** The erasure boundary of the service's callers: a user being erased here is refused (user-gate.ts). */
+  gate?: UserGate;
 }
 
 /** Routers for callers only, with the identity that vouches for them; a service with public routes only has neither. */
@@ -50,6 +53,7 @@ export function serviceHttpApp(options: ServiceHttpAppOptions): Express {
   for (const routes of options.publicRoutes ?? []) app.use(routes);
   if (options.routes?.length) {
     app.use(requireCaller);
+    if (options.gate) app.use(options.gate.check);
     for (const routes of options.routes) app.use(routes);
   }
   app.use(notFoundHandler);

@@ -21,6 +21,8 @@ export interface PersonalisationOptions {
   identity: InternalIdentity;
   authenticator: Authenticator;
   limiter?: FailureLimiter;
+  /** Whether the user's erasure is pending: then their request is refused, as every request of theirs (409). */
+  erasureHeld?: (userId: string) => HttpError | undefined;
 }
 
 /**
@@ -40,6 +42,8 @@ export function personalisationRouter(options: PersonalisationOptions): Router {
     const debug = debugUnlocked({ req, codops: codopsName, secrets, limiter });
     // Credentials are optional here: an anonymous caller gets what reads no one's data.
     const userId = req.header('authorization') ? (await authenticateCaller(authenticator, req)).userId : undefined;
+    const held = userId === undefined ? undefined : options.erasureHeld?.(userId);
+    if (held) throw held;
 
     const chosen = query.component ?? componentFor(endpoint.components, bucketOf(codopsName, endpointName, query.u));
     const selection: 'ab' | 'override' = query.component ? 'override' : 'ab';

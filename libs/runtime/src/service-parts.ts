@@ -20,7 +20,7 @@ import {
 } from '@udp/eventsourcing';
 import type { EventStore, SnapshotStore } from '@udp/eventstore';
 import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
-import type { InternalReads } from '@udp/http-kit';
+import { type InternalReads, UserGate } from '@udp/http-kit';
 import type { Logger } from '@udp/telemetry';
 
 /** The adapters every event-sourced service is built on. */
@@ -119,6 +119,11 @@ export interface ServiceProjectionsOptions {
   states?: Pick<StateCache<unknown>, 'forget' | 'flush'>;
   /** Whatever else the service keeps in memory of a user (e.g. answers already given), forgotten with them too. */
   inMemory?: Array<{ forget(streamId: string): Promise<void> }>;
+  /**
+   * Whether a user's requests are refused while this service erases them (UserGate; default true). Not for the
+   * export-worker: the erasure's own `DELETE /api/data` is a request of the user there, and waits for the erasure.
+   */
+  gateRequests?: boolean;
 }
 
 export interface ServiceProjections {
@@ -139,6 +144,7 @@ export interface ServiceProjections {
     health: { store: EventStore; readModels: ReadModelStore; bus?: Bus; projectors: Array<Projector | InlineProjector> };
     maxProjectionLagSeconds?: number;
     identity: InternalIdentity;
+    gate?: UserGate;
   };
   /** The projectors of `wholeProjections`, in their order. */
   wholeProjectors: Projector[];
@@ -175,7 +181,9 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
   if (publisher && options.publishesChangesOnly) await startPublisherAtTheEnd(deps, publisherCheckpoints, publisher.name);
   for (const each of projectors) await each.start();
   await readModels.caughtUp?.();
+  const gate = options.gateRequests === false ? undefined : new UserGate();
   const erasure = await erasureParticipant({
+    gate,
     service,
     bus,
     store,
@@ -204,6 +212,7 @@ export async function startServiceProjections(deps: ServiceDeps, options: Servic
       health: { store, readModels, ...(publisher && { bus }), projectors },
       maxProjectionLagSeconds: deps.projectionMaxLagSeconds,
       identity: deps.identity,
+      gate,
     },
     async stop() {
       // The erasure consumer first: a state saved while an erasure runs could outlive it.

@@ -18,6 +18,29 @@ export const writeErrors = { ...commonErrors, 413: problem('body too large'), 41
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 export const empty = (description: string) => ({ description });
 
+const ERASURE_PENDING =
+  "the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds";
+
+/**
+ * Every operation of a user but the erasure's own meets the erasure boundary (docs/erasure.md): its 409 says so beside
+ * any 409 of its own. Public operations (no credentials) and the erasure's request and status do not.
+ */
+export function withErasurePending(
+  route: { security?: unknown[]; method: string; path: string },
+  responses: Record<number, ResponseConfig>,
+) {
+  const erasureOwn = (route.method === 'delete' && route.path === '/api/data') || route.path.startsWith('/api/data/erasure/');
+  if ((Array.isArray(route.security) && route.security.length === 0) || erasureOwn) return responses;
+  const own = responses[409];
+  const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' as const, minimum: 1 } } };
+  return {
+    ...responses,
+    409: own
+      ? { ...own, description: `${own.description}; or ${ERASURE_PENDING}`, headers: retryAfter }
+      : { ...problem(ERASURE_PENDING), headers: retryAfter },
+  };
+}
+
 const RATE_LIMITED =
   'over a rate limit of the gateway, per user or per client address (problem type `https://problems.udp.example/rate-limited`); retry after `Retry-After` seconds';
 

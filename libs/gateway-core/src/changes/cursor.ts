@@ -12,6 +12,11 @@ export interface ChangePositions {
   playlist: number;
   preference: string;
   profile: number;
+  /**
+   * The user's erasure epoch when the stream opened (erasure-holds.ts): the time of their last erasure, 0 for none. A
+   * cursor of an earlier epoch points into data that is gone: its stream answers `erasure`, never a partial replay.
+   */
+  epoch: number;
 }
 
 /** A store position as the cursor holds it (decimal, up to 2^128). */
@@ -28,8 +33,8 @@ export class CursorCodec {
   constructor(private readonly key: Buffer) {}
 
   encode(userId: string, positions: ChangePositions): string {
-    const { history: h, playlist: p, preference: f, profile: r } = positions;
-    const payload = Buffer.from(JSON.stringify({ h, p, f, r }), 'utf8');
+    const { history: h, playlist: p, preference: f, profile: r, epoch: e } = positions;
+    const payload = Buffer.from(JSON.stringify({ h, p, f, r, e }), 'utf8');
     return `c1.${Buffer.concat([this.mac(userId, payload), payload]).toString('base64url')}`;
   }
 
@@ -48,13 +53,13 @@ export class CursorCodec {
     } catch {
       throw refuse();
     }
-    const { h: history, p: playlist, f, r } = parsed as { h?: unknown; p?: unknown; f?: unknown; r?: unknown };
-    if (typeof history !== 'string' || !isPosition(playlist)) throw refuse();
+    const { h: history, p: playlist, f, r, e = 0 } = parsed as { h?: unknown; p?: unknown; f?: unknown; r?: unknown; e?: unknown };
+    if (typeof history !== 'string' || !isPosition(playlist) || !isPosition(e)) throw refuse();
     // A cursor issued before preferences and the profile were streamed holds neither: the device could see none of
     // their changes by the stream, so it gets them all from the beginning (each key and the profile once, as now).
-    if (f === undefined && r === undefined) return { history, playlist, preference: '0', profile: 0 };
+    if (f === undefined && r === undefined) return { history, playlist, preference: '0', profile: 0, epoch: e };
     if (typeof f !== 'string' || !STORE_POSITION.test(f) || !isPosition(r)) throw refuse();
-    return { history, playlist, preference: f, profile: r };
+    return { history, playlist, preference: f, profile: r, epoch: e };
   }
 
   private mac(userId: string, payload: Buffer): Buffer {

@@ -21,9 +21,15 @@ const refused = (userId: string, cursor: string) => {
 };
 
 describe('CursorCodec', () => {
-  const positions = { history: '12.abc', playlist: 4, preference: '340282366920938463463374607431768211455', profile: 2 };
+  const positions = {
+    history: '12.abc',
+    playlist: 4,
+    preference: '340282366920938463463374607431768211455',
+    profile: 2,
+    epoch: 1_765_000_000_000,
+  };
 
-  it('gives back the four positions of its own user, a 128-bit store position exactly', () => {
+  it('gives back the four positions and the erasure epoch of its own user, a 128-bit store position exactly', () => {
     expect(codec.decode('ann', codec.encode('ann', positions), 'Last-Event-ID')).toEqual(positions);
     expect(refused('bob', codec.encode('ann', positions))).toBe(400);
   });
@@ -34,6 +40,7 @@ describe('CursorCodec', () => {
       playlist: 4,
       preference: '0',
       profile: 0,
+      epoch: 0,
     });
     // Still its own user's only.
     expect(refused('bob', sealed('ann', { h: '12.abc', p: 4 }))).toBe(400);
@@ -45,6 +52,10 @@ describe('CursorCodec', () => {
     expect(refused('ann', sealed('ann', { h: '1', p: 0, f: '-5', r: 1 }))).toBe(400);
     expect(refused('ann', sealed('ann', { h: '1', p: 0, f: 5, r: 1 }))).toBe(400);
     expect(refused('ann', sealed('ann', { h: '1', p: 0, f: '5', r: -1 }))).toBe(400);
+    expect(refused('ann', sealed('ann', { h: '1', p: 0, f: '5', r: 1, e: -1 }))).toBe(400);
+    expect(refused('ann', sealed('ann', { h: '1', p: 0, f: '5', r: 1, e: '1' }))).toBe(400);
     expect(refused('ann', sealed('ann', { h: '1', p: 0, f: '5', r: 1 }))).toBe('accepted');
+    // A cursor of before erasure epochs is of epoch 0: the user had no erasure the gateway knew of.
+    expect(codec.decode('ann', sealed('ann', { h: '1', p: 0, f: '5', r: 1 }), 'Last-Event-ID').epoch).toBe(0);
   });
 });

@@ -16,6 +16,7 @@ import {
 } from '@udp/contracts';
 import { HttpError } from '@udp/http-kit';
 import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
+import { erasurePending, type ErasureHolds } from '../erasure-holds';
 import type { ChangePositions, CursorCodec } from './cursor';
 import { type ServiceAnswer, type ServiceGet, httpServiceGet } from './service-get';
 import type { StreamRegistry } from './stream-registry';
@@ -30,6 +31,8 @@ export interface ChangeLimits {
   maxStreams: number;
   /** Unread bytes a stream may hold before it is closed as a slow reader (CHANGES_MAX_BUFFER_BYTES). */
   maxBufferBytes: number;
+  /** Changes a resume may send before `ready`; beyond, `close` (`resync`): read the API afresh (CHANGES_MAX_CATCHUP, 1,000). */
+  maxCatchUp?: number;
 }
 
 export interface ChangeHubOptions {
@@ -51,6 +54,13 @@ export interface ChangeHubOptions {
   readModelWaitMs?: number;
   /** The replicas' shared count of each user's streams (distributed mode); without it the cap is per process. */
   registry?: StreamRegistry;
+  /** Users whose erasure is pending, and each user's erasure epoch (erasure-holds.ts); without it, none. */
+  holds?: Pick<ErasureHolds, 'holding' | 'epochOf'>;
+  /**
+   * Counts one request of the user against their rate limit; false when they are over it. Each page a resume pulls is
+   * charged, so one user's resumes cost them, not the other users.
+   */
+  charge?: (userId: string) => boolean;
 }
 
 const SERVICE = { 'udp.service': 'gateway' };
@@ -94,6 +104,9 @@ const FOLLOWED = [
     hub.erase(m.userId, m.requestedAt),
   ),
 ];
+
+/** Changes a resume may send before `ready` when the limits do not say (CHANGES_MAX_CATCHUP's default). */
+const DEFAULT_MAX_CATCHUP = 1000;
 
 /** How often a share of the streams gets its heartbeat (`beat`). */
 const HEARTBEAT_TICK_MS = 10;
@@ -185,13 +198,12 @@ export class ChangeHub {
    * Refusals come before the stream starts: 503 at the process's cap or when the service cannot be read.
    */
   async openStream(userId: string, res: Response, positions: ChangePositions | undefined): Promise<void> {
-    const { limits } = this.options;
-    if (this.stopped) throw unavailable('the gateway is stopping: reconnect');
-    if (this.count >= limits.maxStreams) {
-      throw unavailable(`this gateway process holds its maximum of streams (CHANGES_MAX_STREAMS = ${limits.maxStreams}): retry`);
-    }
+    this.refuseToOpen(userId);
+    const { limits, holds } = this.options;
     const stream = new ChangeStream(userId, res, limits.maxBufferBytes, this.now(), (s, reason) => this.closed(s, reason));
     stream.positions = positions;
+    // Counted down by a resume's changes until `ready`.
+    if (positions) stream.catchUp = limits.maxCatchUp ?? DEFAULT_MAX_CATCHUP;
     let own = this.streams.get(userId);
     if (!own) this.streams.set(userId, (own = new Set()));
     // Registered before the first pull: a change made meanwhile is announced to it and pulled after.
@@ -202,6 +214,10 @@ export class ChangeHub {
     this.nextBeat = (this.nextBeat + 1) % this.beats.length;
     if (own.size > limits.maxStreamsPerUser) this.replace(userId, own.values().next().value!.id, 'at this gateway process');
     try {
+      // Read once the stream is registered: an erasure heard meanwhile reaches it (`erase`) and it sends nothing more.
+      stream.epoch = (await holds?.epochOf(userId)) ?? 0;
+      // A cursor of before the user's last erasure points into data that is gone: `erasure`, never a partial replay.
+      if (positions && positions.epoch !== stream.epoch) return this.endErased(stream, stream.epoch);
       await this.pull(stream);
     } catch (error) {
       // Before the stream started, the refusal is the answer (problem+json); after, a named close.
@@ -209,9 +225,29 @@ export class ChangeHub {
       stream.detach();
       throw error instanceof HttpError ? error : unavailable('the changes cannot be read now: retry');
     }
+    stream.catchUp = undefined;
     stream.send('ready', { cursor: this.cursor(stream) }, this.cursor(stream));
     this.share(stream);
     if (stream.again) this.schedule(stream);
+  }
+
+  /**
+   * What refuses a stream before it opens: a pending erasure of the user (409, the same as every request of theirs),
+   * the gateway stopping or at its cap (503). Asked before a ticket is spent, and again when the stream opens.
+   */
+  refuseToOpen(userId: string): void {
+    if (this.options.holds?.holding(userId)) throw erasurePending();
+    if (this.stopped) throw unavailable('the gateway is stopping: reconnect');
+    const { maxStreams } = this.options.limits;
+    if (this.count >= maxStreams) {
+      throw unavailable(`this gateway process holds its maximum of streams (CHANGES_MAX_STREAMS = ${maxStreams}): retry`);
+    }
+  }
+
+  /** The stream's user was erased: `erasure`, then the end; every earlier cursor is void. */
+  private endErased(stream: ChangeStream, erasedAt: number): void {
+    stream.send('erasure', { erased_at: erasedAt });
+    stream.end('erasure');
   }
 
   /** The user's stream `streamId`, if it is here, ends with `replaced`: the user opened more than the cap allows. */
@@ -255,10 +291,7 @@ export class ChangeHub {
     this.options.registry?.forget(userId).catch((error: unknown) => {
       this.options.logger.warn({ err: (error as Error).message }, 'live sync: the erased user is still named among the open streams');
     });
-    for (const stream of [...(this.streams.get(userId) ?? [])]) {
-      stream.send('erasure', { erased_at: requestedAt });
-      stream.end('erasure');
-    }
+    for (const stream of [...(this.streams.get(userId) ?? [])]) this.endErased(stream, requestedAt);
   }
 
   async stop(): Promise<void> {
@@ -274,7 +307,7 @@ export class ChangeHub {
   }
 
   private cursor(stream: ChangeStream): string {
-    return this.options.cursors.encode(stream.userId, stream.positions!);
+    return this.options.cursors.encode(stream.userId, { ...stream.positions!, epoch: stream.epoch });
   }
 
   private closed(stream: ChangeStream, reason: string): void {
@@ -369,7 +402,13 @@ export class ChangeHub {
       this.serviceJson(preferenceUrl, userId, '/internal/preference/changes').then((json) => PreferenceChangesPage.parse(json)),
       this.serviceJson(profileUrl, userId, '/internal/profile/changes').then((json) => ProfileChangesPage.parse(json)),
     ]);
-    stream.positions = { history: history.position, playlist: playlist.applied, preference: preference.position, profile: profile.applied };
+    stream.positions = {
+      history: history.position,
+      playlist: playlist.applied,
+      preference: preference.position,
+      profile: profile.applied,
+      epoch: stream.epoch,
+    };
     return {
       history: BigInt(history.applied),
       playlist: BigInt(playlist.applied),
@@ -379,14 +418,32 @@ export class ChangeHub {
   }
 
   private sendChange(stream: ChangeStream, event: Area, data: unknown): void {
+    if (stream.catchUp !== undefined && stream.catchUp-- <= 0) {
+      const maxCatchUp = this.options.limits.maxCatchUp ?? DEFAULT_MAX_CATCHUP;
+      return stream.close(
+        'resync',
+        `more than CHANGES_MAX_CATCHUP (${maxCatchUp}) changes since this cursor: read the data again from the API, then open the stream without a cursor`,
+      );
+    }
     stream.send(event, data, this.cursor(stream));
     stream.sentSinceAnnounce = true;
     this.stats.eventsSent++;
     recordCounter(METRICS.changesEvents, 1, SERVICE);
   }
 
+  /**
+   * A resume's next page is one more request of the user (the first was the stream's own): over their rate limit the
+   * stream ends with `close` (`rate-limited`), to be resumed from its last id later.
+   */
+  private chargePage(stream: ChangeStream, first: boolean): boolean {
+    if (first || stream.catchUp === undefined || stream.closed || (this.options.charge?.(stream.userId) ?? true)) return !stream.closed;
+    stream.close('rate-limited', 'more requests of this user than RATE_LIMIT_PER_USER allows: resume with the last id later');
+    return false;
+  }
+
   private async pullHistory(stream: ChangeStream): Promise<bigint> {
-    for (;;) {
+    for (let first = true; ; first = false) {
+      if (!this.chargePage(stream, first)) return 0n;
       const page = await this.historyChanges(stream.userId, stream.positions!.history);
       if (stream.closed) return BigInt(page.applied);
       // A pull that found nothing moves past changes that showed no entry.
@@ -431,7 +488,8 @@ export class ChangeHub {
 
   /** The keys changed after the stream's position, a page at a time (a key changed several times: once, as it is now). */
   private async pullPreferences(stream: ChangeStream): Promise<bigint> {
-    for (;;) {
+    for (let first = true; ; first = false) {
+      if (!this.chargePage(stream, first)) return 0n;
       const page = PreferenceChangesPage.parse(
         await this.serviceJson(
           this.options.preferenceUrl,

@@ -47,17 +47,18 @@ function openStream({ hub, tickets, cursors, authenticator }: ChangesRouterOptio
     // A ticket stands for the header only when no header is sent: credentials sent are always checked.
     // (The gateway's edge has verified credentials sent, for the limit per user: res.locals.caller.)
     const caller = res.locals.caller as Identity | undefined;
-    const userId =
-      caller?.userId ??
-      (query.ticket !== undefined && req.header('authorization') === undefined
-        ? await tickets.redeem(query.ticket)
-        : (await authenticateCaller(authenticator, req)).userId);
+    const byTicket = caller === undefined && query.ticket !== undefined && req.header('authorization') === undefined;
+    const userId = caller?.userId ?? (byTicket ? tickets.userOf(query.ticket!) : (await authenticateCaller(authenticator, req)).userId);
     // EventSource sends Last-Event-ID by itself when it reconnects; a page that opens one anew passes its stored cursor.
+    // The header wins: the query is not even read when it is sent.
     const header = req.header('last-event-id');
     const [cursor, field] = header ? [header, 'Last-Event-ID'] : [query.last_event_id, 'last_event_id'];
     const positions = cursor === undefined ? undefined : cursors.decode(userId, cursor, field);
     // HEAD: the answer GET would start with, and no stream (one would stay open with nothing to send).
     if (req.method === 'HEAD') return void res.writeHead(200, STREAM_HEADERS).end();
+    // Every refusal before the ticket is spent: a ticket is used up only by a stream that opens.
+    hub.refuseToOpen(userId);
+    if (byTicket) await tickets.redeem(query.ticket!);
     await hub.openStream(userId, res, positions);
   };
 }

@@ -26,6 +26,10 @@ export class ChangeStream {
   sentSinceAnnounce = false;
   /** When the oldest change announced and not yet sent was stored (for the latency histogram). */
   announcedAt: number | undefined;
+  /** The user's erasure epoch when the stream opened: sealed into every cursor it gives. */
+  epoch = 0;
+  /** While a resume sends what it owes (until `ready`): how many more changes it may send. */
+  catchUp: number | undefined;
   /** The tick of the heartbeat period that writes this stream's heartbeat (the hub's). */
   beat = 0;
   pulling: Promise<void> | null = null;

@@ -67,15 +67,17 @@ const ticketFor = async (user: string) =>
 const open = (ticket: string) => request(gateway).get(`/api/changes?ticket=${ticket}`);
 
 describe('change stream tickets', () => {
-  it('is accepted until 30 s after its issue, once', async () => {
+  it('is accepted until 30 s after its issue, and spent only by a stream that opens', async () => {
     const { ticket, expires_in } = await ticketFor('alice');
     expect(expires_in).toBe(30);
     clock += 29_999;
-    // Past authentication: the cap of streams answers.
+    // Past authentication: the cap of streams answers, before the ticket is spent; so it is good again.
     expect((await open(ticket)).status).toBe(503);
-    const replayed = await open(ticket);
-    expect(replayed.status).toBe(401);
-    expect(replayed.body.detail).toMatch(/already used/);
+    // A cursor that is not this user's: a 400 naming it, and the ticket still unspent.
+    const foreign = await request(gateway).get(`/api/changes?ticket=${ticket}&last_event_id=c1.AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA`);
+    expect(foreign.status).toBe(400);
+    expect(foreign.body.errors[0].field).toBe('last_event_id');
+    expect((await open(ticket)).status).toBe(503);
   });
 
   it('is good for the longest user id', async () => {

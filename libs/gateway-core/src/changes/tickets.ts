@@ -33,9 +33,25 @@ export class TicketIssuer {
     return { ticket: Buffer.concat([nonce, cipher.getAuthTag(), sealed]).toString('base64url'), expires_in: TICKET_TTL_S };
   }
 
+  /**
+   * The user a ticket was issued to, without spending it; a 401 for one unknown, altered or expired. A stream checks
+   * everything else (its cursor, the caps) with this, and spends the ticket (`redeem`) only when it opens.
+   */
+  userOf(ticket: string): string {
+    return this.open(ticket).claims.u;
+  }
+
   /** The user a ticket was issued to, once; a 401 for one unknown, altered, expired or already used. */
   async redeem(ticket: string): Promise<string> {
     const now = this.now();
+    const { claims, nonce } = this.open(ticket);
+    if (!(await this.redeemed.claim(nonce, claims.e, now))) {
+      throw unauthorized('the ticket was already used (each is good once): ask for a new one');
+    }
+    return claims.u;
+  }
+
+  private open(ticket: string): { claims: { u: string; e: number }; nonce: string } {
     const bytes = Buffer.from(ticket, 'base64url');
     let claims: { u: string; e: number };
     try {
@@ -45,11 +61,8 @@ export class TicketIssuer {
     } catch {
       throw unauthorized('the ticket is not one this API issued');
     }
-    if (!(now < claims.e)) throw unauthorized('the ticket has expired (tickets are good for 30 s): ask for a new one');
-    if (!(await this.redeemed.claim(bytes.subarray(0, 12).toString('base64url'), claims.e, now))) {
-      throw unauthorized('the ticket was already used (each is good once): ask for a new one');
-    }
-    return claims.u;
+    if (!(this.now() < claims.e)) throw unauthorized('the ticket has expired (tickets are good for 30 s): ask for a new one');
+    return { claims, nonce: bytes.subarray(0, 12).toString('base64url') };
   }
 
   close(): Promise<void> {

@@ -1,0 +1,195 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import type { RequestHandler, Response } from 'express';
+import type { Bus, Consumer } from '@udp/bus';
+import { erasureEvents, exportApi } from '@udp/contracts';
+import { HttpError } from '@udp/http-kit';
+import type { Collection } from '@udp/readmodel';
+import type { Logger } from '@udp/telemetry';
+
+/** The refusal's title: its problem type is `https://problems.udp.example/erasure-pending`. */
+export const ERASURE_PENDING_TITLE = 'Erasure Pending';
+/** Seconds a refused caller is asked to wait (an embedded erasure of 50,000 entries takes about 3 s). */
+export const ERASURE_PENDING_RETRY_S = 2;
+/** How long a request heard holds the user when neither its completion nor its re-publication (every 30 s) is heard. */
+const DEFAULT_HOLD_MS = 120_000;
+/** Completions remembered, so that a request heard after its completion (another topic, another order) holds nothing. */
+const COMPLETED_KEPT = 10_000;
+
+/** One erased user's epoch: the time their last erasure was requested, kept under a keyed hash of the user id. */
+export interface ErasureEpochRow {
+  _id: string;
+  epoch: number;
+  revision: number;
+}
+
+export interface ErasureHoldsOptions {
+  bus: Bus;
+  /** Where the epochs are kept: the gateway's store (SQLite in DATA_DIR embedded, MongoDB distributed). */
+  epochs: Collection<ErasureEpochRow>;
+  /** The key of the hash that names a user among the epochs (derived from INTERNAL_AUTH_SECRET: every replica's). */
+  key: Buffer;
+  logger: Logger;
+  /** How long a request heard holds the user without its completion or its re-publication (default 120 s). */
+  holdMs?: number;
+  now?: () => number;
+}
+
+interface Hold {
+  /** `DELETE /api/data` of the user answering through this process. */
+  requests: number;
+  /** Erasures heard and not completed: erasure id -> until when it holds. */
+  erasures: Map<string, number>;
+}
+
+export const erasurePending = () =>
+  new HttpError(
+    409,
+    ERASURE_PENDING_TITLE,
+    "this user's data is being erased: nothing is read or written until the erasure completes; retry after Retry-After seconds",
+    undefined,
+    { 'retry-after': String(ERASURE_PENDING_RETRY_S) },
+  );
+
+/**
+ * The gateway's side of an erasure as one moment (docs/erasure.md, "The erasure boundary"). From the moment
+ * `DELETE /api/data` reaches this process (or this process hears `userdata.erasure.requested`, from whichever replica
+ * it came) until it hears `userdata.erasure.completed` (or the DELETE answered 204: completed), every request of the
+ * user but the erasure's own is refused with 409 `erasure-pending` and `Retry-After`: nobody reads a half-erased state,
+ * and no write is acknowledged that the erasure could take or leave half-applied.
+ *
+ * It also keeps each erased user's epoch (when their last erasure was requested) under a keyed hash of the id: a
+ * live-sync cursor seals the epoch it was issued in, and one of an earlier epoch is answered with `erasure`.
+ */
+export class ErasureHolds {
+  private readonly holds = new Map<string, Hold>();
+  private readonly completed = new Set<string>();
+  private readonly holdMs: number;
+  private readonly now: () => number;
+  private consumers: Consumer[] = [];
+
+  constructor(private readonly options: ErasureHoldsOptions) {
+    this.holdMs = options.holdMs ?? DEFAULT_HOLD_MS;
+    this.now = options.now ?? Date.now;
+  }
+
+  /**
+   * Follows the erasure topics with groups of this process's own. The embedded bus starts empty at each start, so from
+   * its oldest message: the coordinator publishes the pending erasures again at its start, before the gateway is up.
+   */
+  async start(): Promise<void> {
+    const { bus } = this.options;
+    const group = `gateway-erasures-${randomBytes(6).toString('hex')}`;
+    const from = bus.durable ? 'latest' : 'oldest';
+    const { ERASURE_TOPICS, ErasureRequestedMessage, ErasureCompletedMessage } = erasureEvents;
+    this.consumers.push(
+      await bus.subscribe(
+        ERASURE_TOPICS.requested,
+        `${group}-requested`,
+        async ({ value }) => {
+          const message = ErasureRequestedMessage.safeParse(value);
+          if (message.success) await this.requested(message.data.userId, message.data.erasureId, message.data.requestedAt);
+        },
+        { from },
+      ),
+      await bus.subscribe(
+        ERASURE_TOPICS.completed,
+        `${group}-completed`,
+        async ({ value }) => {
+          const message = ErasureCompletedMessage.safeParse(value);
+          if (message.success) this.release(message.data.userId, message.data.erasureId);
+        },
+        { from },
+      ),
+    );
+  }
+
+  async stop(): Promise<void> {
+    await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
+  }
+
+  /** Whether the user's requests are refused now. */
+  holding(userId: string): boolean {
+    const hold = this.holds.get(userId);
+    if (!hold) return false;
+    const now = this.now();
+    for (const [erasureId, until] of hold.erasures) if (until <= now) hold.erasures.delete(erasureId);
+    this.forgetIfEmpty(userId, hold);
+    return hold.requests > 0 || hold.erasures.size > 0;
+  }
+
+  /** The refusal of a request of the user now, if they are held (for routes that authenticate by themselves). */
+  readonly refusal = (userId: string): HttpError | undefined => (this.holding(userId) ? erasurePending() : undefined);
+
+  /** The user's erasure epoch: when their last erasure was requested, 0 if none is known. */
+  async epochOf(userId: string): Promise<number> {
+    return (await this.options.epochs.get(this.nameOf(userId)))?.epoch ?? 0;
+  }
+
+  /**
+   * For the user's routes, after authentication: the erasure's own request holds the user from its arrival, its status
+   * is answered, everything else of a held user is refused.
+   */
+  readonly check: RequestHandler = (req, res, next) => {
+    const userId = (res.locals.caller as { userId?: string } | undefined)?.userId;
+    if (userId === undefined) return next();
+    const path = req.baseUrl + req.path;
+    if (req.method === 'DELETE' && path === exportApi.erase.path) {
+      this.track(userId, res);
+      return next();
+    }
+    if (req.method === 'GET' && path.startsWith('/api/data/erasure/')) return next();
+    if (this.holding(userId)) return next(erasurePending());
+    next();
+  };
+
+  /** The user's `DELETE /api/data` holds them while it runs; a 202 holds them until its erasure completes. */
+  private track(userId: string, res: Response): void {
+    const hold = this.holdOf(userId);
+    hold.requests++;
+    res.once('close', () => {
+      hold.requests--;
+      if (res.statusCode === 202) {
+        // Its Location names the erasure (/api/data/erasure/<id>): held until that one completes.
+        const erasureId = String(res.getHeader('location') ?? '')
+          .split('/')
+          .pop();
+        if (erasureId && !this.completed.has(erasureId)) hold.erasures.set(erasureId, this.now() + this.holdMs);
+      } else if (res.statusCode === 204) {
+        // Completed: whatever was heard of it is over (its completion may still be on its way over Kafka).
+        hold.erasures.clear();
+      }
+      this.forgetIfEmpty(userId, hold);
+    });
+  }
+
+  /** A request heard: the user is held, their epoch recorded (before any cursor of theirs is looked at again). */
+  private async requested(userId: string, erasureId: string, requestedAt: number): Promise<void> {
+    if (!this.completed.has(erasureId)) this.holdOf(userId).erasures.set(erasureId, this.now() + this.holdMs);
+    // The newest erasure's time wins (a request published again, or an older one heard late, changes nothing).
+    await this.options.epochs.upsertIfNewer({ _id: this.nameOf(userId), epoch: requestedAt, revision: requestedAt });
+  }
+
+  private release(userId: string, erasureId: string): void {
+    this.completed.add(erasureId);
+    if (this.completed.size > COMPLETED_KEPT) this.completed.delete(this.completed.values().next().value!);
+    const hold = this.holds.get(userId);
+    if (!hold) return;
+    hold.erasures.delete(erasureId);
+    this.forgetIfEmpty(userId, hold);
+  }
+
+  private holdOf(userId: string): Hold {
+    let hold = this.holds.get(userId);
+    if (!hold) this.holds.set(userId, (hold = { requests: 0, erasures: new Map() }));
+    return hold;
+  }
+
+  private forgetIfEmpty(userId: string, hold: Hold): void {
+    if (hold.requests === 0 && hold.erasures.size === 0 && this.holds.get(userId) === hold) this.holds.delete(userId);
+  }
+
+  /** A keyed hash: the epochs name no user to whoever reads the store without the key. */
+  private nameOf(userId: string): string {
+    return createHmac('sha256', this.options.key).update(userId).digest('base64url');
+  }
+}
