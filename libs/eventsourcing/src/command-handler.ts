@@ -29,7 +29,12 @@ export interface WriteSide {
    * The service's own read-model rows, applied from the append itself (InlineProjector): the write is answered once
    * they are, with no wait on the asynchronous projector. Set instead of `projector` in the single-process mode.
    */
-  inline?: { applyAppended(events: RecordedEvent[]): Promise<void>; readonly service?: string };
+  inline?: {
+    applyAppended(events: RecordedEvent[]): Promise<void>;
+    /** The application of the stream's appends under way, if any (InlineProjector.applying). */
+    applying?(streamId: string): Promise<void> | null;
+    readonly service?: string;
+  };
   /**
    * (With `inline`) The asynchronous projectors of what users share (trending). An append of `PACED_APPEND_EVENTS`
    * events or more is answered once they have applied it too (bounded like the rest): the user who brings a batch of
@@ -157,7 +162,14 @@ export interface Decided<Id, E, S> {
 export type BeforeAppend<Id, E, S> = (decided: Decided<Id, E, S>) => Promise<void>;
 
 /** Runs one command on the stream of `id` (an `Unstamped` command: the handler stamps its time). */
-export type CommandHandler<C extends Command, E, S, Id> = (id: Id, command: Unstamped<C>) => Promise<CommandResult<E, S>>;
+export interface CommandHandler<C extends Command, E, S, Id> {
+  (id: Id, command: Unstamped<C>): Promise<CommandResult<E, S>>;
+  /**
+   * (Inline read models) Settles once the rows of the appends to the stream of `id` being applied in this process are
+   * all written; null when none is. A reader that must not see a part of an append (a clear, a batch) waits for it.
+   */
+  applying?(id: Id): Promise<void> | null;
+}
 
 /**
  * The one command handler, set up once per aggregate: read the stream (from the remembered state on), fold it,
@@ -177,7 +189,7 @@ export function commandHandler<C extends Command, E extends DomainEvent, S, Id>(
     : aggregate.whileWriting === 'refuse'
       ? refusedWhileWriting()
       : oneAtATimePerStream();
-  return async (id, command) => {
+  const handle: CommandHandler<C, E, S, Id> = async (id, command) => {
     const stream = aggregate.streamOf(id);
     await deps.write.ready?.();
     // `Unstamped<C>` plus its metadata is a `C`; TypeScript cannot see it through the generic conditional type.
@@ -192,6 +204,9 @@ export function commandHandler<C extends Command, E extends DomainEvent, S, Id>(
     } else if (result.newEvents.length > 0) await waitUntilVisible(deps.write, stream.id, result);
     return result;
   };
+  const { inline } = deps.write;
+  if (inline?.applying) handle.applying = (id) => inline.applying!(aggregate.streamOf(id).id);
+  return handle;
 }
 
 /**

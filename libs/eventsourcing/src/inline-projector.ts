@@ -21,6 +21,15 @@ export const INLINE_CHUNK = 25;
 /** Events a batch-taking projection is given at a time when it replays the log at start, before anything is served. */
 export const REPLAY_CHUNK = 500;
 
+const settled = () => undefined;
+
+/** A promise and what settles it (`InlineProjector.nextFailure`). */
+function failureSignal(): { settled: Promise<void>; settle(): void } {
+  let settle!: () => void;
+  const signal = new Promise<void>((resolve) => (settle = resolve));
+  return { settled: signal, settle };
+}
+
 /** One append being applied: its events' first and last store positions, and whether it is done. */
 interface InFlight {
   first: bigint;
@@ -55,6 +64,8 @@ export class InlineProjector {
   /** The last application of each stream (or order key), which the next one of it waits for. */
   private readonly tails = new Map<string, Promise<void>>();
   private failure: unknown = null;
+  /** Settled at the next failure of an application: a reader waits for none that is retried. */
+  private nextFailure = failureSignal();
   private stopping = false;
 
   constructor(
@@ -128,6 +139,17 @@ export class InlineProjector {
     return applied;
   }
 
+  /**
+   * The application under way of the stream's appends (and of those its order key puts with them), settled once it is
+   * done, failed or not; null when none is. A large append is applied a few milliseconds at a time, other requests in
+   * between: a reader of the stream's rows waits for it, or would see a part of it. Not while the read models fail: an
+   * application retried until they are back would hold the reader as long (it gets what the read models answer).
+   */
+  applying(streamId: string): Promise<void> | null {
+    const tail = this.failure === null && this.tails.get(this.projection.orderKey?.(streamId) ?? streamId);
+    return tail ? Promise.race([tail, this.nextFailure.settled]).then(settled, settled) : null;
+  }
+
   /** The checkpoint moves over the appends done, up to the first one still being applied. */
   private async advanceCheckpoint(): Promise<void> {
     let last: bigint | undefined;
@@ -159,6 +181,8 @@ export class InlineProjector {
         return;
       } catch (error) {
         this.failure = error;
+        this.nextFailure.settle();
+        this.nextFailure = failureSignal();
         const event = events[from];
         this.options.logger?.warn(
           { err: error, projection: this.projection.name, streamId: event.streamId, revision: event.revision, attempt },

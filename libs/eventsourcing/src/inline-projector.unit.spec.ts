@@ -147,4 +147,40 @@ describe('InlineProjector', () => {
     ]);
     expect(inline.healthy()).toBe(true);
   });
+
+  it("tells a stream's readers of the application under way, settled once all of the stream's appends are applied", async () => {
+    const store = new MemoryEventStore();
+    const { projection, held, release } = recordingProjection();
+    const inline = new InlineProjector(store, new MemoryReadModelStore().checkpoints(), projection);
+    await inline.start();
+    held.add('s-a');
+    const first = inline.applyAppended(await append(store, 's-a', 2));
+    const second = inline.applyAppended(await append(store, 's-a', 1, 1));
+    let settled = false;
+    void inline.applying('s-a')!.then(() => (settled = true));
+    // Another stream's readers wait for nothing.
+    expect(inline.applying('s-b')).toBeNull();
+    await inline.applyAppended(await append(store, 's-b', 1));
+    expect(settled).toBe(false);
+    release();
+    await Promise.all([first, second]);
+    await inline.applying('s-a');
+    expect([settled, inline.applying('s-a')]).toEqual([true, null]);
+  });
+
+  it('holds no reader while an application fails and is retried', async () => {
+    const store = new MemoryEventStore();
+    let failing = true;
+    const projection = batchProjection(async () => {
+      if (failing) throw new Error('read models failing');
+    });
+    const inline = new InlineProjector(store, new MemoryReadModelStore().checkpoints(), projection, { retryDelayMs: 1 });
+    await inline.start();
+    const applied = inline.applyAppended(await append(store, 's-a', 1));
+    await inline.applying('s-a');
+    expect([inline.healthy(), inline.applying('s-a')]).toEqual([false, null]);
+    failing = false;
+    await applied;
+    expect([inline.healthy(), inline.applying('s-a')]).toEqual([true, null]);
+  });
 });

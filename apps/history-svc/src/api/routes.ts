@@ -6,6 +6,7 @@ import type { HistoryEvent } from '../domain/aggregate';
 import type { Entry, HistoryCommand, HistoryState, ItemToRecord } from '../domain/decider';
 import {
   type HistoryAnswers,
+  type HistoryHead,
   type HistoryReadModel,
   historyHead,
   historyJson,
@@ -38,6 +39,25 @@ const itemOf = (itemId: string, entry: Entry): Item => ({
 export function historyRoutes({ handle, model, now, tagVersion, answers }: HistoryRouteDeps): Router {
   const router = Router();
 
+  /**
+   * `read` of the user's history made with no write of theirs half applied, with the head it was made at: a clear or a
+   * batch is one append, but its rows are written a few milliseconds at a time, other requests in between. The user's
+   * write being applied is waited for (other users' reads wait for nothing); a read during which one began or ended
+   * (one is under way, or the head moved) is made again, so the read shows its head's version and no other.
+   */
+  const readWhole = async <T>(userId: string, read: (head: HistoryHead) => Promise<T>): Promise<{ head: HistoryHead; read: T }> => {
+    for (;;) {
+      const applying = handle.applying?.(userId);
+      if (applying) {
+        await applying;
+        continue;
+      }
+      const head = await historyHead(model, userId);
+      const result = await read(head);
+      if (!handle.applying?.(userId) && (await historyHead(model, userId)).version === head.version) return { head, read: result };
+    }
+  };
+
   const toRecord = (item: NewItem, serverTime: number): ItemToRecord => ({
     itemId: item.item_id,
     date: item.date ?? serverTime,
@@ -54,16 +74,18 @@ export function historyRoutes({ handle, model, now, tagVersion, answers }: Histo
       const search = req.url.indexOf('?');
       const queryText = search < 0 ? '' : req.url.slice(search + 1);
       const generation = answers?.generation() ?? 0;
-      // The page is read at this head's version (`listHistory`), so its tag and its kept answer are of this version.
-      const head = await historyHead(model, userId);
-      const tag = tagVersion(`${userId}\n${head.version}\n${queryText}`);
+      const tagOf = (head: HistoryHead) => tagVersion(`${userId}\n${head.version}\n${queryText}`);
       // Kept by the route too: the two versions of the API answer alike today, which a kept answer must not assume.
       const keptAs = `${api.list.path}?${queryText}`;
-      const known = answers?.get(userId, head.version, keptAs);
-      if (known !== undefined) return sendJsonTextConditionally(req, res, () => known, tag);
-      const page = await listHistory(model, userId, query, head);
+      // A kept answer shows its version whole (read so, below): given even while a write of the user is being applied.
+      const current = await historyHead(model, userId);
+      const known = answers?.get(userId, current.version, keptAs);
+      if (known !== undefined) return sendJsonTextConditionally(req, res, () => known, tagOf(current));
+      // The page is read at this head's version (`listHistory`), so its tag and its kept answer are of this version.
+      const { head, read: page } = await readWhole(userId, (at) => listHistory(model, userId, query, at));
       const text = () => historyJson(page);
-      sendJsonTextConditionally(req, res, answers ? () => answers.remember(userId, head.version, keptAs, text(), generation) : text, tag);
+      const answer = answers ? () => answers.remember(userId, head.version, keptAs, text(), generation) : text;
+      sendJsonTextConditionally(req, res, answer, tagOf(head));
     });
 
     mountRoute(router, api.add, async ({ body }, _req, res) => {
@@ -83,7 +105,8 @@ export function historyRoutes({ handle, model, now, tagVersion, answers }: Histo
     });
 
     mountRoute(router, api.positions, async ({ query }, _req, res) => {
-      const answer = await positions(model, userIdOf(res), query);
+      const userId = userIdOf(res);
+      const { read: answer } = await readWhole(userId, () => positions(model, userId, query));
       res.setHeader('sync-token', answer.syncToken).json(answer.positions);
     });
   }
