@@ -122,3 +122,82 @@ export function authenticate(authenticator: Authenticator) {
     }, next);
   };
 }
+
+/** The refusal's title: its problem type is `https://problems.udp.example/erasure-pending`. */
+export const ERASURE_PENDING_TITLE = 'Erasure Pending';
+/** Seconds a refused caller is asked to wait (an embedded erasure of 50,000 entries takes about 3 s). */
+export const ERASURE_PENDING_RETRY_S = 2;
+
+export const erasurePending = () =>
+  new HttpError(
+    409,
+    ERASURE_PENDING_TITLE,
+    "this user's data is being erased: nothing is read or written until the erasure completes; retry after Retry-After seconds",
+    undefined,
+    { 'retry-after': String(ERASURE_PENDING_RETRY_S) },
+  );
+
+/** Users held for now (their erasure pending), each by reasons that end at a time or when released (erasure-holds.ts). */
+export class HeldUsers {
+  /** The erasure's own requests under way, and the erasures heard: erasure id -> until when it holds. */
+  private readonly holds = new Map<string, { requests: number; erasures: Map<string, number> }>();
+
+  constructor(private readonly now: () => number) {}
+
+  holding(userId: string): boolean {
+    const hold = this.holds.get(userId);
+    if (!hold) return false;
+    const now = this.now();
+    for (const [erasureId, until] of hold.erasures) if (until <= now) hold.erasures.delete(erasureId);
+    this.forgetIfEmpty(userId);
+    return hold.requests > 0 || hold.erasures.size > 0;
+  }
+
+  /** The user's own erasure request is under way (+1) or over (-1). */
+  request(userId: string, change: 1 | -1): void {
+    this.holdOf(userId).requests += change;
+    this.forgetIfEmpty(userId);
+  }
+
+  hold(userId: string, erasureId: string, until: number): void {
+    this.holdOf(userId).erasures.set(erasureId, until);
+  }
+
+  /** One erasure is over (or, without an id, every one heard of the user). */
+  release(userId: string, erasureId?: string): void {
+    const hold = this.holds.get(userId);
+    if (!hold) return;
+    if (erasureId === undefined) hold.erasures.clear();
+    else hold.erasures.delete(erasureId);
+    this.forgetIfEmpty(userId);
+  }
+
+  private holdOf(userId: string) {
+    let hold = this.holds.get(userId);
+    if (!hold) this.holds.set(userId, (hold = { requests: 0, erasures: new Map() }));
+    return hold;
+  }
+
+  private forgetIfEmpty(userId: string): void {
+    const hold = this.holds.get(userId);
+    if (hold && hold.requests === 0 && hold.erasures.size === 0) this.holds.delete(userId);
+  }
+}
+
+/**
+ * After authentication: a held user's requests are refused (409 `erasure-pending`), but for the erasure's own
+ * (`DELETE /api/data`, handed to `onErasure`, which holds the user from its arrival) and its status.
+ */
+export function refuseHeldUsers(held: HeldUsers, onErasure: (userId: string, res: Response) => void) {
+  return (req: Request, res: Response, next: NextFunction) => {
+    const userId = (res.locals.caller as Identity | undefined)?.userId;
+    if (userId === undefined) return next();
+    const path = req.baseUrl + req.path;
+    if (req.method === 'DELETE' && path === '/api/data') {
+      onErasure(userId, res);
+      return next();
+    }
+    if (held.holding(userId) && !(req.method === 'GET' && path.startsWith('/api/data/erasure/'))) return next(erasurePending());
+    next();
+  };
+}

@@ -1,15 +1,12 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import type { Bus, Consumer } from '@udp/bus';
-import { erasureEvents, exportApi } from '@udp/contracts';
-import { HttpError } from '@udp/http-kit';
+import { erasureEvents } from '@udp/contracts';
+import type { HttpError } from '@udp/http-kit';
+import { HeldUsers, erasurePending, refuseHeldUsers } from './edge-checks';
 import type { Collection } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 
-/** The refusal's title: its problem type is `https://problems.udp.example/erasure-pending`. */
-export const ERASURE_PENDING_TITLE = 'Erasure Pending';
-/** Seconds a refused caller is asked to wait (an embedded erasure of 50,000 entries takes about 3 s). */
-export const ERASURE_PENDING_RETRY_S = 2;
 /** How long a request heard holds the user when neither its completion nor its re-publication (every 30 s) is heard. */
 const DEFAULT_HOLD_MS = 120_000;
 /** Completions remembered, so that a request heard after its completion (another topic, another order) holds nothing. */
@@ -34,22 +31,6 @@ export interface ErasureHoldsOptions {
   now?: () => number;
 }
 
-interface Hold {
-  /** `DELETE /api/data` of the user answering through this process. */
-  requests: number;
-  /** Erasures heard and not completed: erasure id -> until when it holds. */
-  erasures: Map<string, number>;
-}
-
-export const erasurePending = () =>
-  new HttpError(
-    409,
-    ERASURE_PENDING_TITLE,
-    "this user's data is being erased: nothing is read or written until the erasure completes; retry after Retry-After seconds",
-    undefined,
-    { 'retry-after': String(ERASURE_PENDING_RETRY_S) },
-  );
-
 /**
  * The gateway's side of an erasure as one moment (docs/erasure.md, "The erasure boundary"). From the moment
  * `DELETE /api/data` reaches this process (or this process hears `userdata.erasure.requested`, from whichever replica
@@ -61,15 +42,19 @@ export const erasurePending = () =>
  * live-sync cursor seals the epoch it was issued in, and one of an earlier epoch is answered with `erasure`.
  */
 export class ErasureHolds {
-  private readonly holds = new Map<string, Hold>();
+  private readonly held: HeldUsers;
   private readonly completed = new Set<string>();
   private readonly holdMs: number;
   private readonly now: () => number;
   private consumers: Consumer[] = [];
+  /** For the user's routes, after authentication (in edge-checks.ts: the part every request runs). */
+  readonly check: RequestHandler;
 
   constructor(private readonly options: ErasureHoldsOptions) {
     this.holdMs = options.holdMs ?? DEFAULT_HOLD_MS;
     this.now = options.now ?? Date.now;
+    this.held = new HeldUsers(this.now);
+    this.check = refuseHeldUsers(this.held, (userId, res) => this.track(userId, res));
   }
 
   /**
@@ -109,62 +94,38 @@ export class ErasureHolds {
 
   /** Whether the user's requests are refused now. */
   holding(userId: string): boolean {
-    const hold = this.holds.get(userId);
-    if (!hold) return false;
-    const now = this.now();
-    for (const [erasureId, until] of hold.erasures) if (until <= now) hold.erasures.delete(erasureId);
-    this.forgetIfEmpty(userId, hold);
-    return hold.requests > 0 || hold.erasures.size > 0;
+    return this.held.holding(userId);
   }
 
   /** The refusal of a request of the user now, if they are held (for routes that authenticate by themselves). */
-  readonly refusal = (userId: string): HttpError | undefined => (this.holding(userId) ? erasurePending() : undefined);
+  readonly refusal = (userId: string): HttpError | undefined => (this.held.holding(userId) ? erasurePending() : undefined);
 
   /** The user's erasure epoch: when their last erasure was requested, 0 if none is known. */
   async epochOf(userId: string): Promise<number> {
     return (await this.options.epochs.get(this.nameOf(userId)))?.epoch ?? 0;
   }
 
-  /**
-   * For the user's routes, after authentication: the erasure's own request holds the user from its arrival, its status
-   * is answered, everything else of a held user is refused.
-   */
-  readonly check: RequestHandler = (req, res, next) => {
-    const userId = (res.locals.caller as { userId?: string } | undefined)?.userId;
-    if (userId === undefined) return next();
-    const path = req.baseUrl + req.path;
-    if (req.method === 'DELETE' && path === exportApi.erase.path) {
-      this.track(userId, res);
-      return next();
-    }
-    if (req.method === 'GET' && path.startsWith('/api/data/erasure/')) return next();
-    if (this.holding(userId)) return next(erasurePending());
-    next();
-  };
-
   /** The user's `DELETE /api/data` holds them while it runs; a 202 holds them until its erasure completes. */
   private track(userId: string, res: Response): void {
-    const hold = this.holdOf(userId);
-    hold.requests++;
+    this.held.request(userId, 1);
     res.once('close', () => {
-      hold.requests--;
       if (res.statusCode === 202) {
         // Its Location names the erasure (/api/data/erasure/<id>): held until that one completes.
         const erasureId = String(res.getHeader('location') ?? '')
           .split('/')
           .pop();
-        if (erasureId && !this.completed.has(erasureId)) hold.erasures.set(erasureId, this.now() + this.holdMs);
+        if (erasureId && !this.completed.has(erasureId)) this.held.hold(userId, erasureId, this.now() + this.holdMs);
       } else if (res.statusCode === 204) {
         // Completed: whatever was heard of it is over (its completion may still be on its way over Kafka).
-        hold.erasures.clear();
+        this.held.release(userId);
       }
-      this.forgetIfEmpty(userId, hold);
+      this.held.request(userId, -1);
     });
   }
 
   /** A request heard: the user is held, their epoch recorded (before any cursor of theirs is looked at again). */
   private async requested(userId: string, erasureId: string, requestedAt: number): Promise<void> {
-    if (!this.completed.has(erasureId)) this.holdOf(userId).erasures.set(erasureId, this.now() + this.holdMs);
+    if (!this.completed.has(erasureId)) this.held.hold(userId, erasureId, this.now() + this.holdMs);
     // The newest erasure's time wins (a request published again, or an older one heard late, changes nothing).
     await this.options.epochs.upsertIfNewer({ _id: this.nameOf(userId), epoch: requestedAt, revision: requestedAt });
   }
@@ -172,20 +133,7 @@ export class ErasureHolds {
   private release(userId: string, erasureId: string): void {
     this.completed.add(erasureId);
     if (this.completed.size > COMPLETED_KEPT) this.completed.delete(this.completed.values().next().value!);
-    const hold = this.holds.get(userId);
-    if (!hold) return;
-    hold.erasures.delete(erasureId);
-    this.forgetIfEmpty(userId, hold);
-  }
-
-  private holdOf(userId: string): Hold {
-    let hold = this.holds.get(userId);
-    if (!hold) this.holds.set(userId, (hold = { requests: 0, erasures: new Map() }));
-    return hold;
-  }
-
-  private forgetIfEmpty(userId: string, hold: Hold): void {
-    if (hold.requests === 0 && hold.erasures.size === 0 && this.holds.get(userId) === hold) this.holds.delete(userId);
+    this.held.release(userId, erasureId);
   }
 
   /** A keyed hash: the epochs name no user to whoever reads the store without the key. */

@@ -8,4 +8,3 @@ export * from './mount-route';
 export * from './health';
 export * from './probes';
 export * from './internal-reads';
-export * from './user-gate';

@@ -5,8 +5,7 @@ import { errorHandler, notFoundHandler } from './error-handler';
 import { type ServiceParts, healthRoute, serviceHealthChecks } from './health';
 import { type ReadinessParts, mountProbes } from './probes';
 import { inOneLayer } from './mount-route';
-import { jsonBodies, requireCaller, serviceEdge } from './service-edge';
-import type { UserGate } from './user-gate';
+import { type UserGate, jsonBodies, requireCaller, serviceEdge } from './service-edge';
 
 interface ServiceAppBase {
   logger: Logger;
@@ -19,7 +18,7 @@ interface ServiceAppBase {
   maxProjectionLagSeconds?: number;
   /** Routers anyone may call (the catalogue; an export's download by its key), in order, before the identity check. */
   publicRoutes?: RequestHandler[];
-  /** The erasure boundary of the service's callers: a user being erased here is refused (user-gate.ts). */
+  /** The erasure boundary of the service's callers: a user being erased here is refused (service-edge.ts, UserGate). */
   gate?: UserGate;
 }
 

@@ -16,7 +16,8 @@ import {
 } from '@udp/contracts';
 import { HttpError } from '@udp/http-kit';
 import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
-import { erasurePending, type ErasureHolds } from '../erasure-holds';
+import { erasurePending } from '../edge-checks';
+import type { ErasureHolds } from '../erasure-holds';
 import type { ChangePositions, CursorCodec } from './cursor';
 import { type ServiceAnswer, type ServiceGet, httpServiceGet } from './service-get';
 import type { StreamRegistry } from './stream-registry';
