@@ -192,7 +192,8 @@ export function refuseHeldUsers(held: HeldUsers, onErasure: (userId: string, res
   return (req: Request, res: Response, next: NextFunction) => {
     const userId = (res.locals.caller as Identity | undefined)?.userId;
     if (userId === undefined) return next();
-    const path = req.baseUrl + req.path;
+    // As Express routes it: without case, a trailing slash left out.
+    const path = req.originalUrl.split('?')[0].toLowerCase().replace(/\/+$/, '');
     if (req.method === 'DELETE' && path === '/api/data') {
       onErasure(userId, res);
       return next();
