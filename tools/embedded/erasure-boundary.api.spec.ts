@@ -174,14 +174,21 @@ describe('the erasure boundary', () => {
     expect(await list('otto')).toHaveLength(10);
   }, 60_000);
 
-  it('sends a resume at most CHANGES_MAX_CATCHUP changes, then close (resync)', async () => {
+  it('sends a resume within CHANGES_MAX_CATCHUP what it owes, and one from further back `close` (resync) and no change', async () => {
     const empty = await readyCursor('amos');
-    await seed('amos', 3000);
-    const resumed = await openAndRead('amos', { lastEventId: empty });
-    expect(resumed.ended).toBe(true);
-    expect(resumed.events.filter((e) => e.event === 'history')).toHaveLength(1000);
-    expect(resumed.events.at(-1)).toMatchObject({ event: 'close', data: { reason: 'resync' } });
-    expect(resumed.events.some((e) => e.event === 'ready')).toBe(false);
+    await seed('amos', 600, 'first');
+    const within = await openAndRead('amos', { lastEventId: empty });
+    expect(within.events.filter((e) => e.event === 'history')).toHaveLength(600);
+    expect(within.events.at(-1)?.event).toBe('ready');
+    const middle = within.events.at(-1)!.id!;
+    await seed('amos', 2000, 'second');
+    // 2,000 events after `middle`, 2,600 after `empty`: both beyond the reach of 1,000. Nothing sent but the `close`.
+    for (const cursor of [middle, empty]) {
+      const resumed = await openAndRead('amos', { lastEventId: cursor });
+      expect(resumed.ended).toBe(true);
+      expect(resumed.events).toHaveLength(1);
+      expect(resumed.events[0]).toMatchObject({ event: 'close', data: { reason: 'resync' } });
+    }
   }, 60_000);
 
   it('spends a ticket only on a stream that opens, and lets the Last-Event-ID header win over the query', async () => {

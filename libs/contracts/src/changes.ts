@@ -106,6 +106,8 @@ export const CHANGE_EVENTS = {
 export const HistoryChangesQuery = z.object({
   since: SyncToken.optional(),
   limit: queryInteger('limit', HISTORY_LIMITS.maxPageSize).optional(),
+  /** How far back the caller may reach, in events: further behind, the answer holds no entry (only `behind`). */
+  reach: queryInteger('reach', 1_000_000).optional(),
 });
 export type HistoryChangesQuery = z.infer<typeof HistoryChangesQuery>;
 
@@ -115,6 +117,8 @@ export const HistoryChangesPage = z.object({
   position: z.string(),
   /** How many of the user's events the read model has applied: a notification of revision r is shown once this is > r. */
   applied: z.number().int(),
+  /** How many of the user's events came after `since` (0 without it): more than the changes owed, never fewer. */
+  behind: z.number().int(),
   more: z.boolean(),
 });
 export type HistoryChangesPage = z.infer<typeof HistoryChangesPage>;

@@ -13,15 +13,23 @@ import { formatSyncToken, parseSyncToken, positionAfter } from '../projections/s
 export function historyChanges(model: HistoryReadModel): InternalReads {
   return {
     '/internal/history/changes': async (userId, query) => {
-      const { since, limit } = parseInput(HistoryChangesQuery, query, 'query');
-      const page = await changedEntries(model, userId, since ?? '0', since === undefined ? 0 : (limit ?? 100));
+      const { since, limit, reach } = parseInput(HistoryChangesQuery, query, 'query');
+      const page = await changedEntries(model, userId, since ?? '0', since === undefined ? 0 : (limit ?? 100), reach);
       const { more } = page;
       const changes = page.entries.map((doc, i) => ({
         item: toItem(doc),
         // The last entry of a complete answer covers up to the head: changes that showed no entry are behind it too.
         position: !more && i === page.entries.length - 1 ? page.sync_token : formatSyncToken(positionAfter(doc.revision, doc.item_id)),
       }));
-      return { changes, position: page.sync_token, applied: parseSyncToken(page.sync_token).count, more } satisfies HistoryChangesPage;
+      // How far back the caller reaches, in the user's events: the gateway sends a resume from too far back no change.
+      const behind = since === undefined ? 0 : Math.max(0, page.applied - parseSyncToken(since).count);
+      return {
+        changes,
+        position: page.sync_token,
+        applied: parseSyncToken(page.sync_token).count,
+        behind,
+        more,
+      } satisfies HistoryChangesPage;
     },
   };
 }

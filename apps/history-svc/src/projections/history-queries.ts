@@ -268,11 +268,15 @@ export async function changedEntries(
   userId: string,
   since: string,
   limit: number,
-): Promise<{ entries: HistoryEntryDocument[]; sync_token: string; more: boolean }> {
+  /** Beyond this many events after `since`, no entry is read (the caller only learns how far behind it is). */
+  reach = Infinity,
+): Promise<{ entries: HistoryEntryDocument[]; sync_token: string; more: boolean; applied: number }> {
   const { count: applied } = await historyHead(model, userId);
-  const where = changedSince(userId, selection(userId, {}, true), parseSyncToken(since), applied);
+  const from = parseSyncToken(since);
+  if (applied - from.count > reach) return { entries: [], sync_token: since, more: false, applied };
+  const where = changedSince(userId, selection(userId, {}, true), from, applied);
   const { shown, more, position } = await entriesPage(model, where, limit, applied, true);
-  return { entries: shown, sync_token: formatSyncToken(position), more };
+  return { entries: shown, sync_token: formatSyncToken(position), more, applied };
 }
 
 /**

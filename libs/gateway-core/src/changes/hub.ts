@@ -418,14 +418,23 @@ export class ChangeHub {
     };
   }
 
+  /**
+   * A resume that would send more than it may (`behind` of the user's events after its cursor in one area, or changes
+   * counted as they go) ends with `close` (`resync`): the device reads the API afresh. Checked before a change is sent
+   * where the service says how far behind the cursor is, so such a resume costs one page, not a thousand changes.
+   */
+  private beyondReach(stream: ChangeStream, behind: number): boolean {
+    if (stream.catchUp === undefined || behind <= stream.catchUp) return false;
+    const maxCatchUp = this.options.limits.maxCatchUp ?? DEFAULT_MAX_CATCHUP;
+    stream.close(
+      'resync',
+      `more than CHANGES_MAX_CATCHUP (${maxCatchUp}) changes since this cursor: read the data again from the API, then open the stream without a cursor`,
+    );
+    return true;
+  }
+
   private sendChange(stream: ChangeStream, event: Area, data: unknown): void {
-    if (stream.catchUp !== undefined && stream.catchUp-- <= 0) {
-      const maxCatchUp = this.options.limits.maxCatchUp ?? DEFAULT_MAX_CATCHUP;
-      return stream.close(
-        'resync',
-        `more than CHANGES_MAX_CATCHUP (${maxCatchUp}) changes since this cursor: read the data again from the API, then open the stream without a cursor`,
-      );
-    }
+    if (stream.catchUp !== undefined && stream.catchUp-- <= 0 && this.beyondReach(stream, Infinity)) return;
     stream.send(event, data, this.cursor(stream));
     stream.sentSinceAnnounce = true;
     this.stats.eventsSent++;
@@ -445,8 +454,9 @@ export class ChangeHub {
   private async pullHistory(stream: ChangeStream): Promise<bigint> {
     for (let first = true; ; first = false) {
       if (!this.chargePage(stream, first)) return 0n;
-      const page = await this.historyChanges(stream.userId, stream.positions!.history);
+      const page = await this.historyChanges(stream.userId, stream.positions!.history, first ? stream.catchUp : undefined);
       if (stream.closed) return BigInt(page.applied);
+      if (first && this.beyondReach(stream, page.behind)) return BigInt(page.applied);
       // A pull that found nothing moves past changes that showed no entry.
       if (page.changes.length === 0) stream.positions = { ...stream.positions!, history: page.position };
       for (const change of page.changes) {
@@ -462,6 +472,7 @@ export class ChangeHub {
     const page = PlaylistChangesPage.parse(
       await this.serviceJson(this.options.playlistUrl, stream.userId, `/internal/playlist/changes?since=${stream.positions!.playlist}`),
     );
+    if (this.beyondReach(stream, page.applied - stream.positions!.playlist)) return BigInt(page.applied);
     return this.sendRevisions(
       stream,
       'playlist',
@@ -521,8 +532,8 @@ export class ChangeHub {
     );
   }
 
-  private async historyChanges(userId: string, since: string | undefined): Promise<HistoryChangesPage> {
-    const query = since === undefined ? '' : `?since=${encodeURIComponent(since)}&limit=100`;
+  private async historyChanges(userId: string, since: string | undefined, reach?: number): Promise<HistoryChangesPage> {
+    const query = since === undefined ? '' : `?since=${encodeURIComponent(since)}&limit=100${reach === undefined ? '' : `&reach=${reach}`}`;
     return HistoryChangesPage.parse(await this.serviceJson(this.options.historyUrl, userId, `/internal/history/changes${query}`));
   }
 
