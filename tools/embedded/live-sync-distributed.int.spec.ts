@@ -127,17 +127,36 @@ if (!brokers) {
       const other = await openAt(two, `${user}-kept`);
       // As the export-worker publishes it behind DELETE /api/data.
       const bus = new KafkaBus(brokers.split(','), 'live-sync-test');
+      const erasureId = randomBytes(8).toString('hex');
+      const requestedAt = Date.now();
+      const before = atOne.events.find((e) => e.event === 'ready')!.id!;
+      const history = async (gateway: Running) =>
+        fetch(`${url(gateway)}/api/history/v2`, { headers: { authorization: await auth(user) } }).then((r) => r.status);
       try {
-        await bus.publish(erasureEvents.ERASURE_TOPICS.requested, [
-          { key: user, value: { erasureId: randomBytes(8).toString('hex'), userId: user, requestedAt: Date.now() } },
+        await bus.publish(erasureEvents.ERASURE_TOPICS.requested, [{ key: user, value: { erasureId, userId: user, requestedAt } }]);
+        await waitUntil(() => [atOne, atTwo].every((s) => s.events.at(-1)?.event === 'erasure'), 20_000, 'the erasure at both replicas');
+        await waitUntil(() => atOne.ended() && atTwo.ended(), 5000, 'both streams to end');
+        expect(other.events.some((e) => e.event === 'erasure')).toBe(false);
+        expect(other.ended()).toBe(false);
+        // Both replicas hold the user (409 erasure-pending) until the completion, heard on Kafka, and no one else.
+        expect([await history(one), await history(two)]).toEqual([409, 409]);
+        expect(
+          await fetch(`${url(two)}/api/history/v2`, { headers: { authorization: await auth(`${user}-kept`) } }).then((r) => r.status),
+        ).toBe(200);
+        await bus.publish(erasureEvents.ERASURE_TOPICS.completed, [
+          { key: user, value: { erasureId, userId: user, services: [], requestedAt, completedAt: Date.now() } },
         ]);
+        await waitUntil(async () => (await history(one)) === 200 && (await history(two)) === 200, 20_000, 'the hold to end at both');
       } finally {
         await bus.close();
       }
-      await waitUntil(() => [atOne, atTwo].every((s) => s.events.at(-1)?.event === 'erasure'), 20_000, 'the erasure at both replicas');
-      await waitUntil(() => atOne.ended() && atTwo.ended(), 5000, 'both streams to end');
-      expect(other.events.some((e) => e.event === 'erasure')).toBe(false);
-      expect(other.ended()).toBe(false);
+      // A cursor of before the erasure, at either replica: `erasure` and the end (the epoch is shared by the replicas).
+      for (const gateway of [one, two]) {
+        const { events } = await openChangeStream(url(gateway), { authorization: await auth(user), lastEventId: before });
+        const resumed: ChangeEvent[] = [];
+        for await (const event of events) resumed.push(event);
+        expect(resumed.map((e) => e.event)).toEqual(['erasure']);
+      }
       for (const s of [atOne, atTwo, other]) await s.close();
     }, 120_000);
 
