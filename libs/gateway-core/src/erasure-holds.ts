@@ -66,25 +66,28 @@ export class ErasureHolds {
     const group = `gateway-erasures-${randomBytes(6).toString('hex')}`;
     const from = bus.durable ? 'latest' : 'oldest';
     const { ERASURE_TOPICS, ErasureRequestedMessage, ErasureCompletedMessage } = erasureEvents;
+    // Both at once: each group's join takes seconds on Kafka.
     this.consumers.push(
-      await bus.subscribe(
-        ERASURE_TOPICS.requested,
-        `${group}-requested`,
-        async ({ value }) => {
-          const message = ErasureRequestedMessage.safeParse(value);
-          if (message.success) await this.requested(message.data.userId, message.data.erasureId, message.data.requestedAt);
-        },
-        { from },
-      ),
-      await bus.subscribe(
-        ERASURE_TOPICS.completed,
-        `${group}-completed`,
-        async ({ value }) => {
-          const message = ErasureCompletedMessage.safeParse(value);
-          if (message.success) this.release(message.data.userId, message.data.erasureId);
-        },
-        { from },
-      ),
+      ...(await Promise.all([
+        bus.subscribe(
+          ERASURE_TOPICS.requested,
+          `${group}-requested`,
+          async ({ value }) => {
+            const message = ErasureRequestedMessage.safeParse(value);
+            if (message.success) await this.requested(message.data.userId, message.data.erasureId, message.data.requestedAt);
+          },
+          { from },
+        ),
+        bus.subscribe(
+          ERASURE_TOPICS.completed,
+          `${group}-completed`,
+          async ({ value }) => {
+            const message = ErasureCompletedMessage.safeParse(value);
+            if (message.success) this.release(message.data.userId, message.data.erasureId);
+          },
+          { from },
+        ),
+      ])),
     );
   }
 
@@ -126,6 +129,8 @@ export class ErasureHolds {
   /** A request heard: the user is held, their epoch recorded (before any cursor of theirs is looked at again). */
   private async requested(userId: string, erasureId: string, requestedAt: number): Promise<void> {
     if (!this.completed.has(erasureId)) this.held.hold(userId, erasureId, this.now() + this.holdMs);
+    // The erasure's id only: the log does not say whose data it is.
+    this.options.logger.info({ erasureId }, "erasure heard: the user's requests are refused until it completes");
     // The newest erasure's time wins (a request published again, or an older one heard late, changes nothing).
     await this.options.epochs.upsertIfNewer({ _id: this.nameOf(userId), epoch: requestedAt, revision: requestedAt });
   }

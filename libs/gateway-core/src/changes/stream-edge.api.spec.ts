@@ -24,7 +24,7 @@ const lines: Array<Record<string, unknown>> = [];
 const logger = createLogger('gateway', 'info', { write: (line: string) => void lines.push(JSON.parse(line)) });
 const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
 const services = {
-  'http://history': { '/internal/history/changes': async () => ({ changes: [], position: '0', applied: 0, more: false }) },
+  'http://history': { '/internal/history/changes': async () => ({ changes: [], position: '0', applied: 0, behind: 0, more: false }) },
   'http://playlist': { '/internal/playlist/changes': async () => ({ changes: [], applied: 0 }) },
   'http://preference': { '/internal/preference/changes': async () => ({ changes: [], position: '0', applied: '0', more: false }) },
   'http://profile': { '/internal/profile/changes': async () => ({ changes: [], applied: 0 }) },

@@ -98,10 +98,13 @@ export class ChangeStream {
     // What it has not taken may sit in the socket's buffer rather than the response's (a reader that stopped reading
     // long ago): both are looked at then. A socket left holding them would keep a graceful stop waiting for ever.
     const socket = this.res.socket;
-    if (socket)
-      setTimeout(() => {
+    if (socket && !socket.destroyed) {
+      const cut = setTimeout(() => {
         if (!socket.destroyed && (this.res.writableLength > 0 || socket.writableLength > 0)) socket.destroy();
       }, 5000).unref();
+      // A socket that closes first needs no cut: nothing of the stream runs after it.
+      socket.once('close', () => clearTimeout(cut));
+    }
   }
 
   /** Forgets a stream that never started (its request is answered with a problem instead). */
