@@ -100,11 +100,17 @@ it('completes an erasure cut off by kill -9 after a restart, and leaves no byte 
     // Health is asked every 100 ms while the erasure runs: each answer comes at once (the attacker saw every one fail
     // for 17 s: the resumed erasure held the event loop).
     let slowestHealthMs = 0;
+    // The user's reads meanwhile: held (409 erasure-pending: the re-published request reached the gateway) or, once the
+    // erasure completed, empty; never a half-erased history.
+    const reads = new Set<string>();
     await waitUntil(
       async () => {
         const asked = performance.now();
         expect((await fetch(`${baseOf(second)}/health/`)).status).toBe(200);
         slowestHealthMs = Math.max(slowestHealthMs, performance.now() - asked);
+        const read = await call(second, user, 'GET', '/api/history/v2?with_deleted=true&limit=1');
+        const body = (await read.json()) as { type?: string; total?: number };
+        reads.add(read.status === 200 ? `200 total=${body.total}` : `${read.status} ${body.type}`);
         await new Promise((resolve) => setTimeout(resolve, 100));
         return (await status()).status === 'completed';
       },
@@ -112,6 +118,7 @@ it('completes an erasure cut off by kill -9 after a restart, and leaves no byte 
       'the erasure completed after the restart',
     );
     process.stderr.write(`slowest /health/ answer during the resumed erasure: ${Math.round(slowestHealthMs)} ms\n`);
+    expect([...reads].filter((r) => r !== '409 https://problems.udp.example/erasure-pending' && r !== '200 total=0')).toEqual([]);
     expect(slowestHealthMs).toBeLessThan(1000);
     process.stderr.write(`erasure of ${ENTRIES} history entries completed ${Date.now() - restartedAt} ms after the restart began\n`);
 
