@@ -9,7 +9,7 @@ import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { BENCH_RATE_LIMITS, client, openLoop } from './load.mjs';
+import { BENCH_RATE_LIMITS, client, openLoop, untilLive } from './load.mjs';
 
 const N = Number(process.argv[2] ?? 10_000);
 const SECONDS = Number(process.argv[3] ?? 10);
@@ -41,14 +41,7 @@ child.stderr.on('data', () => {});
 // A failing run must not leave the system running.
 process.on('exit', () => child.kill('SIGKILL'));
 const base = `http://127.0.0.1:${port}`;
-for (let i = 0; ; i++) {
-  try {
-    if ((await fetch(`${base}/livez`)).ok) break;
-  } catch {
-    if (i > 600) throw new Error('the embedded system did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+await untilLive(base);
 const secret = new TextEncoder().encode(readFileSync(join(dataDir, 'secrets', 'jwt-signing.key'), 'utf8').trim());
 const token = (user) =>
   new SignJWT({})

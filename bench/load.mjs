@@ -21,6 +21,18 @@ export function gatewayPortOf(child) {
   });
 }
 
+/** Resolves once the system at `base` answers `/livez` (a minute at most). */
+export async function untilLive(base) {
+  for (let i = 0; ; i++) {
+    try {
+      if ((await fetch(`${base}/livez`)).ok) return;
+    } catch {
+      if (i > 600) throw new Error('the embedded system did not start');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+  }
+}
+
 export function client(base, connections) {
   const url = new URL(base);
   const agent = new http.Agent({ keepAlive: true, maxSockets: connections });

@@ -10,7 +10,7 @@ import http from 'node:http';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
-import { client, openLoop, percentile } from './load.mjs';
+import { client, openLoop, percentile, untilLive } from './load.mjs';
 
 const ENTRIES = Number(process.argv[2] ?? 50_000);
 const STREAMS = Number(process.argv[3] ?? 10);
@@ -33,14 +33,7 @@ process.on('exit', () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 const base = `http://127.0.0.1:${port}`;
-for (let i = 0; ; i++) {
-  try {
-    if ((await fetch(`${base}/livez`)).ok) break;
-  } catch {
-    if (i > 600) throw new Error('the embedded system did not start');
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+await untilLive(base);
 const secret = new TextEncoder().encode(readFileSync(join(dataDir, 'secrets', 'jwt-signing.key'), 'utf8').trim());
 const token = async (user) =>
   `Bearer ${await new SignJWT({}).setProtectedHeader({ alg: 'HS256' }).setSubject(user).setIssuer('udp-embedded').setIssuedAt().setExpirationTime('1h').sign(secret)}`;
@@ -85,14 +78,27 @@ const amp = await token('amplifier');
 const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
 const empty = (await readStream(amp, undefined, agent)).last.id;
 for (let from = 0; from < ENTRIES; from += 5000) {
-  const data = Array.from({ length: Math.min(5000, ENTRIES - from) }, (_, i) => ({ item_id: `urn:amp:${from + i}`, last_playback_position: 1 }));
-  const answer = await request('POST', '/api/history/v2/batch', { authorization: amp, 'content-type': 'application/json' }, JSON.stringify({ data }));
+  const data = Array.from({ length: Math.min(5000, ENTRIES - from) }, (_, i) => ({
+    item_id: `urn:amp:${from + i}`,
+    last_playback_position: 1,
+  }));
+  const answer = await request(
+    'POST',
+    '/api/history/v2/batch',
+    { authorization: amp, 'content-type': 'application/json' },
+    JSON.stringify({ data }),
+  );
   if (answer.status >= 300) throw new Error(`seeding: ${answer.status} ${answer.body}`);
 }
 const readers = await Promise.all(Array.from({ length: READERS }, (_, i) => token(`reader-${i}`)));
 for (const [i, authorization] of readers.entries()) {
   for (let j = 0; j < 20; j++) {
-    await request('POST', '/api/history/v2', { authorization, 'content-type': 'application/json' }, JSON.stringify({ item_id: `urn:r:${i}:${j}` }));
+    await request(
+      'POST',
+      '/api/history/v2',
+      { authorization, 'content-type': 'application/json' },
+      JSON.stringify({ item_id: `urn:r:${i}:${j}` }),
+    );
   }
 }
 const read = (i) => request('GET', '/api/history/v2?limit=20', { authorization: readers[i % READERS] });
@@ -108,7 +114,8 @@ const loops = Array.from({ length: STREAMS }, async () => {
     const stream = await readStream(amp, empty, agent);
     sent += stream.changes;
     resumes++;
-    const key = stream.status === 200 ? `200 ${stream.last?.name === 'close' ? 'close' : (stream.last?.name ?? 'none')}` : String(stream.status);
+    const key =
+      stream.status === 200 ? `200 ${stream.last?.name === 'close' ? 'close' : (stream.last?.name ?? 'none')}` : String(stream.status);
     statuses[key] = (statuses[key] ?? 0) + 1;
     // A refused resume (429) is retried after its Retry-After would say; the others at once, as a loop would.
     if (stream.status === 429) await new Promise((r) => setTimeout(r, 1000));

@@ -18,6 +18,21 @@ export const writeErrors = { ...commonErrors, 413: problem('body too large'), 41
 export const json = <T extends z.ZodType>(schema: T, description: string) => ({ description, content: { 'application/json': { schema } } });
 export const empty = (description: string) => ({ description });
 
+/**
+ * `responses` with `status` answered for a reason every operation shares (with `Retry-After`), beside the operation's own
+ * answer of that status if it has one.
+ */
+function withSharedRefusal(responses: Record<number, ResponseConfig>, status: number, description: string): Record<number, ResponseConfig> {
+  const own = responses[status];
+  const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' as const, minimum: 1 } } };
+  return {
+    ...responses,
+    [status]: own
+      ? { ...own, description: `${own.description}; or ${description}`, headers: retryAfter }
+      : { ...problem(description), headers: retryAfter },
+  };
+}
+
 const ERASURE_PENDING =
   "the user's data is being erased (problem type `https://problems.udp.example/erasure-pending`): nothing is read or written until it completes; retry after `Retry-After` seconds";
 
@@ -31,14 +46,7 @@ export function withErasurePending(
 ) {
   const erasureOwn = (route.method === 'delete' && route.path === '/api/data') || route.path.startsWith('/api/data/erasure/');
   if ((Array.isArray(route.security) && route.security.length === 0) || erasureOwn) return responses;
-  const own = responses[409];
-  const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' as const, minimum: 1 } } };
-  return {
-    ...responses,
-    409: own
-      ? { ...own, description: `${own.description}; or ${ERASURE_PENDING}`, headers: retryAfter }
-      : { ...problem(ERASURE_PENDING), headers: retryAfter },
-  };
+  return withSharedRefusal(responses, 409, ERASURE_PENDING);
 }
 
 const RATE_LIMITED =
@@ -46,12 +54,5 @@ const RATE_LIMITED =
 
 /** Every operation may meet the gateway's rate limits: its 429 says so beside any 429 of its own (a write conflict). */
 export function withRateLimit(responses: Record<number, ResponseConfig>): Record<number, ResponseConfig> {
-  const own = responses[429];
-  const retryAfter = { 'Retry-After': { description: 'seconds to wait', schema: { type: 'integer' as const, minimum: 1 } } };
-  return {
-    ...responses,
-    429: own
-      ? { ...own, description: `${own.description}; or ${RATE_LIMITED}`, headers: retryAfter }
-      : { ...problem(RATE_LIMITED), headers: retryAfter },
-  };
+  return withSharedRefusal(responses, 429, RATE_LIMITED);
 }
