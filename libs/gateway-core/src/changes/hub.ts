@@ -426,6 +426,10 @@ export class ChangeHub {
   private beyondReach(stream: ChangeStream, behind: number): boolean {
     if (stream.catchUp === undefined || behind <= stream.catchUp) return false;
     const maxCatchUp = this.options.limits.maxCatchUp ?? DEFAULT_MAX_CATCHUP;
+    // Charged as the whole catch-up it asked for (a request a page of 100, the stream's own counted already): a device
+    // that resumes from too far back in a loop spends its user's budget, not the other users' share of the process.
+    const pages = Math.ceil(maxCatchUp / 100);
+    for (let page = 1; page < pages; page++) if (!(this.options.charge?.(stream.userId) ?? false)) break;
     stream.close(
       'resync',
       `more than CHANGES_MAX_CATCHUP (${maxCatchUp}) changes since this cursor: read the data again from the API, then open the stream without a cursor`,
