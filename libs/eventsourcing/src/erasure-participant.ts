@@ -75,7 +75,7 @@ export interface ErasureParticipant {
 
 export const ERASURES_DONE = '_erasures_done';
 
-/** How long an erasure waits for the user's requests under way to end before it goes on. */
+/** How long an erasure waits for the user's writes under way to end before it goes on. */
 const GATE_DRAIN_MS = 10_000;
 
 /**

@@ -193,12 +193,12 @@ export function refuseHeldUsers(held: HeldUsers, onErasure: (userId: string, res
     const userId = (res.locals.caller as Identity | undefined)?.userId;
     if (userId === undefined) return next();
     // As Express routes it: without case, a trailing slash left out.
-    const path = req.originalUrl.split('?')[0].toLowerCase().replace(/\/+$/, '');
-    if (req.method === 'DELETE' && path === '/api/data') {
+    const path = () => req.originalUrl.split('?')[0].toLowerCase().replace(/\/+$/, '');
+    if (req.method === 'DELETE' && path() === '/api/data') {
       onErasure(userId, res);
       return next();
     }
-    if (held.holding(userId) && !(req.method === 'GET' && path.startsWith('/api/data/erasure/'))) return next(erasurePending());
+    if (held.holding(userId) && !(req.method === 'GET' && path().startsWith('/api/data/erasure/'))) return next(erasurePending());
     next();
   };
 }

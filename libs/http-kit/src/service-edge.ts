@@ -357,7 +357,7 @@ const ERASURE_PENDING_RETRY_S = '2';
 
 /**
  * A service's side of the erasure boundary (docs/erasure.md): while the service erases a user, that user's requests are
- * refused (409 `erasure-pending`), and the erasure starts only once the requests already under way have ended. So no
+ * refused (409 `erasure-pending`), and the erasure starts only once the writes already under way have ended. So no
  * write lands between the deletion of the user's streams and that of their documents (where a new stream's first
  * revisions would be refused by the old documents, and then deleted with them), and no read sees a half-erased user.
  * The gateway holds the user's requests for the whole erasure; this covers what it cannot see (requests already
@@ -366,26 +366,28 @@ const ERASURE_PENDING_RETRY_S = '2';
 export class UserGate {
   /** Requests under way per user. */
   private readonly inFlight = new Map<string, number>();
-  /** Users being erased here, and who waits for their requests under way to end. */
+  /** Users being erased here, and who waits for their writes under way to end. */
   private readonly closed = new Map<string, { drained: Promise<void>; resolve: () => void }>();
 
   /** Middleware after the caller is known: a closed user's request is refused; any other is counted until it ends. */
-  readonly check = (_req: Request, res: Response, next: NextFunction): void => {
+  readonly check = (req: Request, res: Response, next: NextFunction): void => {
     const userId = res.locals.userId as string | undefined;
     if (userId === undefined) return next();
-    if (this.closed.has(userId))
+    if (this.closed.size > 0 && this.closed.has(userId))
       return next(
         new HttpError(409, ERASURE_PENDING_TITLE, "this user's data is being erased: retry", undefined, {
           'retry-after': ERASURE_PENDING_RETRY_S,
         }),
       );
+    // Only writes are waited for (a read changes nothing an erasure deletes): reads pay one lookup, not a listener.
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
     this.inFlight.set(userId, (this.inFlight.get(userId) ?? 0) + 1);
     // 'close' comes once, however the answer ends (sent, failed, or its client gone).
     res.once('close', () => this.leave(userId));
     next();
   };
 
-  /** Refuses the user's new requests and resolves once their requests under way have ended. */
+  /** Refuses the user's new requests and resolves once their writes under way have ended. */
   close(userId: string): Promise<void> {
     let entry = this.closed.get(userId);
     if (!entry) {
