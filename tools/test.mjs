@@ -1,6 +1,7 @@
 #!/usr/bin/env node
-// `npm test`: every project's jest suite through Nx, then one closing summary for the whole workspace, in jest's
-// own words (so a reader or a CI log parser finds it as it would for one project) and as one line:
+// `npm test`: every project's jest suite through Nx (`npm test -- <project>...`: those only), then one closing summary
+// for what ran, in jest's own words (so a reader or a CI log parser finds it as it would for one project) and as one
+// line:
 //   Test Suites: N failed, N passed, N total
 //   Tests:       N failed, N skipped, N passed, N total
 //   tests: N passed, N failed, N skipped
@@ -19,13 +20,36 @@ noticeUnsupportedNode('test');
 const resultsDir = join(root, 'tmp', 'test-results');
 rmSync(resultsDir, { recursive: true, force: true });
 
-const nx = spawnSync('npx', ['nx', 'run-many', '-t', 'test', '--parallel=1', '--outputStyle=stream', ...process.argv.slice(2)], {
-  cwd: root,
-  stdio: 'inherit',
-});
-
-const projects = JSON.parse(
+const allProjects = JSON.parse(
   spawnSync('npx', ['nx', 'show', 'projects', '--with-target', 'test', '--json'], { cwd: root, encoding: 'utf8' }).stdout,
+);
+// `npm test -- history-svc gateway-core` (or `--projects=history-svc,gateway-core`): those projects only, and the
+// summary counts only them. Other options go to `nx run-many` as they are.
+const args = process.argv.slice(2);
+const named = [
+  ...args.filter((a) => !a.startsWith('-')),
+  ...args.filter((a) => a.startsWith('--projects=')).flatMap((a) => a.slice('--projects='.length).split(',')),
+].filter(Boolean);
+const unknown = named.filter((name) => !allProjects.includes(name));
+if (unknown.length) {
+  console.error(`no project with tests named ${unknown.join(', ')}; the projects: ${[...allProjects].sort().join(', ')}`);
+  process.exit(2);
+}
+const projects = named.length ? allProjects.filter((p) => named.includes(p)) : allProjects;
+const passOn = args.filter((a) => a.startsWith('-') && !a.startsWith('--projects='));
+const nx = spawnSync(
+  'npx',
+  [
+    'nx',
+    'run-many',
+    '-t',
+    'test',
+    '--parallel=1',
+    '--outputStyle=stream',
+    ...(named.length ? [`--projects=${projects.join(',')}`] : []),
+    ...passOn,
+  ],
+  { cwd: root, stdio: 'inherit' },
 );
 const totals = { passed: 0, failed: 0, skipped: 0, passedSuites: 0, failedSuites: 0, skippedSuites: 0, totalSuites: 0 };
 const missing = [];
