@@ -5,9 +5,8 @@ import { createLogger } from '@udp/telemetry';
 import { createGateway } from '../gateway';
 import { perUserLimit } from '../rate-limits';
 import { CursorCodec } from './cursor';
-import { ChangeHub } from './hub';
+import { inProcessHub } from '../testing/in-process-hub';
 import { changesRouter, changesStream } from './routes';
-import { inProcessServiceGet } from './service-get';
 import { TicketIssuer } from './tickets';
 
 /**
@@ -28,19 +27,10 @@ const services = {
   'http://profile': { '/internal/profile/changes': async () => ({ changes: [], applied: 0 }) },
 };
 const userLimit = perUserLimit({ windowS: 60, perUser: 25, perAddress: 0 });
-const hub = new ChangeHub({
-  bus,
-  historyUrl: 'http://history',
-  playlistUrl: 'http://playlist',
-  preferenceUrl: 'http://preference',
-  profileUrl: 'http://profile',
-  identity,
-  serviceGet: inProcessServiceGet(services, () => Promise.reject(new Error('no service over HTTP here'))),
-  cursors,
-  logger: createLogger('test', 'silent'),
-  limits: { heartbeatS: 15, maxStreamsPerUser: 10, maxStreams: 100, maxBufferBytes: 65536, maxCatchUp: 1000 },
-  charge: userLimit.charge,
-});
+const hub = inProcessHub(
+  { bus, identity, cursors, logger: createLogger('test', 'silent'), services },
+  { limits: { heartbeatS: 15, maxStreamsPerUser: 10, maxStreams: 100, maxBufferBytes: 65536, maxCatchUp: 1000 }, charge: userLimit.charge },
+);
 const authenticator = new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER });
 const changes = { hub, tickets: new TicketIssuer(identity.derivedKey('changes-ticket')), cursors, authenticator };
 const gateway = createGateway({

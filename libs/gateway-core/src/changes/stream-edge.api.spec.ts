@@ -6,9 +6,8 @@ import { createLogger, startMetrics, stopMetrics } from '@udp/telemetry';
 import { collectingReader, waitUntil } from '@udp/test-kit';
 import { createGateway } from '../gateway';
 import { CursorCodec } from './cursor';
-import { ChangeHub } from './hub';
+import { inProcessHub } from '../testing/in-process-hub';
 import { changesRouter, changesStream } from './routes';
-import { inProcessServiceGet } from './service-get';
 import { TicketIssuer } from './tickets';
 
 /**
@@ -29,18 +28,10 @@ const services = {
   'http://preference': { '/internal/preference/changes': async () => ({ changes: [], position: '0', applied: '0', more: false }) },
   'http://profile': { '/internal/profile/changes': async () => ({ changes: [], applied: 0 }) },
 };
-const hub = new ChangeHub({
-  bus,
-  historyUrl: 'http://history',
-  playlistUrl: 'http://playlist',
-  preferenceUrl: 'http://preference',
-  profileUrl: 'http://profile',
-  identity,
-  serviceGet: inProcessServiceGet(services, () => Promise.reject(new Error('no service over HTTP here'))),
-  cursors,
-  logger,
-  limits: { heartbeatS: 15, maxStreamsPerUser: 1, maxStreams: 100, maxBufferBytes: 65536 },
-});
+const hub = inProcessHub(
+  { bus, identity, cursors, logger, services },
+  { limits: { heartbeatS: 15, maxStreamsPerUser: 1, maxStreams: 100, maxBufferBytes: 65536 } },
+);
 const authenticator = new Authenticator({ jwtSecret: secret, issuer: DEV_ISSUER });
 const changes = { hub, tickets: new TicketIssuer(identity.derivedKey('changes-ticket')), cursors, authenticator };
 const collected = collectingReader();
