@@ -101,10 +101,11 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
       mark = at;
     };
     // A request that does not end (a reader that takes its answer slowly) does not hold the erasure up for long.
-    let bounded: NodeJS.Timeout | undefined;
-    const drained = options.gate?.close(userId);
-    await Promise.race([drained, new Promise((r) => (bounded = setTimeout(r, GATE_DRAIN_MS)))]);
-    clearTimeout(bounded);
+    if (options.gate) {
+      let bounded: NodeJS.Timeout | undefined;
+      await Promise.race([options.gate.close(userId), new Promise((r) => (bounded = setTimeout(r, GATE_DRAIN_MS)))]);
+      clearTimeout(bounded);
+    }
     try {
       step('drained');
       return { ...(await eraseWhileClosed(userId, step)), ms };

@@ -1,7 +1,7 @@
 import type { NextFunction, Request, Response } from 'express';
 import { AuthenticationError, type Authenticator, IDENTITY_HEADER, type Identity } from '@udp/auth';
 import { TOKEN_TYPES } from '@udp/contracts';
-import { HttpError, badRequest, nameRoute, unauthorized } from '@udp/http-kit';
+import { HttpError, badRequest, erasurePending, nameRoute, unauthorized } from '@udp/http-kit';
 import { LRUCache } from 'lru-cache';
 
 const METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
@@ -122,20 +122,6 @@ export function authenticate(authenticator: Authenticator) {
     }, next);
   };
 }
-
-/** The refusal's title: its problem type is `https://problems.udp.example/erasure-pending`. */
-export const ERASURE_PENDING_TITLE = 'Erasure Pending';
-/** Seconds a refused caller is asked to wait (an embedded erasure of 50,000 entries takes about 3 s). */
-export const ERASURE_PENDING_RETRY_S = 2;
-
-export const erasurePending = () =>
-  new HttpError(
-    409,
-    ERASURE_PENDING_TITLE,
-    "this user's data is being erased: nothing is read or written until the erasure completes; retry after Retry-After seconds",
-    undefined,
-    { 'retry-after': String(ERASURE_PENDING_RETRY_S) },
-  );
 
 /** Users held for now (their erasure pending), each by reasons that end at a time or when released (erasure-holds.ts). */
 export class HeldUsers {

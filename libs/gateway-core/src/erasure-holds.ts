@@ -2,8 +2,8 @@ import { createHmac, randomBytes } from 'node:crypto';
 import type { RequestHandler, Response } from 'express';
 import type { Bus, Consumer } from '@udp/bus';
 import { erasureEvents } from '@udp/contracts';
-import type { HttpError } from '@udp/http-kit';
-import { HeldUsers, erasurePending, refuseHeldUsers } from './edge-checks';
+import { type HttpError, erasurePending } from '@udp/http-kit';
+import { HeldUsers, refuseHeldUsers } from './edge-checks';
 import type { Collection } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 

@@ -3,6 +3,5 @@ export { authenticateCaller } from './edge-checks';
 export { serviceHealth, type ServiceHealth } from './proxy';
 export { CORS_ALLOWED_HEADERS, CORS_EXPOSED_HEADERS, CORS_MAX_AGE_S } from './cors';
 export { RATE_LIMITED_TITLE, type PerUserLimit, type RateLimits, perUserLimit } from './rate-limits';
-export { ERASURE_PENDING_TITLE } from './edge-checks';
 export { ErasureHolds, type ErasureEpochRow, type ErasureHoldsOptions } from './erasure-holds';
 export * from './changes';

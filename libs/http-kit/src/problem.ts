@@ -39,3 +39,18 @@ function slug(title: string): string {
     .replace(/[^a-z0-9]+/g, '-')
     .replace(/^-|-$/g, '');
 }
+
+/** The erasure boundary's refusal (docs/erasure.md): problem type `https://problems.udp.example/erasure-pending`. */
+export const ERASURE_PENDING_TITLE = 'Erasure Pending';
+/** Seconds a refused caller is asked to wait (an embedded erasure of 50,000 entries takes about 3 s). */
+const ERASURE_PENDING_RETRY_S = 2;
+
+/** 409: the user's data is being erased; the gateway's hold and each service's gate answer the same. */
+export const erasurePending = () =>
+  new HttpError(
+    409,
+    ERASURE_PENDING_TITLE,
+    "this user's data is being erased: nothing is read or written until the erasure completes; retry after Retry-After seconds",
+    undefined,
+    { 'retry-after': String(ERASURE_PENDING_RETRY_S) },
+  );

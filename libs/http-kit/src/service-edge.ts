@@ -16,7 +16,7 @@ import {
   traceRequest,
 } from '@udp/telemetry';
 import { illFormedJsonBody, refuseIllFormedQuery, refuseNonUtf8Body } from './input-text';
-import { HttpError, badRequest, unauthorized } from './problem';
+import { HttpError, badRequest, erasurePending, unauthorized } from './problem';
 
 /*
  * The edge of every hop: what every request passes, in this order, before the routes see it. The gateway's edge is
@@ -351,10 +351,6 @@ export function handBackDebugSpans(req: Request, res: Response, server: Span): v
   if (!res.headersSent) res.setHeader(DEBUG_SPANS_HEADER, encodeDebugSpans(debugSpanCapture.collect(server.spanContext().spanId)));
 }
 
-/** The refusal's title: its problem type is `https://problems.udp.example/erasure-pending`, as the gateway's. */
-const ERASURE_PENDING_TITLE = 'Erasure Pending';
-const ERASURE_PENDING_RETRY_S = '2';
-
 /**
  * A service's side of the erasure boundary (docs/erasure.md): while the service erases a user, that user's requests are
  * refused (409 `erasure-pending`), and the erasure starts only once the writes already under way have ended. So no
@@ -373,12 +369,7 @@ export class UserGate {
   readonly check = (req: Request, res: Response, next: NextFunction): void => {
     const userId = res.locals.userId as string | undefined;
     if (userId === undefined) return next();
-    if (this.closed.size > 0 && this.closed.has(userId))
-      return next(
-        new HttpError(409, ERASURE_PENDING_TITLE, "this user's data is being erased: retry", undefined, {
-          'retry-after': ERASURE_PENDING_RETRY_S,
-        }),
-      );
+    if (this.closed.size > 0 && this.closed.has(userId)) return next(erasurePending());
     // Only writes are waited for (a read changes nothing an erasure deletes): reads pay one lookup, not a listener.
     if (req.method === 'GET' || req.method === 'HEAD') return next();
     this.inFlight.set(userId, (this.inFlight.get(userId) ?? 0) + 1);

@@ -14,9 +14,8 @@ import {
   profileEvents,
   type z,
 } from '@udp/contracts';
-import { HttpError } from '@udp/http-kit';
+import { HttpError, erasurePending } from '@udp/http-kit';
 import { type Logger, METRICS, observeGauge, recordCounter, recordHistogram } from '@udp/telemetry';
-import { erasurePending } from '../edge-checks';
 import type { ErasureHolds } from '../erasure-holds';
 import type { ChangePositions, CursorCodec } from './cursor';
 import { type ServiceAnswer, type ServiceGet, httpServiceGet } from './service-get';
@@ -138,12 +137,15 @@ export class ChangeHub {
   private unobserve: (() => void) | undefined;
   private readonly now: () => number;
   private readonly serviceGet: ServiceGet;
+  /** Changes a resume may send before `ready`. */
+  private readonly maxCatchUp: number;
   /** Counters for the metrics and the tests. */
   readonly stats = { eventsSent: 0, slowReadersClosed: 0, replaced: 0 };
 
   constructor(private readonly options: ChangeHubOptions) {
     this.now = options.now ?? Date.now;
     this.serviceGet = options.serviceGet ?? httpServiceGet(options.identity);
+    this.maxCatchUp = options.limits.maxCatchUp ?? DEFAULT_MAX_CATCHUP;
     const ticks = Math.max(1, Math.round((options.limits.heartbeatS * 1000) / HEARTBEAT_TICK_MS));
     this.beats = Array.from({ length: ticks }, () => new Set());
   }
@@ -204,7 +206,7 @@ export class ChangeHub {
     const stream = new ChangeStream(userId, res, limits.maxBufferBytes, this.now(), (s, reason) => this.closed(s, reason));
     stream.positions = positions;
     // Counted down by a resume's changes until `ready`.
-    if (positions) stream.catchUp = limits.maxCatchUp ?? DEFAULT_MAX_CATCHUP;
+    if (positions) stream.catchUp = this.maxCatchUp;
     let own = this.streams.get(userId);
     if (!own) this.streams.set(userId, (own = new Set()));
     // Registered before the first pull: a change made meanwhile is announced to it and pulled after.
@@ -425,7 +427,7 @@ export class ChangeHub {
    */
   private beyondReach(stream: ChangeStream, behind: number): boolean {
     if (stream.catchUp === undefined || behind <= stream.catchUp) return false;
-    const maxCatchUp = this.options.limits.maxCatchUp ?? DEFAULT_MAX_CATCHUP;
+    const { maxCatchUp } = this;
     // Charged as the whole catch-up it asked for (a request a page of 100, the stream's own counted already): a device
     // that resumes from too far back in a loop spends its user's budget, not the other users' share of the process.
     const pages = Math.ceil(maxCatchUp / 100);
@@ -450,7 +452,9 @@ export class ChangeHub {
    * stream ends with `close` (`rate-limited`), to be resumed from its last id later.
    */
   private chargePage(stream: ChangeStream, first: boolean): boolean {
-    if (first || stream.catchUp === undefined || stream.closed || (this.options.charge?.(stream.userId) ?? true)) return !stream.closed;
+    if (stream.closed) return false;
+    // The stream's first page was its own request; a live stream's pulls are not a resume's.
+    if (first || stream.catchUp === undefined || (this.options.charge?.(stream.userId) ?? true)) return true;
     stream.close('rate-limited', 'more requests of this user than RATE_LIMIT_PER_USER allows: resume with the last id later');
     return false;
   }
