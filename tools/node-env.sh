@@ -18,15 +18,32 @@ production_node() {
 }
 
 # better-sqlite3 is compiled for one Node ABI. Each Node used here gets its binary from .cache/better-sqlite3
-# (built once by `npm rebuild`), copied into node_modules: the suite and the quick start share one install.
+# (built once by `npm rebuild`), copied into node_modules under compiled/<node version>/<platform>/<arch>, one of the
+# places the `bindings` package looks. The binary `npm ci` or `npm rebuild` leaves in build/Release (looked at first,
+# and fatal for any other Node that finds it there) is kept in the cache under its ABI and removed: the machine's
+# Node and the production Node can then run from one install at the same time (a test run beside a bench run).
 sqlite_for_this_node() {
-  local target=node_modules/better-sqlite3/build/Release/better_sqlite3.node version abi cached nodedir
+  local pkg=node_modules/better-sqlite3 version abi built built_abi target cached nodedir
   local loads="new (require('better-sqlite3'))(':memory:')"
-  version=$(node -p "require('./node_modules/better-sqlite3/package.json').version")
+  built="$pkg/build/Release/better_sqlite3.node"
+  version=$(node -p "require('./$pkg/package.json').version")
   abi=$(node -p process.versions.modules)
+  target="$pkg/compiled/$(node -p process.versions.node)/$(node -p process.platform)/$(node -p process.arch)/better_sqlite3.node"
   cached=".cache/better-sqlite3/$version-abi$abi.node"
+  mkdir -p .cache/better-sqlite3
+  stash_built() {
+    [ -f "$built" ] || return 0
+    # The ABI it was built for: this Node's when it loads, else the one Node's refusal names.
+    built_abi=$(node -e "try { require(process.argv[1]); console.log(process.versions.modules) } catch (e) {
+      console.log((/NODE_MODULE_VERSION (\d+)\. This version/.exec(e.message) || [])[1] || '') }" "$PWD/$built")
+    if [ -n "$built_abi" ] && [ ! -f ".cache/better-sqlite3/$version-abi$built_abi.node" ]; then
+      cp "$built" ".cache/better-sqlite3/$version-abi$built_abi.node"
+    fi
+    rm -f "$built"
+  }
+  stash_built
   # A new file, never a write through a hard link that node_modules may share with another checkout.
-  if [ -f "$cached" ]; then rm -f "$target"; cp "$cached" "$target"; fi
+  if [ -f "$cached" ]; then mkdir -p "$(dirname "$target")"; rm -f "$target"; cp "$cached" "$target"; fi
   if ! node -e "$loads" 2>/dev/null; then
     # A cached binary that does not load (built against another Node's headers) is dropped and built again, with
     # the headers of the Node that runs now: an inherited setting may name another Node's.
@@ -34,7 +51,8 @@ sqlite_for_this_node() {
     nodedir="$(dirname "$(dirname "$(command -v node)")")"
     echo "compiling better-sqlite3 $version for Node $(node --version) (ABI $abi)"
     npm_config_nodedir="$nodedir" npm_package_config_node_gyp_nodedir="$nodedir" npm rebuild better-sqlite3 --loglevel=warn
+    stash_built
+    [ -f "$cached" ] && { mkdir -p "$(dirname "$target")"; cp "$cached" "$target"; }
     node -e "$loads" || { echo "better-sqlite3 does not load on Node $(node --version) (ABI $abi)" >&2; exit 1; }
   fi
-  if [ ! -f "$cached" ]; then mkdir -p .cache/better-sqlite3; cp "$target" "$cached"; fi
 }
