@@ -6,3 +6,4 @@ export * from './snapshot-store';
 export { LastWriteFailure } from './write-failure';
 export { workerEntry } from './worker-entry';
 export { streamKey } from './sqlite-schema';
+export { PostgresEventStore, type PostgresEventStoreOptions, segmentHash, segmentKeyOf } from './postgres';

@@ -27,7 +27,7 @@ export class PollingSubscription implements Subscription {
     private readonly handler: EventHandler | BatchHandler,
     private readonly onStop: () => void,
     /** The store's count of events of `prefixes` after a position (see `Subscription.backlog`). */
-    private readonly backlogAfter: (position: bigint | undefined, prefixes: string[], limit: number) => Backlog,
+    private readonly backlogAfter: (position: bigint | undefined, prefixes: string[], limit: number) => Backlog | Promise<Backlog>,
   ) {
     this.position = options.fromPosition;
     this.notify();

@@ -62,6 +62,14 @@ export interface SubscriptionOptions {
   fromPosition?: bigint;
   /** Only streams whose id starts with one of these prefixes. */
   streamPrefixes: string[];
+  /**
+   * A hint from a replica that applies only some segments (libs/eventsourcing segments.ts, `segmentOf` with this
+   * `count`): a store may then leave out events of streams in other segments, so each replica reads only its share.
+   * Honoured by the PostgreSQL store (an indexed column; for prefixes with one `-`, at their end: postgres.ts
+   * `segmentFilterApplies`); the others ignore it and deliver every event. The consumer still checks each event's
+   * segment, and follows anew (a new subscription) when the segments it holds change.
+   */
+  segments?: { count: number; ids: number[] };
 }
 
 export type EventHandler = (event: RecordedEvent) => Promise<void>;

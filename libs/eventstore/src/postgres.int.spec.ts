@@ -1,0 +1,288 @@
+import { randomUUID } from 'node:crypto';
+import { reportSkipped, waitUntil } from '@udp/test-kit';
+import { eventStoreContract } from './eventstore.contract';
+import { PostgresEventStore, decodePosition, segmentHash, segmentKeyOf } from './postgres';
+import type { RecordedEvent } from './port';
+
+/**
+ * PostgreSQL: POSTGRES_URL (tools/servers/with-servers.sh starts a server and sets it); skipped, saying so, without it.
+ * Every test names its streams afresh, so runs share one database.
+ */
+const url = process.env.POSTGRES_URL;
+
+const event = (type: string, data: Record<string, unknown> = {}) => ({ id: randomUUID(), type, data });
+const unique = (name: string) => `${name}${randomUUID().replace(/-/g, '')}`;
+
+if (!url) {
+  reportSkipped('EventStore contract: postgresql', 'POSTGRES_URL is unset (tools/servers/with-servers.sh sets it)');
+} else {
+  eventStoreContract('postgresql', async () => new PostgresEventStore(url));
+
+  describe('PostgresEventStore feed', () => {
+    const { Client } = require('pg') as typeof import('pg');
+    const stores: PostgresEventStore[] = [];
+    const clients: Array<import('pg').Client> = [];
+    const open = (options = {}) => {
+      const store = new PostgresEventStore(url, options);
+      stores.push(store);
+      return store;
+    };
+    const client = async () => {
+      const c = new Client({ connectionString: url });
+      await c.connect();
+      clients.push(c);
+      return c;
+    };
+    afterEach(async () => {
+      for (const c of clients.splice(0)) await c.end().catch(() => undefined);
+      for (const s of stores.splice(0)) await s.close();
+    });
+
+    /** An append in a transaction of another connection, left open until `commit` (the late committer). */
+    const heldAppend = async (streamId: string, type: string) => {
+      const c = await client();
+      await c.query('BEGIN');
+      const [row] = (
+        await c.query(`SELECT r_transaction_id, r_positions FROM udp_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+          [streamId],
+          [-2],
+          [1],
+          [null],
+          [randomUUID()],
+          [type],
+          ['{}'],
+          ['{}'],
+          Date.now(),
+        ])
+      ).rows;
+      return {
+        transactionId: BigInt(row.r_transaction_id),
+        position: BigInt(row.r_positions[0]),
+        commit: () => c.query('COMMIT'),
+      };
+    };
+
+    it('delivers an event committed after a later one exactly once, in transaction order, and caughtUp waits for it', async () => {
+      const store = open();
+      const prefix = unique('late');
+      const seen: RecordedEvent[] = [];
+      const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => void seen.push(e));
+      await sub.caughtUp();
+
+      // The early transaction takes its position first and stays open; a later one takes a larger position and commits.
+      const early = await heldAppend(`${prefix}-a`, 'Early');
+      const later = await store.appendToStream(`${prefix}-b`, [event('Later')], { expectedRevision: 'no_stream' });
+      expect(decodePosition(later.position).position).toBeGreaterThan(early.position);
+      // A sequence-ordered reader would deliver Later now and move past Early's position for ever; this one waits.
+      await new Promise((resolve) => setTimeout(resolve, 700));
+      expect(seen.map((e) => e.type)).toEqual([]);
+      let caughtUp = false;
+      const waiting = sub.caughtUp().then(() => (caughtUp = true));
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(caughtUp).toBe(false);
+
+      await early.commit();
+      await waiting;
+      expect(seen.map((e) => e.type)).toEqual(['Early', 'Later']);
+      expect(seen[0].position < seen[1].position).toBe(true);
+      expect(seen[1].position).toBe(later.position);
+      // Resumed from the first, it delivers the second only; from the second, nothing.
+      const resumed: string[] = [];
+      const again = store.subscribe({ streamPrefixes: [prefix], fromPosition: seen[0].position }, async (e) => void resumed.push(e.type));
+      await again.caughtUp();
+      expect(resumed).toEqual(['Later']);
+      await again.stop();
+      await sub.stop();
+    });
+
+    it('gives every event of concurrent appenders, some committing late, to a live subscriber exactly once, in increasing positions', async () => {
+      const prefix = unique('race');
+      const writers = [open(), open(), open()];
+      const follower = open();
+      const seen: RecordedEvent[] = [];
+      const sub = follower.subscribeBatches({ streamPrefixes: [prefix] }, { max: 50, handle: async (events) => void seen.push(...events) });
+      await sub.caughtUp();
+      const expected = new Set<string>();
+      const held: Array<Promise<unknown>> = [];
+      const appends: Array<Promise<unknown>> = [];
+      for (let i = 0; i < 120; i++) {
+        const writer = writers[i % writers.length];
+        const stream = `${prefix}-s${i % 7}`;
+        if (i % 10 === 3) {
+          // Every tenth: an append held open 50-400 ms while others commit after it.
+          held.push(
+            heldAppend(stream, `Held${i}`).then(async (h) => {
+              expected.add(`Held${i}`);
+              await new Promise((resolve) => setTimeout(resolve, 50 + ((i * 37) % 350)));
+              await h.commit();
+            }),
+          );
+        } else {
+          expected.add(`E${i}`);
+          appends.push(writer.appendToStream(stream, [event(`E${i}`)], { expectedRevision: 'any' }));
+        }
+        if (i % 5 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      await Promise.all([...held, ...appends]);
+      await sub.caughtUp();
+      const types = seen.map((e) => e.type);
+      expect(new Set(types)).toEqual(expected);
+      expect(types).toHaveLength(expected.size);
+      for (let i = 1; i < seen.length; i++) expect(seen[i - 1].position < seen[i].position).toBe(true);
+      // Each stream's events in its revision order.
+      for (let s = 0; s < 7; s++) {
+        const revisions = seen.filter((e) => e.streamId === `${prefix}-s${s}`).map((e) => e.revision);
+        expect(revisions).toEqual([...revisions].sort((a, b) => a - b));
+      }
+      // A replay from the start delivers exactly the same.
+      const replay: RecordedEvent[] = [];
+      const again = follower.subscribe({ streamPrefixes: [prefix] }, async (e) => void replay.push(e));
+      await again.caughtUp();
+      expect(replay.map((e) => [e.id, e.position])).toEqual(seen.map((e) => [e.id, e.position]));
+      await again.stop();
+      await sub.stop();
+    }, 60_000);
+
+    it("wakes on another store object's commit through LISTEN/NOTIFY, without polling", async () => {
+      const prefix = unique('listen');
+      const follower = open({ pollMs: 3_600_000 });
+      const writer = open();
+      const seen: string[] = [];
+      const sub = follower.subscribe({ streamPrefixes: [prefix] }, async (e) => void seen.push(e.type));
+      await sub.caughtUp();
+      await new Promise((resolve) => setTimeout(resolve, 200)); // the LISTEN connection up
+      const started = Date.now();
+      await writer.appendToStream(`${prefix}-1`, [event('Notified')], { expectedRevision: 'no_stream' });
+      await waitUntil(() => seen.length === 1, 3000);
+      expect(seen).toEqual(['Notified']);
+      expect(Date.now() - started).toBeLessThan(3000);
+      await sub.stop();
+    });
+
+    it('listens again after its LISTEN connection is killed, and reads what was committed meanwhile', async () => {
+      const prefix = unique('relisten');
+      const name = unique('udp-test-listen');
+      const follower = open({ pollMs: 3_600_000, applicationName: name });
+      const problems: unknown[] = [];
+      follower.onListenerProblem = (error) => problems.push(error);
+      const writer = open();
+      const seen: string[] = [];
+      const sub = follower.subscribe({ streamPrefixes: [prefix] }, async (e) => void seen.push(e.type));
+      await sub.caughtUp();
+      const admin = await client();
+      await waitUntil(
+        async () => (await admin.query('SELECT 1 FROM pg_stat_activity WHERE application_name = $1', [`${name}-listen`])).rowCount === 1,
+      );
+      await admin.query('SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = $1', [`${name}-listen`]);
+      await writer.appendToStream(`${prefix}-1`, [event('WhileDown')], { expectedRevision: 'no_stream' });
+      await waitUntil(() => seen.length === 1, 10_000);
+      expect(problems.length).toBeGreaterThan(0);
+      await writer.appendToStream(`${prefix}-1`, [event('AfterReconnect')], { expectedRevision: 0 });
+      await waitUntil(() => seen.length === 2, 5000);
+      expect(seen).toEqual(['WhileDown', 'AfterReconnect']);
+      await sub.stop();
+    }, 30_000);
+
+    it('polls: an event that came with no notification is read within the poll interval', async () => {
+      const prefix = unique('poll');
+      const follower = open({ pollMs: 200 });
+      const seen: string[] = [];
+      const sub = follower.subscribe({ streamPrefixes: [prefix] }, async (e) => void seen.push(e.type));
+      await sub.caughtUp();
+      const c = await client();
+      // Stored as an append stores it, minus the NOTIFY (a notification lost with its connection).
+      await c.query(
+        `INSERT INTO udp_events (stream_id, revision, event_id, type, data, metadata, created_at) VALUES ($1, 0, $2, 'Silent', '{}', '{}', 0)`,
+        [`${prefix}-1`, randomUUID()],
+      );
+      await waitUntil(() => seen.length === 1, 3000);
+      expect(seen).toEqual(['Silent']);
+      await sub.stop();
+    });
+
+    it('reads only the segments asked for, through the index of their count', async () => {
+      const prefix = `${unique('seg')}-`;
+      const store = open();
+      const streams = Array.from({ length: 40 }, (_, i) => `${prefix}user${i}${i % 3 === 0 ? '/key' : ''}`);
+      for (const s of streams) await store.appendToStream(s, [event('A'), event('B')], { expectedRevision: 'no_stream' });
+      const segmentOfStream = (s: string) => segmentHash(segmentKeyOf(s)!) % 4;
+      const follow = async (ids: number[], prefixes = [prefix]) => {
+        const seen: RecordedEvent[] = [];
+        const sub = store.subscribe({ streamPrefixes: prefixes, segments: { count: 4, ids } }, async (e) => void seen.push(e));
+        await sub.caughtUp();
+        await sub.stop();
+        return seen;
+      };
+      const low = await follow([0, 1]);
+      const high = await follow([2, 3]);
+      expect(low.length).toBeGreaterThan(0);
+      expect(high.length).toBeGreaterThan(0);
+      expect(low.every((e) => [0, 1].includes(segmentOfStream(e.streamId)))).toBe(true);
+      expect(high.every((e) => [2, 3].includes(segmentOfStream(e.streamId)))).toBe(true);
+      expect(low.length + high.length).toBe(80);
+      for (let i = 1; i < low.length; i++) expect(low[i - 1].position < low[i].position).toBe(true);
+      // The key is the user part: a user's streams are in one segment, as segmentOf has it (history-<user>/<rest>).
+      expect(segmentKeyOf(`${prefix}user3/key`)).toBe('user3');
+      // A prefix of another shape (two dashes) is not filtered by segment: every event comes.
+      const other = unique('two-dash');
+      await store.appendToStream(`${other}-x-1`, [event('A')], { expectedRevision: 'no_stream' });
+      expect(await follow([0], [`${other}-x-`])).toHaveLength(1);
+
+      const c = await client();
+      const plan = (
+        await c.query(
+          `EXPLAIN SELECT e.position FROM udp_events AS e WHERE (e.segment_hash % 4) = 1 AND (e.transaction_id, e.position) > ('0'::xid8, 0)
+           ORDER BY e.transaction_id, e.position LIMIT 500`,
+        )
+      ).rows
+        .map((r) => r['QUERY PLAN'])
+        .join('\n');
+      expect(plan).toContain('udp_events_segment_4');
+    });
+
+    it('counts the backlog of a subscription behind, its segments only', async () => {
+      const prefix = `${unique('backlog')}-`;
+      const store = open();
+      for (let i = 0; i < 12; i++) await store.appendToStream(`${prefix}u${i}`, [event('A')], { expectedRevision: 'no_stream' });
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      const all = store.subscribe({ streamPrefixes: [prefix] }, () => held);
+      await waitUntil(async () => (await all.backlog(100)).events === 12);
+      const backlog = await all.backlog(100);
+      expect(backlog.oldestCreatedAt).toBeGreaterThan(Date.now() - 60_000);
+      const ids = [0, 1];
+      const mine = Array.from({ length: 12 }, (_, i) => segmentHash(`u${i}`) % 4).filter((s) => ids.includes(s)).length;
+      const some = store.subscribe({ streamPrefixes: [prefix], segments: { count: 4, ids } }, () => held);
+      await waitUntil(async () => (await some.backlog(100)).events === mine);
+      release();
+      await all.stop();
+      await some.stop();
+    });
+
+    it('refuses text PostgreSQL cannot store, storing nothing, and answers a standby-free ping', async () => {
+      const store = open();
+      const s = unique('text');
+      await expect(store.appendToStream(s, [{ id: 'a\0b', type: 'A', data: {} }], { expectedRevision: 'any' })).rejects.toThrow(
+        /not storable/,
+      );
+      await expect(store.appendToStream(s, [{ id: 'x', type: '\uD800', data: {} }], { expectedRevision: 'any' })).rejects.toThrow(
+        /not storable/,
+      );
+      expect((await store.readStream(s)).revision).toBe(-1);
+      // NUL inside data is JSON-escaped and kept.
+      await store.appendToStream(s, [{ id: randomUUID(), type: 'A', data: { text: 'a\0b' } }], { expectedRevision: 'no_stream' });
+      expect((await store.readStream(s)).events[0].data).toEqual({ text: 'a\0b' });
+      expect(await store.ping()).toBe(true);
+    });
+
+    it('answers StoreUnavailableError, and ping false, when the server cannot be reached', async () => {
+      const store = new PostgresEventStore('postgres://postgres@127.0.0.1:1/none');
+      await expect(store.appendToStream(unique('down'), [event('A')], { expectedRevision: 'any' })).rejects.toMatchObject({
+        name: 'StoreUnavailableError',
+      });
+      await expect(store.readStream(unique('down'))).rejects.toMatchObject({ name: 'StoreUnavailableError' });
+      expect(await store.ping()).toBe(false);
+      await store.close();
+    });
+  });
+}
