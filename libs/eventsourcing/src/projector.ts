@@ -142,7 +142,9 @@ export class Projector {
   }
 
   private subscribe(from: bigint | undefined): Subscription {
-    const options = { fromPosition: from, streamPrefixes: this.projection.streamPrefixes };
+    // (Segments) Only the segments this replica applies, asked of the store: one that can (PostgreSQL) reads no other's.
+    const segments = this.claims ? { count: this.options.segments!.count, ids: [...this.active.keys()] } : undefined;
+    const options = { fromPosition: from, streamPrefixes: this.projection.streamPrefixes, ...(segments && { segments }) };
     // (Segments) The events in hand as one batch: one checkpoint per batch, not per event (the store's round trips).
     if (this.claims && this.store.subscribeBatches)
       return this.store.subscribeBatches(options, { max: BATCH_MAX, handle: (events) => this.handleBatch(events) });

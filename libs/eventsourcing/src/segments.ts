@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { segmentHash } from '@udp/eventstore';
 import type { Collection, Document } from '@udp/readmodel';
 import type { WarningLogger } from './command-handler';
 
@@ -42,11 +42,15 @@ export interface SegmentDocument extends Document {
 
 export const SEGMENTS_COLLECTION = 'projection_segments';
 
-/** The segment of a stream: by its user, the first part of its name after the category prefix (`history-<user>`). */
+/**
+ * The segment of a stream: by its user, the first part of its name after the category prefix (`history-<user>`). The
+ * hash is the event store's (`segmentHash`): the PostgreSQL store keeps it per event, so a replica reads only its
+ * segments (`SubscriptionOptions.segments`).
+ */
 export function segmentOf(streamId: string, prefixes: readonly string[], count: number): number {
   const prefix = prefixes.find((p) => streamId.startsWith(p)) ?? '';
   const key = streamId.slice(prefix.length).split('/')[0];
-  return createHash('sha1').update(key).digest().readUInt32BE(0) % count;
+  return segmentHash(key) % count;
 }
 
 /** What the claims tell the projector. */
