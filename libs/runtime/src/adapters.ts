@@ -4,7 +4,14 @@ import { rmSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { SEGMENTS_COLLECTION, type SegmentDocument, type SegmentsOptions } from '@udp/eventsourcing';
 import type { CommonConfig } from '@udp/config';
-import { EsdbEventStore, SqliteEventStore, SqliteSnapshotStore, type EventStore, type SnapshotStore } from '@udp/eventstore';
+import {
+  EsdbEventStore,
+  PostgresEventStore,
+  SqliteEventStore,
+  SqliteSnapshotStore,
+  type EventStore,
+  type SnapshotStore,
+} from '@udp/eventstore';
 import { MemoryReadModelStore, MongoReadModelStore, SqliteReadModelStore, type ReadModelStore } from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { ReadModelSnapshotStore } from './snapshot-documents';
@@ -16,7 +23,7 @@ import { TracedBus, tracedEventStore, tracedReadModels } from './traced-adapters
 export interface Adapters {
   store: EventStore;
   readModels: ReadModelStore;
-  /** Aggregate snapshots: a SQLite file beside the events when embedded, a read-model collection with KurrentDB. */
+  /** Aggregate snapshots: a SQLite file beside the events when embedded, a read-model collection with a networked store. */
   snapshots: SnapshotStore;
   bus: Bus;
   identity: InternalIdentity;
@@ -29,7 +36,7 @@ export async function openAdapters(config: CommonConfig, service: string, shared
   const dataDir = resolve(config.DATA_DIR);
   const sqlite = config.EVENTSTORE_URL ? null : new SqliteEventStore(join(dataDir, service, 'events.sqlite'), { service });
   // The embedded adapters get the CLIENT spans that library instrumentation gives the real ones (traced-adapters.ts).
-  const store = sqlite ? tracedEventStore(sqlite, service) : kurrentDb(config.EVENTSTORE_URL!, logger);
+  const store = sqlite ? tracedEventStore(sqlite, service) : networkedStore(config.EVENTSTORE_URL!, service, logger);
   // Read models on the SQLite log live in a SQLite file beside it, with their checkpoints, so a start replays only
   // the events after them (docs/architecture.md, "Embedded read models").
   const embedded = async () => {
@@ -76,7 +83,7 @@ export async function openAdapters(config: CommonConfig, service: string, shared
     segments,
     identity: new InternalIdentity(config.INTERNAL_AUTH_SECRET ?? fileSecret(dataDir, 'internal-identity')),
     describe: {
-      eventStore: config.EVENTSTORE_URL ? 'kurrentdb' : 'sqlite',
+      eventStore: config.EVENTSTORE_URL ? (isPostgresUrl(config.EVENTSTORE_URL) ? 'postgresql' : 'kurrentdb') : 'sqlite',
       readModels: config.MONGO_URL ? 'mongodb' : config.EVENTSTORE_URL ? 'memory' : 'sqlite',
       bus: config.KAFKA_BROKERS ? 'kafka' : 'in-process',
     },
@@ -91,8 +98,21 @@ export async function closeAdapters(adapters: Adapters, shared: { bus?: Bus } = 
   if (bus !== shared.bus) await adapters.bus.close();
 }
 
-/** KurrentDB, with each subscription failure that it recovers from logged (the projection's lag shows what it costs). */
-function kurrentDb(url: string, logger: Logger | undefined): EventStore {
+/** `postgres://` or `postgresql://` (libpq's two schemes): the PostgreSQL event store; any other URL is KurrentDB's. */
+export const isPostgresUrl = (url: string) => /^postgres(ql)?:\/\//i.test(url.trim());
+
+/**
+ * The event store of the distributed mode: PostgreSQL for a `postgres://` URL (each service's connections named after
+ * it in `pg_stat_activity`), else KurrentDB (`kurrentdb://`, `esdb://`...), with each subscription failure that it
+ * recovers from logged (the projection's lag shows what it costs).
+ */
+function networkedStore(url: string, service: string, logger: Logger | undefined): EventStore {
+  if (isPostgresUrl(url)) {
+    const store = new PostgresEventStore(url.trim(), { applicationName: `udp-${service}` });
+    store.onListenerProblem = (error, attempt) =>
+      logger?.warn({ err: error, attempt }, 'event store LISTEN connection lost; connecting again (subscriptions poll meanwhile)');
+    return store;
+  }
   const store = new EsdbEventStore(url);
   store.onSubscriptionProblem = (error, attempt) =>
     logger?.warn({ err: error, attempt }, 'event store subscription failed or ended; subscribing again from the last event handled');
