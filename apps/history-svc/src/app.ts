@@ -22,6 +22,7 @@ import {
 } from './projections/history';
 import { historyChangesPublisher } from './projections/history-changes';
 import { HistoryAnswers } from './projections/history-queries';
+import { historyStateFromRows } from './projections/history-state';
 import { buildTrendingCounts, trendingIndexes } from './projections/trending';
 
 export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
@@ -73,7 +74,9 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
   if (inline) await buildTrendingWatches(readModels, trending);
   const aggregate = historyAggregate({ maxEntries: deps.maxEntries ?? HISTORY_LIMITS.maxEntries });
   // Folded states in memory and as snapshots: an erased user's are forgotten, all saved at stop.
-  const foldedStates = serviceStateCache(deps, aggregate, deps.cachedHistories);
+  const model = { entries: historyEntries(readModels), heads: historyHeads(readModels) };
+  // A user in no cache starts from their rows (docs/performance.md, "Cold users").
+  const foldedStates = serviceStateCache(deps, aggregate, deps.cachedHistories, historyStateFromRows(model));
   const answers =
     deps.answerCache instanceof HistoryAnswers
       ? deps.answerCache
@@ -96,7 +99,6 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
       ...(answers && { inMemory: [{ forget: async (streamId: string) => answers.forget(aggregate.idOf(streamId)) }] }),
     },
   );
-  const model = { entries: historyEntries(readModels), heads: historyHeads(readModels) };
   const changes = historyChanges(model);
   const app = serviceHttpApp({
     ...projections.httpOptions,

@@ -14,7 +14,7 @@ import { METRICS, recordHistogram } from '@udp/telemetry';
 import { type Aggregate, type AggregateStream, domainEventOf } from './aggregate';
 import { ConcurrencyConflictError } from './concurrency-conflict';
 import type { Command, DomainEvent, Unstamped } from './decider';
-import type { CachedState, StateCache } from './state-cache';
+import { type StartingState, type StateCache, startsAt } from './state-cache';
 import { traceMetadata } from './trace-context';
 
 /** What a service writes with: its store, and the projector whose read model must show a write before it is acknowledged. */
@@ -289,10 +289,10 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
   for (let attempt = 1; ; attempt++) {
     // Taken before anything is read (`EventStore.writeEpoch`).
     const epoch = store.writeEpoch?.();
-    let start: CachedState<S> | undefined = await states?.load(stream.id);
+    let start: StartingState<S> | undefined = await states?.load(stream.id);
     let read: StreamRead;
     let recorded: readonly RecordedEvent[];
-    const unread = !mustRead && start?.epoch !== undefined && start.epoch === epoch;
+    const unread = !mustRead && start !== undefined && 'epoch' in start && start.epoch !== undefined && start.epoch === epoch;
     if (unread && start) {
       // Folded up to an append of this epoch, and every later append of this store to the stream would have moved
       // its revision (the append's check): this is the stream's state, no read needed.
@@ -300,7 +300,7 @@ async function decideAndAppend<C extends Command, E extends DomainEvent, S, Id>(
       recorded = [];
     } else {
       read = await store.readStream(stream.id, start ? { fromRevision: start.revision } : undefined);
-      if (start && read.events[0]?.id !== start.lastEventId) {
+      if (start && !startsAt(start, read.events[0])) {
         // The stream was erased and written again: its remembered state and snapshot are of another stream.
         await states?.forget(stream.id);
         start = undefined;

@@ -21,11 +21,38 @@ export interface SnapshotCodec<S> {
   decode(encoded: unknown): S;
 }
 
+/**
+ * A state made from the service's own read-model rows (`StateCacheOptions.fromRows`): the rows show every event up to
+ * `revision`, whose store position was `position` (a stream erased and begun again is told apart by it), and may show
+ * some after it; the write reads and folds the events after `revision`, which a decider's fold must allow (history's
+ * events set what they change, so folding one the rows already show again changes nothing).
+ */
+export interface StateFromRows<S> {
+  revision: number;
+  position: bigint;
+  state: S;
+}
+
+/** Where a write starts: a state folded here (or its snapshot), or one made from the own rows. */
+export type StartingState<S> = CachedState<S> | StateFromRows<S>;
+
+/** Whether `event` (the stream's event at the start's revision, as read now) is the one the start was folded up to. */
+export function startsAt<S>(start: StartingState<S>, event: { id: string; position: bigint } | undefined): boolean {
+  if (!event) return false;
+  return 'lastEventId' in start ? event.id === start.lastEventId : event.position === start.position;
+}
+
 export interface StateCacheOptions<S> {
   /** How many streams' states are kept in memory (least recently used dropped first). */
   maxStreams: number;
   /** Saved states: a stream not in memory is read from its snapshot on; one is saved every `every` events. */
   snapshots?: { store: SnapshotStore; codec: SnapshotCodec<S>; every: number };
+  /**
+   * A stream in neither: its state made from the service's own read-model rows, if it has any (history: a user's
+   * entries are the state). A cold user's write then reads one row per entry from an index, not every event of the
+   * stream with its schema check and fold (docs/performance.md, "Cold users").
+   */
+  fromRows?: (streamId: string) => Promise<StateFromRows<S> | undefined>;
   /** A failed snapshot only makes later reads longer: it is logged, never fails the write. */
   logger?: WarningLogger;
 }
@@ -43,9 +70,12 @@ export class StateCache<S> {
     this.inMemory = new LRUCache({ max: options.maxStreams });
   }
 
-  /** Where a write on the stream may start: its state in memory, else its snapshot, else nothing (fold it all). */
-  async load(streamId: string): Promise<CachedState<S> | undefined> {
-    return this.inMemory.get(streamId) ?? this.readSnapshot(streamId);
+  /**
+   * Where a write on the stream may start: its state in memory, else its snapshot, else its own rows, else nothing
+   * (fold it all).
+   */
+  async load(streamId: string): Promise<StartingState<S> | undefined> {
+    return this.inMemory.get(streamId) ?? (await this.readSnapshot(streamId)) ?? (await this.readRows(streamId));
   }
 
   /**
@@ -110,6 +140,16 @@ export class StateCache<S> {
       return { revision: stored.revision, lastEventId: stored.lastEventId, state: snapshots.codec.decode(JSON.parse(stored.state)) };
     } catch (err) {
       this.options.logger?.warn({ streamId, err }, 'snapshot not read: folding the whole stream');
+      return undefined;
+    }
+  }
+
+  /** The state made from the own rows; none when there are none or they cannot be read (logged). */
+  private async readRows(streamId: string): Promise<StateFromRows<S> | undefined> {
+    try {
+      return await this.options.fromRows?.(streamId);
+    } catch (err) {
+      this.options.logger?.warn({ streamId, err }, 'state not made from the read model: folding the whole stream');
       return undefined;
     }
   }

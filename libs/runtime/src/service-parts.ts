@@ -17,6 +17,7 @@ import {
   type Projection,
   type SegmentsOptions,
   type SnapshotCodec,
+  type StateCacheOptions,
 } from '@udp/eventsourcing';
 import type { EventStore, SnapshotStore } from '@udp/eventstore';
 import type { CheckpointStore, ReadModelStore } from '@udp/readmodel';
@@ -72,11 +73,13 @@ export function serviceStateCache<S>(
   deps: SnapshotDeps & Pick<ServiceDeps, 'logger'>,
   aggregate: { snapshot?: SnapshotCodec<S> },
   maxStreams = 1000,
+  fromRows?: StateCacheOptions<S>['fromRows'],
 ): StateCache<S> {
   const codec = aggregate.snapshot;
   return new StateCache<S>({
     maxStreams,
     snapshots: deps.snapshots && codec && { store: deps.snapshots, codec, every: deps.snapshotEvery ?? 1000 },
+    fromRows,
     logger: deps.logger,
   });
 }
