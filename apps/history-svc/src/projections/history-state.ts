@@ -27,11 +27,9 @@ export function historyStateFromRows(model: HistoryReadModel): (streamId: string
     const head = await model.heads.get(userId);
     if (!head) return undefined;
     const rows = await allAnswers({ userId });
-    const entries: Item[] = [];
-    for (const { answer } of rows) {
-      if (answer == null) return undefined;
-      entries.push(JSON.parse(answer) as Item);
-    }
+    if (rows.some(({ answer }) => answer == null)) return undefined;
+    // One parse of them all: a hundred small parses cost twice as much.
+    const entries = JSON.parse(`[${rows.map(({ answer }) => answer).join(',')}]`) as Item[];
     entries.sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
     let lastId = 0;
     for (const entry of entries) if (entry.id > lastId) lastId = entry.id;
