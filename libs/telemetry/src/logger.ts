@@ -97,5 +97,16 @@ export function createLogger(service: string, level = process.env.LOG_LEVEL ?? '
   };
   if (destination) return pino(options, destination);
   const pretty = level !== 'silent' && logFormat() === 'pretty' ? sharedPrettyStream() : null;
-  return pretty ? pino(options, pretty) : pino(options);
+  return pretty ? pino(options, pretty) : pino(options, jsonLines());
+}
+
+let jsonStream: DestinationStream | undefined;
+/**
+ * Standard output, written off the event loop: a line is queued and written by libuv's thread pool, with the lines
+ * queued while a write is under way together (under load, one write for many access lines instead of one blocking
+ * write each). Nothing is held back waiting for more; what is queued is written before the process exits (pino
+ * flushes it at exit), and only a kill -9 can lose the last lines.
+ */
+function jsonLines(): DestinationStream {
+  return (jsonStream ??= pino.destination({ dest: 1, sync: false }));
 }
