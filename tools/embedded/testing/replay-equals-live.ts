@@ -486,12 +486,21 @@ export async function documentsOf(
   return all;
 }
 
+/** A document's JSON with every object's keys in order: the order of a document's fields means nothing (SQLite keeps those in columns apart). */
+function canonicalJson(value: unknown): string {
+  return JSON.stringify(value, (_key, v: unknown) =>
+    v && typeof v === 'object' && !Array.isArray(v)
+      ? Object.fromEntries(Object.entries(v as Record<string, unknown>).sort(([x], [y]) => (x < y ? -1 : x > y ? 1 : 0)))
+      : v,
+  );
+}
+
 /** The first differences between two sets of collections, one line each. */
 export function differences(live: Map<string, Document[]>, rebuilt: Map<string, Document[]>): string[] {
   const found: string[] = [];
   for (const name of [...new Set([...live.keys(), ...rebuilt.keys()])].sort()) {
-    const a = new Map((live.get(name) ?? []).map((d) => [d._id, JSON.stringify(d)]));
-    const b = new Map((rebuilt.get(name) ?? []).map((d) => [d._id, JSON.stringify(d)]));
+    const a = new Map((live.get(name) ?? []).map((d) => [d._id, canonicalJson(d)]));
+    const b = new Map((rebuilt.get(name) ?? []).map((d) => [d._id, canonicalJson(d)]));
     for (const id of new Set([...a.keys(), ...b.keys()])) {
       if (a.get(id) !== b.get(id)) found.push(`${name}/${id}: live ${a.get(id) ?? '(none)'} != rebuilt ${b.get(id) ?? '(none)'}`);
     }
