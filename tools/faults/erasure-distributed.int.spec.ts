@@ -119,7 +119,8 @@ describeOnServers('an erasure of a long history on FerretDB and Kafka', 'erasure
     const max = Math.round(sorted.at(-1) ?? 0);
     process.stdout.write(
       `[erasure-distributed] entries=${ENTRIES} confirmed_ms=${confirmedMs} runs=${runs} others_p99_ms=${p99} others_max_ms=${max} ` +
-        `docs_left=${docsLeft} (acknowledged in ${acknowledgedMs} ms, in the read model after ${seededMs} ms; others: ${sorted.length} write+read)\n`,
+        `docs_left=${docsLeft} (acknowledged in ${acknowledgedMs} ms, in the read model after ${seededMs} ms; others: ${sorted.length} write+read; ` +
+        `targets: confirmed_ms < 10000, others_p99_ms < 100)\n`,
     );
     // Delivered at least once: a request delivered again while the erasure ran joins it (one run) and confirms again.
     expect(confirmations.length).toBeGreaterThan(0);
@@ -128,10 +129,11 @@ describeOnServers('an erasure of a long history on FerretDB and Kafka', 'erasure
     expect(runs).toBe(1);
     expect(docsLeft).toBe(0);
     expect(failures).toEqual([]);
-    // Issue 27's targets (10 s, others' p99 100 ms) are not met on FerretDB here (docs/erasure.md); these bounds catch
-    // an erasure that never ends or a service that stops answering while it runs.
+    // Issue 27's targets (10 s, others' p99 100 ms) are printed above, not asserted: they are not met on FerretDB here
+    // (docs/erasure.md), and a loaded machine moves them. What holds on any machine: the erasure ends, and the service
+    // answers others throughout, none after a stall of seconds (others_max_ms measured 176-364).
     expect(confirmedMs).toBeLessThan(120_000);
-    expect(p99).toBeLessThan(2000);
+    expect(max).toBeLessThan(5000);
     expect(await newest()).toBeUndefined();
   }, 900_000);
 });
