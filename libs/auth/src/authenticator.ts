@@ -1,4 +1,4 @@
-import { webcrypto } from 'node:crypto';
+import { createVerifier } from 'fast-jwt';
 import { SignJWT, createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { z } from 'zod';
 import type { Identity } from './internal-identity';
@@ -88,25 +88,30 @@ const describeIssues = (error: z.ZodError) => error.issues.map((i) => `${i.path.
  * apps send). `Token-Type` names the scheme when the Authorization value carries none.
  */
 export class Authenticator {
-  // Imported once: handing jose the raw bytes would import a key on every verification
-  // (docs/performance.md, "Authentication").
-  private readonly secret?: Promise<webcrypto.CryptoKey>;
+  /**
+   * HS256 tokens are checked by fast-jwt, on this thread (node:crypto's HMAC, some 5 µs): jose checks them through
+   * WebCrypto, a job on libuv's thread pool and a promise, some 100 µs of this thread's time a token, paid on every
+   * request of an audience whose tokens outnumber the remembered ones (docs/performance.md, "Authentication").
+   * Tokens of an identity provider's keys (JWKS) stay with jose.
+   */
+  private readonly hs256?: (token: string) => JWTPayload;
   private readonly jwks?: ReturnType<typeof createRemoteJWKSet>;
   private readonly cache: LRUCache<string, { identity: Identity; until: number }>;
 
   constructor(private readonly options: AuthenticatorOptions) {
     this.cache = new LRUCache({ max: options.cacheSize ?? 10_000 });
     if (options.jwtSecret) {
-      this.secret = webcrypto.subtle.importKey(
-        'raw',
-        new TextEncoder().encode(options.jwtSecret),
-        { name: 'HMAC', hash: 'SHA-256' },
-        false,
-        ['verify'],
-      );
+      const verify = createVerifier({
+        key: options.jwtSecret,
+        algorithms: ['HS256'],
+        ...(options.issuer !== undefined && { allowedIss: options.issuer }),
+        ...(options.audience !== undefined && { allowedAud: options.audience }),
+        cache: false,
+      });
+      this.hs256 = (token) => verify(token) as JWTPayload;
     }
     if (options.jwksUrl) this.jwks = createRemoteJWKSet(new URL(options.jwksUrl));
-    if (!this.secret && !this.jwks) throw new Error('Authenticator needs a JWT secret or a JWKS address');
+    if (!this.hs256 && !this.jwks) throw new Error('Authenticator needs a JWT secret or a JWKS address');
   }
 
   async authenticate(authorization: string | undefined, tokenType?: string): Promise<Identity> {
@@ -132,9 +137,7 @@ export class Authenticator {
     let payload: JWTPayload;
     try {
       const options = { issuer: this.options.issuer, audience: this.options.audience };
-      payload = this.jwks
-        ? (await jwtVerify(token, this.jwks, options)).payload
-        : (await jwtVerify(token, await this.secret!, { ...options, algorithms: ['HS256'] })).payload;
+      payload = this.jwks ? (await jwtVerify(token, this.jwks, options)).payload : this.hs256!(token);
     } catch (error) {
       throw new AuthenticationError(`invalid token: ${(error as Error).message}`);
     }
