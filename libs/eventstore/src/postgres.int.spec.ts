@@ -275,6 +275,37 @@ if (!url) {
       expect(await store.ping()).toBe(true);
     });
 
+    const restartScript = process.env.POSTGRES_RESTART_SCRIPT;
+    (restartScript ? it : it.skip)(
+      'survives a restart of the server: refused while it is down (503), then appends, reads and delivers again',
+      async () => {
+        const { execFileSync } = require('node:child_process') as typeof import('node:child_process');
+        const prefix = unique('restart');
+        const store = open({ pollMs: 200 });
+        const seen: string[] = [];
+        const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => void seen.push(e.type));
+        await store.appendToStream(`${prefix}-1`, [event('Before')], { expectedRevision: 'no_stream' });
+        await waitUntil(() => seen.length === 1, 5000);
+        execFileSync('bash', [restartScript!, 'stop'], { stdio: 'inherit' });
+        try {
+          await expect(store.appendToStream(`${prefix}-1`, [event('Down')], { expectedRevision: 0 })).rejects.toMatchObject({
+            name: 'StoreUnavailableError',
+          });
+          expect(await store.ping()).toBe(false);
+        } finally {
+          execFileSync('bash', [restartScript!, 'start'], { stdio: 'inherit' });
+        }
+        // The pool connects anew; the LISTEN connection comes back (or the poll reads).
+        await waitUntil(async () => store.ping(), 40_000);
+        await store.appendToStream(`${prefix}-1`, [event('After')], { expectedRevision: 0 });
+        await waitUntil(() => seen.length === 2, 10_000);
+        expect(seen).toEqual(['Before', 'After']);
+        expect((await store.readStream(`${prefix}-1`)).events.map((e) => e.type)).toEqual(['Before', 'After']);
+        await sub.stop();
+      },
+      90_000,
+    );
+
     it('answers StoreUnavailableError, and ping false, when the server cannot be reached', async () => {
       const store = new PostgresEventStore('postgres://postgres@127.0.0.1:1/none');
       await expect(store.appendToStream(unique('down'), [event('A')], { expectedRevision: 'any' })).rejects.toMatchObject({

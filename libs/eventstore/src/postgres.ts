@@ -54,8 +54,6 @@ export interface PostgresEventStoreOptions {
 
 /** Events of one commit at most: a larger batch of appends is split (a single larger append goes alone). */
 const MAX_BATCH_EVENTS = 2000;
-/** How long a failed write keeps the store DOWN when no write succeeds meanwhile (as KurrentDB's adapter). */
-const WRITE_FAILURE_MEMORY_MS = 30_000;
 /** Pauses before connecting the listener again: doubling from 100 ms up to 5 s. */
 const RECONNECT_BACKOFF = { baseMs: 100, maxMs: 5000 };
 
@@ -186,7 +184,8 @@ export class PostgresEventStore implements EventStore {
   private readonly subscriptions = new Set<PollingSubscription>();
   private pending: PendingAppend[] = [];
   private writing: Promise<void> | null = null;
-  private readonly writeFailures = new LastWriteFailure(WRITE_FAILURE_MEMORY_MS);
+  /** The last append or deletion that failed: DOWN until a write (or `ping`'s probe) succeeds. */
+  private readonly writeFailures = new LastWriteFailure();
   private readonly segmentIndexes = new Map<number, Promise<void>>();
   private listener: Client | null = null;
   private listening: Promise<void> | null = null;
@@ -549,10 +548,16 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  /** Up when the server answers and takes writes (a standby does not), and the last write (within 30 s) did not fail. */
+  /**
+   * Up when the server answers and takes writes (a standby does not). After a write that failed, a probe write must
+   * succeed first (a transaction id taken and committed: refused by a standby, written to the WAL at commit).
+   */
   async ping(): Promise<boolean> {
-    if (this.writeFailures.current() !== null) return false;
     try {
+      if (this.writeFailures.current() !== null) {
+        await this.query('SELECT pg_current_xact_id()');
+        this.writeFailures.succeeded();
+      }
       const [row] = await this.query<{ writable: boolean }>('SELECT NOT pg_is_in_recovery() AS writable');
       return row.writable;
     } catch {
