@@ -7,11 +7,17 @@
 # Also exported: KAFKA_RESTART_SCRIPT, a script that restarts the broker
 # (TERM, then start again on the same config and data; returns once it answers),
 # and FERRETDB_RESTART_SCRIPT, the same for FerretDB; both take restart|stop|start.
+# Where PostgreSQL is installed (PG_EVENTSTORE=0: not), also an event store's
+# PostgreSQL with a streaming replica (hot standby, synchronous), a cluster of
+# their own: POSTGRES_URL, POSTGRES_REPLICA_URL, POSTGRES_RESTART_SCRIPT
+# ([restart|stop|start|kill] [primary|replica]) and POSTGRES_PROMOTE_SCRIPT.
 #
 #   tools/servers/with-servers.sh <command> [args...]
 #
 # Env overrides: KAFKA_PORT (19092), KAFKA_CONTROLLER_PORT (19093),
 # FERRETDB_PORT (27018), POSTGRES_PORT (25432), MONGO_BACKEND (postgresql),
+# PG_EVENTSTORE (1 where PostgreSQL is installed), PG_EVENTSTORE_PORT (25433),
+# PG_REPLICA_PORT (25434), PG_REPLICA_SYNC (1), PG_EVENTSTORE_FSYNC (off),
 # SERVERS_TIMEOUT (120 s), SERVERS_CACHE
 # (<repo>/.cache/servers), SERVERS_KEEP_STATE=1 (keep the run dir).
 # See tools/servers/README.md.
@@ -40,12 +46,25 @@ done
 # FerretDB's store: PostgreSQL (measured 3-10x the SQLite backend's writes, bench/store.mjs) or SQLite files.
 MONGO_BACKEND="${MONGO_BACKEND:-postgresql}"
 case "$MONGO_BACKEND" in postgresql | sqlite) ;; *) die "MONGO_BACKEND=$MONGO_BACKEND: postgresql or sqlite" ;; esac
+# Debian's postgresql package: /usr/lib/postgresql/<major>/bin (the newest installed), or PG_BIN.
+PG_BIN="${PG_BIN:-$(ls -1d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
 if [ "$MONGO_BACKEND" = postgresql ]; then
-  # Debian's postgresql package: /usr/lib/postgresql/<major>/bin (the newest installed), or PG_BIN.
-  PG_BIN="${PG_BIN:-$(ls -1d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V | tail -n 1)}"
   [ -x "$PG_BIN/postgres" ] && [ -x "$PG_BIN/initdb" ] \
     || die "PostgreSQL not found (apt-get install postgresql, or PG_BIN=<dir of postgres and initdb>, or MONGO_BACKEND=sqlite)"
 fi
+# The event store's PostgreSQL and its replica (POSTGRES_URL...): where PostgreSQL is installed, unless PG_EVENTSTORE=0.
+pg_tools_found() { local t; for t in postgres initdb pg_ctl pg_basebackup pg_isready psql; do [ -x "$PG_BIN/$t" ] || return 1; done; }
+PG_EVENTSTORE="${PG_EVENTSTORE:-auto}"
+case "$PG_EVENTSTORE" in
+  1) pg_tools_found || die "PG_EVENTSTORE=1: PostgreSQL's tools not found in ${PG_BIN:-/usr/lib/postgresql/*/bin} (apt-get install postgresql, or PG_BIN)" ;;
+  0) ;;
+  auto) if pg_tools_found; then PG_EVENTSTORE=1; else PG_EVENTSTORE=0; fi ;;
+  *) die "PG_EVENTSTORE=$PG_EVENTSTORE: 1 or 0" ;;
+esac
+PG_REPLICA_SYNC="${PG_REPLICA_SYNC:-1}"
+case "$PG_REPLICA_SYNC" in 0 | 1) ;; *) die "PG_REPLICA_SYNC=$PG_REPLICA_SYNC: 1 or 0" ;; esac
+PG_EVENTSTORE_FSYNC="${PG_EVENTSTORE_FSYNC:-off}"
+case "$PG_EVENTSTORE_FSYNC" in on | off) ;; *) die "PG_EVENTSTORE_FSYNC=$PG_EVENTSTORE_FSYNC: on or off" ;; esac
 
 hash_of() { cat "$@" | sha256sum | cut -c1-16; }
 # Running and not a zombie: a broker started by the restart script is not our child, so nobody here
@@ -123,6 +142,11 @@ KAFKA_CONTROLLER_PORT=$(pick_port KAFKA_CONTROLLER_PORT 19093)
 [ "$KAFKA_CONTROLLER_PORT" != "$KAFKA_PORT" ] || KAFKA_CONTROLLER_PORT=$(python3 "$PROBE" free-port)
 FERRETDB_PORT=$(pick_port FERRETDB_PORT 27018)
 if [ "$MONGO_BACKEND" = postgresql ]; then POSTGRES_PORT=$(pick_port POSTGRES_PORT 25432); fi
+if [ "$PG_EVENTSTORE" = 1 ]; then
+  PG_EVENTSTORE_PORT=$(pick_port PG_EVENTSTORE_PORT 25433)
+  PG_REPLICA_PORT=$(pick_port PG_REPLICA_PORT 25434)
+  [ "$PG_REPLICA_PORT" != "$PG_EVENTSTORE_PORT" ] || PG_REPLICA_PORT=$(python3 "$PROBE" free-port)
+fi
 
 # ------------------------------------------------------------- run dir --
 mkdir -p "$CACHE/runs"
@@ -134,7 +158,7 @@ mkdir -p "$CACHE/runs"
 done
 RUN_DIR=$(mktemp -d "$CACHE/runs/$(date +%Y%m%d-%H%M%S)-XXXX")
 echo $$ >"$RUN_DIR/owner.pid"
-KAFKA_PID="" FERRET_PID="" PG_PID="" PG_DIR="" WATCHDOG_PID="" CMD_PID=""
+KAFKA_PID="" FERRET_PID="" PG_PID="" PG_DIR="" WATCHDOG_PID="" CMD_PID="" ES_PG_STARTED=""
 
 # The broker's current pid: KAFKA_RESTART_SCRIPT replaces the process and records the new one here.
 kafka_pid() { cat "$RUN_DIR/kafka/kafka.pid" 2>/dev/null || echo "$KAFKA_PID"; }
@@ -160,8 +184,14 @@ stop_pids() { # signal pids..., up to 15 s for a clean shutdown, then KILL; reap
   done
   return 0
 }
+# The postmasters of the event store's clusters (started by pg_ctl, so not our children): from their pid files.
+es_pg_pids() { local d; for d in "$PG_DIR"/eventstore "$PG_DIR"/replica; do head -n 1 "$d/postmaster.pid" 2>/dev/null || true; done; }
 # PostgreSQL after FerretDB, its only client; INT is its fast shutdown (TERM would wait for clients to leave).
-stop_servers() { stop_pids TERM $(kafka_pid) $(ferret_pid); [ -z "$PG_PID" ] || stop_pids INT "$PG_PID"; }
+stop_servers() {
+  stop_pids TERM $(kafka_pid) $(ferret_pid)
+  [ -z "$PG_PID" ] || stop_pids INT "$PG_PID"
+  [ -z "$ES_PG_STARTED" ] || stop_pids INT $(es_pg_pids)
+}
 
 # TERM a process and all its descendants (the command may be `bash -c ...`).
 tree_pids() { local c; echo "$1"; for c in $(pgrep -P "$1" 2>/dev/null); do tree_pids "$c"; done; }
@@ -179,7 +209,7 @@ cleanup() {
     pkill -TERM -P "$WATCHDOG_PID" 2>/dev/null # its sleep
     kill "$WATCHDOG_PID" 2>/dev/null && wait "$WATCHDOG_PID" 2>/dev/null
   fi
-  if [ -n "$KAFKA_PID$FERRET_PID$PG_PID" ]; then
+  if [ -n "$KAFKA_PID$FERRET_PID$PG_PID$ES_PG_STARTED" ]; then
     stop_servers
     log "servers stopped"
   fi
@@ -197,7 +227,8 @@ trap 'exit 143' TERM
 
 show_logs() {
   local f
-  for f in "$RUN_DIR"/kafka/server.log "$RUN_DIR"/kafka/stdout.log "$RUN_DIR"/ferretdb.log "$RUN_DIR"/postgresql.log; do
+  for f in "$RUN_DIR"/kafka/server.log "$RUN_DIR"/kafka/stdout.log "$RUN_DIR"/ferretdb.log "$RUN_DIR"/postgresql.log \
+    "$PG_DIR"/eventstore.log "$PG_DIR"/replica.log; do
     [ -s "$f" ] || continue
     printf '[servers] ---- last 50 lines of %s ----\n' "$f" >&2
     tail -n 50 "$f" >&2
@@ -298,7 +329,10 @@ chmod +x "$KDIR/restart.sh"
 # data dies with the run; FerretDB's restarts (the fault suites) keep it, as PostgreSQL stays up. PostgreSQL refuses
 # to run as root: as root it runs as the postgres user, in a dir that user can reach (not under /root).
 FERRET_STORE=(-state "$RUN_DIR/ferretdb")
-if [ "$MONGO_BACKEND" = postgresql ]; then
+# The clusters' dir (FerretDB's backend, the event store's): made once, for whichever needs it first.
+as_pg=()
+make_pg_dir() {
+  [ -z "$PG_DIR" ] || return 0
   if [ "$(id -u)" -eq 0 ]; then
     PG_DIR=$(mktemp -d "${TMPDIR:-/tmp}/udp-postgresql-XXXX")
     chown postgres: "$PG_DIR"
@@ -307,9 +341,11 @@ if [ "$MONGO_BACKEND" = postgresql ]; then
   else
     PG_DIR="$RUN_DIR/postgresql"
     mkdir -p "$PG_DIR"
-    as_pg=()
   fi
   chmod 700 "$PG_DIR"
+}
+if [ "$MONGO_BACKEND" = postgresql ]; then
+  make_pg_dir
   "${as_pg[@]}" "$PG_BIN/initdb" -D "$PG_DIR/data" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
     >"$RUN_DIR/initdb.log" 2>&1 || { cat "$RUN_DIR/initdb.log" >&2; die "initdb failed"; }
   "${as_pg[@]}" "$PG_BIN/postgres" -D "$PG_DIR/data" -k "$PG_DIR" -h 127.0.0.1 -p "$POSTGRES_PORT" \
@@ -374,6 +410,136 @@ EOF
 } >"$RUN_DIR/ferretdb-restart.sh"
 chmod +x "$RUN_DIR/ferretdb-restart.sh"
 
+# ------------------------------------------------- event store postgresql --
+# The event store's PostgreSQL (libs/eventstore/src/postgres.ts) and a streaming replica of it, hot standby, each a
+# cluster of its own, not FerretDB's: the fault suites restart, kill and promote them without taking the read models
+# down, and FerretDB's transactions do not hold the event feed's frontier back (the oldest open transaction of the
+# whole server). Durable as a server is against a crash of its processes: synchronous_commit=on (a commit is written
+# before it is acknowledged, so a kill -9 of PostgreSQL loses nothing acknowledged); fsync=off by default (a test store:
+# only a crash of the machine would lose it; PG_EVENTSTORE_FSYNC=on for figures with real flushes). The replica is
+# synchronous (PG_REPLICA_SYNC=1): a commit is acknowledged once the replica has it, so promoting it loses nothing
+# acknowledged; while the replica is down, commits wait for it. pg_ctl starts them (their pids in postmaster.pid).
+if [ "$PG_EVENTSTORE" = 1 ]; then
+  make_pg_dir
+  ES_PRIMARY="$PG_DIR/eventstore"
+  ES_REPLICA="$PG_DIR/replica"
+  "${as_pg[@]}" "$PG_BIN/initdb" -D "$ES_PRIMARY" -U postgres --auth=trust -E UTF8 --locale=C.UTF-8 \
+    >"$RUN_DIR/initdb-eventstore.log" 2>&1 || { cat "$RUN_DIR/initdb-eventstore.log" >&2; die "initdb (event store) failed"; }
+  cat >>"$ES_PRIMARY/postgresql.conf" <<CONF
+# with-servers.sh: the event store's primary
+listen_addresses = '127.0.0.1'
+port = $PG_EVENTSTORE_PORT
+unix_socket_directories = '$PG_DIR'
+max_connections = 200
+fsync = $PG_EVENTSTORE_FSYNC
+synchronous_commit = on
+wal_level = replica
+max_wal_senders = 4
+max_replication_slots = 4
+CONF
+  ES_PG_STARTED=1
+  "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$ES_PRIMARY" -l "$PG_DIR/eventstore.log" -w -t "$TIMEOUT" start >/dev/null \
+    || { show_logs; die "the event store's postgresql did not start"; }
+  es_psql() { "$PG_BIN/psql" -h 127.0.0.1 -p "$1" -U postgres -d postgres -q -t -A -v ON_ERROR_STOP=1 -c "$2"; }
+  es_psql "$PG_EVENTSTORE_PORT" 'CREATE DATABASE eventstore' || die "CREATE DATABASE eventstore failed"
+  # The replica: a base backup with its own slot (the primary keeps the WAL it has not received) and -R (standby.signal,
+  # primary_conninfo), named udp_replica for synchronous_standby_names; its own port; once promoted, a primary that
+  # waits for no standby.
+  "${as_pg[@]}" "$PG_BIN/pg_basebackup" -h 127.0.0.1 -p "$PG_EVENTSTORE_PORT" -U postgres -D "$ES_REPLICA" -R -C -S udp_replica \
+    -X stream -c fast >"$RUN_DIR/basebackup.log" 2>&1 || { cat "$RUN_DIR/basebackup.log" >&2; die "pg_basebackup failed"; }
+  printf '%s\n' "# with-servers.sh: the event store's replica (hot standby; promoted, a primary without a standby)" \
+    "port = $PG_REPLICA_PORT" "hot_standby = on" "synchronous_standby_names = ''" \
+    "# back streaming within half a second of a primary's restart (5 s by default: every commit waits for it)" \
+    "wal_retrieve_retry_interval = '500ms'" \
+    | "${as_pg[@]}" tee -a "$ES_REPLICA/postgresql.conf" >/dev/null
+  echo "primary_conninfo = 'host=127.0.0.1 port=$PG_EVENTSTORE_PORT user=postgres application_name=udp_replica'" \
+    | "${as_pg[@]}" tee -a "$ES_REPLICA/postgresql.auto.conf" >/dev/null
+  "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$ES_REPLICA" -l "$PG_DIR/replica.log" -w -t "$TIMEOUT" start >/dev/null \
+    || { show_logs; die "the event store's replica did not start"; }
+  deadline=$(($(date +%s) + TIMEOUT))
+  until [ "$(es_psql "$PG_EVENTSTORE_PORT" "SELECT count(*) FROM pg_stat_replication WHERE application_name = 'udp_replica' AND state = 'streaming'")" = 1 ]; do
+    [ "$(date +%s)" -lt "$deadline" ] || { show_logs; die "the event store's replica is not streaming after ${TIMEOUT}s"; }
+    sleep 0.1
+  done
+  if [ "$PG_REPLICA_SYNC" = 1 ]; then
+    es_psql "$PG_EVENTSTORE_PORT" "ALTER SYSTEM SET synchronous_standby_names = 'udp_replica'" >/dev/null
+    es_psql "$PG_EVENTSTORE_PORT" 'SELECT pg_reload_conf()' >/dev/null
+  fi
+  log "event store postgresql ready on 127.0.0.1:$PG_EVENTSTORE_PORT, its replica streaming on 127.0.0.1:$PG_REPLICA_PORT ($([ "$PG_REPLICA_SYNC" = 1 ] && echo synchronous || echo asynchronous))"
+
+  # POSTGRES_RESTART_SCRIPT [restart|stop|start|kill] [primary|replica]: stop (fast shutdown), start (returns once it
+  # answers), restart, or kill (SIGKILL to the postmaster and its processes, a crash; start it again with start).
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# Written by with-servers.sh for this run only: the event store's PostgreSQL, primary or replica."
+    echo 'set -euo pipefail'
+    printf 'PG_BIN=%q PG_DIR=%q RUN_DIR=%q TIMEOUT=%q PRIMARY_PORT=%q REPLICA_PORT=%q\n' \
+      "$PG_BIN" "$PG_DIR" "$RUN_DIR" "$TIMEOUT" "$PG_EVENTSTORE_PORT" "$PG_REPLICA_PORT"
+    declare -p as_pg
+    declare -f alive
+    cat <<'SCRIPT'
+T0=$(date +%s%N)
+action=${1:-restart}
+node=${2:-primary}
+log() { local now; now=$(date +%s%N); printf '[servers] postgresql %s: %s (+%d ms)\n' "$node" "$*" $(((now - T0) / 1000000)) >&2; }
+die() { printf '[servers] postgresql %s ERROR: %s\n' "$node" "$*" >&2; exit 1; }
+usage="usage: postgres-ctl.sh [restart|stop|start|kill] [primary|replica]"
+case "$action" in restart|stop|start|kill) ;; *) die "$usage" ;; esac
+case "$node" in
+  primary) dir=$PG_DIR/eventstore logfile=$PG_DIR/eventstore.log port=$PRIMARY_PORT ;;
+  replica) dir=$PG_DIR/replica logfile=$PG_DIR/replica.log port=$REPLICA_PORT ;;
+  *) die "$usage" ;;
+esac
+exec 9>"$RUN_DIR/postgres-$node.lock"
+flock -w "$TIMEOUT" 9 || die "another run of this script holds $RUN_DIR/postgres-$node.lock"
+pid=$(head -n 1 "$dir/postmaster.pid" 2>/dev/null || true)
+running() { [ -n "$pid" ] && alive "$pid"; }
+if [ "$action" = kill ]; then
+  running || die "not running"
+  children=$(pgrep -P "$pid" || true)
+  kill -KILL "$pid" $children 2>/dev/null || true
+  for _ in $(seq 1 100); do running || break; sleep 0.1; done
+  log "killed pid $pid"
+  exit 0
+fi
+if [ "$action" != start ] && running; then
+  "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$dir" -m fast -w -t "$TIMEOUT" stop >/dev/null 9>&-
+  log "stopped pid $pid"
+fi
+[ "$action" != stop ] || exit 0
+if [ "$action" = start ] && running; then log "already running (pid $pid)"; exit 0; fi
+# A killed postmaster's pid file is left behind; if nobody reaped it (no init in a container), the pid still exists, as a
+# zombie, and PostgreSQL would take it for a server still running: the file goes (alive() calls a zombie dead).
+if [ -n "$pid" ] && ! running; then rm -f "$dir/postmaster.pid"; fi
+# fd 9 closed for the server, or it would hold the lock.
+"${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$dir" -l "$logfile" -w -t "$TIMEOUT" start >/dev/null 9>&- || { tail -n 50 "$logfile" >&2; die "did not start"; }
+log "ready again on 127.0.0.1:$port (pid $(head -n 1 "$dir/postmaster.pid"))"
+SCRIPT
+  } >"$RUN_DIR/postgres-ctl.sh"
+  chmod +x "$RUN_DIR/postgres-ctl.sh"
+
+  # POSTGRES_PROMOTE_SCRIPT: promotes the replica (pg_ctl promote), returns once it takes writes. The primary is left as
+  # it is: a failover test stops or kills it first (POSTGRES_RESTART_SCRIPT), then points its clients at the replica.
+  {
+    echo '#!/usr/bin/env bash'
+    echo "# Written by with-servers.sh for this run only: promote the event store's replica to primary."
+    echo 'set -euo pipefail'
+    printf 'PG_BIN=%q PG_DIR=%q PORT=%q TIMEOUT=%q\n' "$PG_BIN" "$PG_DIR" "$PG_REPLICA_PORT" "$TIMEOUT"
+    declare -p as_pg
+    cat <<'SCRIPT'
+T0=$(date +%s%N)
+ms() { echo $((($(date +%s%N) - T0) / 1000000)); }
+"${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$PG_DIR/replica" -w -t "$TIMEOUT" promote >/dev/null
+until [ "$("$PG_BIN/psql" -h 127.0.0.1 -p "$PORT" -U postgres -d postgres -t -A -c 'SELECT pg_is_in_recovery()' 2>/dev/null)" = f ]; do
+  [ "$(ms)" -lt $((TIMEOUT * 1000)) ] || { echo "[servers] promote ERROR: the replica is still in recovery" >&2; exit 1; }
+  sleep 0.1
+done
+printf '[servers] postgresql replica promoted: takes writes on 127.0.0.1:%s (+%d ms)\n' "$PORT" "$(ms)" >&2
+SCRIPT
+  } >"$RUN_DIR/postgres-promote.sh"
+  chmod +x "$RUN_DIR/postgres-promote.sh"
+fi
+
 # If this script is SIGKILLed, the traps cannot run: a watchdog then stops the
 # command (pid in $RUN_DIR/cmd.pid) and the servers, so nothing is orphaned.
 (
@@ -384,11 +550,13 @@ chmod +x "$RUN_DIR/ferretdb-restart.sh"
   fpid=$(ferret_pid)
   kill -TERM "$kpid" "$fpid" 2>/dev/null
   [ -z "$PG_PID" ] || kill -INT "$PG_PID" 2>/dev/null
+  espids=$(es_pg_pids)
+  [ -z "$espids" ] || kill -INT $espids 2>/dev/null
   for _ in $(seq 1 15); do
-    any_alive "$kpid" "$fpid" $PG_PID || exit 0
+    any_alive "$kpid" "$fpid" $PG_PID $espids || exit 0
     sleep 1
   done
-  kill -KILL "$kpid" "$fpid" $PG_PID 2>/dev/null
+  kill -KILL "$kpid" "$fpid" $PG_PID $espids 2>/dev/null
 ) </dev/null >/dev/null 2>&1 &
 WATCHDOG_PID=$!
 
@@ -430,6 +598,14 @@ export MONGO_SERVER=ferretdb
 if [ "$MONGO_BACKEND" = postgresql ]; then export POSTGRES_PORT; else unset POSTGRES_PORT; fi
 export KAFKA_RESTART_SCRIPT="$KDIR/restart.sh"
 export FERRETDB_RESTART_SCRIPT="$RUN_DIR/ferretdb-restart.sh"
+if [ "$PG_EVENTSTORE" = 1 ]; then
+  export POSTGRES_URL="postgres://postgres@127.0.0.1:$PG_EVENTSTORE_PORT/eventstore"
+  export POSTGRES_REPLICA_URL="postgres://postgres@127.0.0.1:$PG_REPLICA_PORT/eventstore"
+  export POSTGRES_RESTART_SCRIPT="$RUN_DIR/postgres-ctl.sh"
+  export POSTGRES_PROMOTE_SCRIPT="$RUN_DIR/postgres-promote.sh"
+else
+  unset POSTGRES_URL POSTGRES_REPLICA_URL POSTGRES_RESTART_SCRIPT POSTGRES_PROMOTE_SCRIPT
+fi
 log "running: $*"
 # Run in the background (stdin passed through) so a TERM/INT to this script
 # is handled at once instead of after the command ends.
