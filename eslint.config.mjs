@@ -14,6 +14,7 @@ const ADAPTERS = [
   'mongodb',
   'kafkajs',
   'better-sqlite3',
+  'pg',
   '@kurrent/*',
 ];
 
