@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // npm run bench: every figure of the speed targets, in one run, on loopback, against a bare node:http baseline.
 // Bounded loops only; every server is a child process on 127.0.0.1 and is stopped at the end; the data dirs are removed.
-// `--ten-million` adds the 10,000,000-entry figures (a second data dir, seeded straight into the store).
+// Then the bench at audience scale (bench/audience.mjs: 100,000 users x 100 entries, requests spread over all of
+// them, wrk for the reads), its options here with `--audience-` in front; `--no-audience` leaves it out,
+// `--audience [its options]` runs it alone.
 import { execFileSync, spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { loadavg, tmpdir, totalmem } from 'node:os';
@@ -9,6 +11,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import autocannon from 'autocannon';
 import { SignJWT } from 'jose';
+import { audience, audienceOptions, requireWrk } from './audience.mjs';
 import { BENCH_RATE_LIMITS, client, openLoop, percentile } from './load.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -25,6 +28,17 @@ if (process.argv.includes('--distributed')) {
     },
   );
   process.exit(run.status ?? 1);
+}
+// `npm run bench -- --audience [options of bench/audience.mjs]`: the bench at audience scale alone.
+if (process.argv.includes('--audience')) {
+  try {
+    const lines = await audience(audienceOptions(process.argv.slice(2)));
+    process.stdout.write(`${lines.join('\n')}\n`);
+  } catch (error) {
+    process.stderr.write(`audience bench failed: ${error.stack ?? error}\n`);
+    process.exitCode = 1;
+  }
+  process.exit();
 }
 const dataDirs = [];
 const children = new Set();
@@ -45,14 +59,12 @@ const pollers = (users, entries) => Array.from({ length: entries > 0 ? Math.min(
 /** Writes between the clean-stop start and the SIGKILL (open loop at half the POST rate). */
 const CRASH_WRITES = arg('crash-writes', 2000);
 const START_TIMEOUT_S = arg('start-timeout', 180);
-const TEN_MILLION = process.argv.includes('--ten-million');
+/** `--no-audience` leaves out the bench at audience scale (bench/audience.mjs), run after everything else. */
+const AUDIENCE = !process.argv.includes('--no-audience');
 /** `--no-files` leaves out the count of our files a POST runs through (a jest run of tools/embedded/write-path.api.spec.ts). */
 const FILES = !process.argv.includes('--no-files');
 /** `--no-peer` leaves out the Emmett-style peer (bench/emmett-peer: installed there at its first use, sqlite3 compiled). */
 const PEER = !process.argv.includes('--no-peer');
-const BIG_USERS = arg('big-users', 100000);
-const BIG_ENTRIES = arg('big-entries', 100);
-const BIG_START_TIMEOUT_S = arg('big-start-timeout', 900);
 /** Idle live-sync streams held open on one gateway process (issue 29); `--streams=0` leaves the row out. */
 const STREAMS = arg('streams', 10000);
 /** A start whose process grows beyond this is stopped (SIGKILL) and reported, not left to exhaust the machine. */
@@ -374,6 +386,9 @@ async function main() {
     rows.push(`| ${figure} | ${measured} | ${target} | ${ok === undefined ? '' : verdict(ok)} |`);
   const notes = [];
   const loadAtStart = loadavg()[0];
+  // The audience part's options and wrk checked before anything is measured: it fails now, not in an hour.
+  const audienceConfig = AUDIENCE ? audienceOptions(process.argv.slice(2), 'audience-') : undefined;
+  if (AUDIENCE) requireWrk();
   // Before anything is measured: a first install compiles sqlite3 for a minute.
   const peerFailure = PEER ? installPeer() : undefined;
 
@@ -596,68 +611,6 @@ async function main() {
     );
   }
 
-  // ---------- 10,000,000 entries, on demand ----------
-  if (TEN_MILLION) {
-    const bigDir = mkdtempSync(join(tmpdir(), 'udp-bench-10m-'));
-    dataDirs.push(bigDir);
-    const bigEntries = BIG_USERS * BIG_ENTRIES;
-    phase(`seeding ${BIG_USERS} users x ${BIG_ENTRIES} entries and ${READERS} readers x ${PER_READER} into the store`);
-    const bigSeed = seed(bigDir, BIG_USERS, BIG_ENTRIES, 0);
-    notes.push(
-      `${bigEntries.toLocaleString('en-US')}-entry store seeded in **${fmt(bigSeed.seconds)} s** (${bigSeed.events.toLocaleString('en-US')} events, bench/seed.ts batch inserts).`,
-    );
-    const label = `${(bigEntries / 1e6).toLocaleString('en-US')}M`;
-    phase(
-      `${label}: first start (nothing saved yet: every event replayed; at most ${BIG_START_TIMEOUT_S} s, RSS guard ${RSS_GUARD_MIB} MiB)`,
-    );
-    const bigFirst = await startEmbedded(bigDir, BIG_START_TIMEOUT_S);
-    let bigClean;
-    let bigReads;
-    if (bigFirst.startMs !== undefined) {
-      phase(`${label}: clean stop, start again`);
-      await stopChild(bigFirst.child);
-      bigClean = await startEmbedded(bigDir, BIG_START_TIMEOUT_S);
-      if (bigClean.startMs !== undefined) {
-        const bigTokenFor = tokens(bigDir);
-        bigClean.postAnswer = firstLong.body;
-        bigReads = await readRows(bigClean, bigDir, bigTokenFor, label, pollers(BIG_USERS, BIG_ENTRIES));
-        await stopChild(bigReads.bareChild);
-        bigClean.peakRss = Math.max(bigClean.peakRss, rssMiB(bigClean.child.pid) ?? 0);
-        await stopChild(bigClean.child);
-      }
-    }
-    notes.push(`history-svc's files at the first start: ${bigFirst.files}; after the clean stop: ${bigClean?.files ?? 'n/a'}.`);
-    const startText = (s) => (s?.startMs !== undefined ? `${fmt(s.startMs / 1000, 2)} s` : `failed: ${s?.failure ?? 'not tried'}`);
-    row(
-      `${label} entries (${BIG_USERS.toLocaleString('en-US')} users x ${BIG_ENTRIES}, + ${READERS} readers x ${PER_READER}): start after a clean stop`,
-      `**${startText(bigClean)}** (the first start, nothing saved yet: ${startText(bigFirst)})`,
-      '< 2 s',
-      bigClean?.startMs !== undefined && bigClean.startMs < 2000,
-    );
-    const bigRss = bigClean?.rss ?? 0;
-    row(
-      `${label} entries: RSS of the embedded process, just after a start that found its read models`,
-      bigRss
-        ? `**${fmt(bigRss, 0)} MiB** (after a clean stop; just after the first start, which rebuilt them: ${fmt(bigFirst.rss, 0)}; peak seen ${fmt(Math.max(bigFirst.peakRss, bigClean?.peakRss ?? 0), 0)} MiB)`
-        : `no start completed (peak seen ${fmt(bigFirst.peakRss, 0)} MiB)`,
-      '< 500 MiB',
-      bigRss > 0 && bigRss < 500,
-    );
-    for (const [name, what] of [
-      ['page', `GET ${PAGE} over ${READERS} users`],
-      ['poll', 'sync poll (one-entry page)'],
-    ]) {
-      const big = bigReads?.[name];
-      row(
-        `${label} entries: ${what} as above`,
-        big ? `${readFigure(big)}; against **${fmt(reads[name]?.ratio, 3)}** of bare at 1M` : 'not measured: no start completed',
-        'as fast as at 1M (ratio at least 0.9 of the 1M ratio of this run)',
-        big !== undefined && reads[name] !== undefined && big.ratio >= 0.9 * reads[name].ratio,
-      );
-    }
-    rmSync(bigDir, { recursive: true, force: true });
-  }
-
   // Live sync (issue 29): idle streams on the embedded process, its memory and other requests' latency with them.
   if (STREAMS > 0) {
     phase(`${STREAMS.toLocaleString('en-US')} idle live-sync streams`);
@@ -693,6 +646,12 @@ async function main() {
     ...notes,
   ];
   process.stdout.write(`${lines.join('\n')}\n`);
+
+  if (AUDIENCE) {
+    phase('the bench at audience scale (bench/audience.mjs)');
+    const audienceLines = await audience(audienceConfig);
+    process.stdout.write(`\n${audienceLines.join('\n')}\n`);
+  }
 }
 
 main()
