@@ -1,0 +1,402 @@
+import { createHash } from 'node:crypto';
+import type { Pool, PoolConfig, QueryConfig, QueryResult } from 'pg';
+import { LastWriteFailure, StoreUnavailableError } from '@udp/eventstore';
+import { bindValues, keySql, orderSql, whereSql } from './postgres-filter';
+import { checkFieldName } from './sqlite-filter';
+import type {
+  CheckpointStore,
+  Collection,
+  Document,
+  Filter,
+  FindOptions,
+  PreparedFilter,
+  PreparedFind,
+  PreparedFindOptions,
+  ReadModelStore,
+  VersionedDocument,
+} from './port';
+
+// Required when the adapter is used, not at import: the embedded mode need not load the driver.
+const pg = () => require('pg') as typeof import('pg');
+
+/**
+ * Read models on PostgreSQL (node-postgres), for the distributed mode beside the PostgreSQL event store.
+ *
+ * - **Layout.** A schema per service (as MongoDB has a database per service), in it a table per collection: `id text
+ *   COLLATE "C" PRIMARY KEY, revision double precision, doc jsonb` (the whole document, its id and revision
+ *   included), made when the collection is first used. Checkpoints in `_checkpoints` (`name`, `position numeric`: the PostgreSQL event store's positions take 128 bits).
+ * - **Queries.** The port's filter subset as SQL over the jsonb document (postgres-filter.ts: MongoDB's semantics as
+ *   filter.ts has them, types compared strictly); `prepareFind`'s statement is translated once and run as a named
+ *   (server-side prepared) statement on each connection.
+ * - **Writes.** `upsertIfNewer` and `upsertManyIfNewer` are one `INSERT ... ON CONFLICT (id) DO UPDATE ... WHERE
+ *   stored.revision < excluded.revision` each: a batch's documents are one jsonb array parameter, one statement,
+ *   written in id order (so two batches of the same documents take their row locks in one order: no deadlock).
+ *   Concurrent writers of one document are settled by the row lock, so of the writes of one revision one only wins.
+ * - **Indexes.** `ensureIndex` makes an expression index on each field's three keys (postgres-filter.ts), so an
+ *   equality on the first field and the order of the next are read from the index.
+ * - **Erasure.** `deleteMany` deletes the rows; PostgreSQL keeps the old row versions until VACUUM and in its
+ *   write-ahead log, so no `scrub` here can promise that no byte stays: per-user encryption with the key destroyed on
+ *   erasure (crypto-shredding) is the way, a separate change.
+ * - **Checkpoints** are written on their own: the port gives a projector no way to tie a checkpoint to the documents
+ *   of its batch (it saves it after `applyBatch`), so they are not in one transaction. Projections are idempotent
+ *   (revision-guarded), so a crash between the two replays a batch, as with MongoDB.
+ */
+export interface PostgresReadModelOptions {
+  /** Connections of the pool. Default 8. */
+  maxConnections?: number;
+  /** `application_name` of the connections. */
+  applicationName?: string;
+}
+
+/** How long a failed write keeps the store DOWN when neither a write nor `ping`'s probe succeeds meanwhile. */
+const WRITE_FAILURE_MEMORY_MS = 30_000;
+/** The advisory lock class under which tables and indexes are made (one process at a time per name). */
+const LOCK_CLASS = 0x75647072; // 'udpr'
+
+/** SQLSTATE classes of a server that cannot take the request now (connection, resources, shutdown, standby). */
+const UNAVAILABLE_STATES = /^(08|53|57|58)|^25006$/;
+/** SQLSTATE classes of a statement's own fault (bad data, constraint, syntax): not the store's health. */
+const STATEMENT_FAULTS = /^(22|23|42)/;
+
+const sqlStateOf = (error: unknown): string | null => {
+  const code = (error as { code?: unknown })?.code;
+  // A server's answer has a SQLSTATE (five characters); a socket's error an errno name (ECONNREFUSED) or none.
+  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
+};
+
+/** The server could not be reached or cannot serve now: a 503 for the request, not a 500. */
+function unavailable(error: unknown): unknown {
+  if (error instanceof StoreUnavailableError) return error;
+  const sqlState = sqlStateOf(error);
+  if (sqlState !== null && !UNAVAILABLE_STATES.test(sqlState)) return error;
+  return new StoreUnavailableError('read models', (error as Error)?.message ?? String(error), { cause: error });
+}
+
+/** A name as a quoted SQL identifier: at most 63 bytes (PostgreSQL would cut a longer one silently). */
+function identifier(name: string): string {
+  if (name.length === 0 || Buffer.byteLength(name) > 63 || name.includes('\0'))
+    throw new Error(`unsupported read-model name ${JSON.stringify(name)} (1 to 63 bytes)`);
+  return `"${name.replace(/"/g, '""')}"`;
+}
+
+const hashed = (text: string, length: number) => createHash('sha1').update(text).digest('hex').slice(0, length);
+
+/** A named statement for this text: node-postgres prepares it once per connection. */
+const named = (text: string): QueryConfig => ({ name: `udp_rm_${hashed(text, 24)}`, text });
+
+const CHECKPOINTS = '_checkpoints';
+
+export class PostgresReadModelStore implements ReadModelStore {
+  private readonly pool: Pool;
+  private readonly schema: string;
+  private ready: Promise<void>;
+  private readonly tables = new Map<string, Promise<void>>();
+  private readonly writeFailures = new LastWriteFailure(WRITE_FAILURE_MEMORY_MS);
+
+  /** `schema`: the service's own (created when missing), as MongoDB's database per service. */
+  constructor(
+    url: string,
+    private readonly schemaName: string,
+    options: PostgresReadModelOptions = {},
+  ) {
+    this.schema = identifier(schemaName);
+    const config: PoolConfig = {
+      connectionString: url,
+      max: options.maxConnections ?? 8,
+      connectionTimeoutMillis: 5000,
+      keepAlive: true,
+      application_name: options.applicationName ?? 'udp-readmodels',
+      // Idle connections do not keep the process alive (a store nobody closed must not hold a test run open).
+      allowExitOnIdle: true,
+    };
+    this.pool = new (pg().Pool)(config);
+    // An idle connection the server dropped (a restart): the pool forgets it and connects anew when asked.
+    this.pool.on('error', () => undefined);
+    this.ready = this.createSchema();
+    this.ready.catch(() => undefined);
+  }
+
+  /** Opens the store and makes its schema, so that a server that cannot be reached fails the start. */
+  static async connect(url: string, schema: string, options: PostgresReadModelOptions = {}): Promise<PostgresReadModelStore> {
+    const store = new PostgresReadModelStore(url, schema, options);
+    try {
+      await store.ready;
+    } catch (error) {
+      await store.pool.end().catch(() => undefined);
+      throw unavailable(error);
+    }
+    return store;
+  }
+
+  private async createSchema(): Promise<void> {
+    await this.locked(`schema ${this.schemaName}`, [
+      `CREATE SCHEMA IF NOT EXISTS ${this.schema}`,
+      `CREATE TABLE IF NOT EXISTS ${this.schema}.${identifier(CHECKPOINTS)} (name text PRIMARY KEY, position numeric NOT NULL)`,
+    ]);
+  }
+
+  /** Statements run in one transaction under an advisory lock for `what`: processes that start together wait in turn. */
+  private async locked(what: string, statements: string[]): Promise<void> {
+    const client = await this.pool.connect();
+    try {
+      await client.query('BEGIN');
+      await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, what]);
+      for (const statement of statements) await client.query(statement);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      client.release();
+    }
+  }
+
+  /** The schema made (again, if the server was down at open). */
+  private async schemaReady(): Promise<void> {
+    try {
+      await this.ready;
+    } catch (error) {
+      this.ready = this.createSchema();
+      this.ready.catch(() => undefined);
+      throw unavailable(error);
+    }
+  }
+
+  /** The qualified table of a collection. */
+  table(collection: string): string {
+    if (collection === CHECKPOINTS) throw new Error(`${CHECKPOINTS} is the checkpoints' table, not a collection`);
+    return `${this.schema}.${identifier(collection)}`;
+  }
+
+  /** The collection's table, made on its first use by this store object. */
+  tableReady(collection: string): Promise<void> {
+    let made = this.tables.get(collection);
+    if (!made) {
+      made = (async () => {
+        await this.schemaReady();
+        try {
+          await this.locked(`table ${this.schemaName}.${collection}`, [
+            `CREATE TABLE IF NOT EXISTS ${this.table(collection)} (id text COLLATE "C" PRIMARY KEY, revision double precision NOT NULL, doc jsonb NOT NULL)`,
+          ]);
+        } catch (error) {
+          throw unavailable(error);
+        }
+      })();
+      made.catch(() => this.tables.delete(collection));
+      this.tables.set(collection, made);
+    }
+    return made;
+  }
+
+  /** A query; any failure to reach the server as StoreUnavailableError. */
+  async query<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
+    try {
+      return await this.pool.query<R>(query as QueryConfig, values);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  /** A write: a failure the server made (not the statement's own fault) is remembered for the health check. */
+  async write<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
+    try {
+      const result = await this.pool.query<R>(query as QueryConfig, values);
+      this.writeFailures.succeeded();
+      return result;
+    } catch (error) {
+      if (!STATEMENT_FAULTS.test(sqlStateOf(error) ?? '')) this.writeFailures.failed(error);
+      throw unavailable(error);
+    }
+  }
+
+  collection<T extends Document>(name: string): Collection<T> {
+    return new PostgresCollection<T>(this, name);
+  }
+
+  async ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
+    const fields = Object.keys(keys);
+    if (fields.length === 0) return;
+    await this.tableReady(collection);
+    const columns = fields.flatMap((field) => {
+      if (field !== '_id') checkFieldName(field);
+      return keySql(field).map((expression) => `${expression} ${keys[field] === -1 ? 'DESC' : 'ASC'}`);
+    });
+    try {
+      await this.locked(`table ${this.schemaName}.${collection}`, [
+        `CREATE INDEX IF NOT EXISTS ${this.indexName(collection, keys)} ON ${this.table(collection)} (${columns.join(', ')})`,
+      ]);
+    } catch (error) {
+      throw unavailable(error);
+    }
+  }
+
+  async dropIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
+    await this.tableReady(collection);
+    await this.query(`DROP INDEX IF EXISTS ${this.schema}.${this.indexName(collection, keys)}`);
+  }
+
+  /** An index's name: from its collection and keys (short enough whatever the collection's name). */
+  private indexName(collection: string, keys: Record<string, 1 | -1>): string {
+    const spec = Object.entries(keys)
+      .map(([field, direction]) => `${field}:${direction}`)
+      .join(',');
+    return identifier(`i_${collection.replace(/[^A-Za-z0-9_]/g, '').slice(0, 30)}_${hashed(`${collection}\0${spec}`, 20)}`);
+  }
+
+  checkpoints(): CheckpointStore {
+    const table = `${this.schema}.${identifier(CHECKPOINTS)}`;
+    const load = named(`SELECT position::text AS position FROM ${table} WHERE name = $1`);
+    const save = named(
+      `INSERT INTO ${table} (name, position) VALUES ($1, $2::numeric) ON CONFLICT (name) DO UPDATE SET position = excluded.position`,
+    );
+    return {
+      load: async (name) => {
+        await this.schemaReady();
+        const { rows } = await this.query<{ position: string }>(load, [name]);
+        return rows.length ? BigInt(rows[0].position) : null;
+      },
+      save: async (name, position) => {
+        await this.schemaReady();
+        await this.write(save, [name, position.toString()]);
+      },
+    };
+  }
+
+  /** Up when the server answers and takes writes (not a standby), and the last write did not fail (or a probe now succeeds). */
+  async ping(): Promise<boolean> {
+    try {
+      if (this.writeFailures.current() !== null) {
+        await this.query('SELECT pg_current_xact_id()');
+        this.writeFailures.succeeded();
+      }
+      const { rows } = await this.query<{ writable: boolean }>('SELECT NOT pg_is_in_recovery() AS writable');
+      return rows[0].writable;
+    } catch {
+      return false;
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.ready.catch(() => undefined);
+    await this.pool.end();
+  }
+}
+
+class PostgresCollection<T extends Document> implements Collection<T> {
+  private readonly table: string;
+
+  constructor(
+    private readonly store: PostgresReadModelStore,
+    private readonly name: string,
+  ) {
+    this.table = store.table(name);
+  }
+
+  private async read<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<R[]> {
+    await this.store.tableReady(this.name);
+    return (await this.store.query<R>(query, values)).rows;
+  }
+
+  private async write<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
+    await this.store.tableReady(this.name);
+    return this.store.write<R>(query, values);
+  }
+
+  async get(id: string): Promise<T | null> {
+    const rows = await this.read<{ doc: T }>(named(`SELECT doc FROM ${this.table} WHERE id = $1`), [id]);
+    return rows[0]?.doc ?? null;
+  }
+
+  async getMany(ids: readonly string[]): Promise<T[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.read<{ doc: T }>(named(`SELECT doc FROM ${this.table} WHERE id = ANY($1::text[])`), [[...new Set(ids)]]);
+    return rows.map((row) => row.doc);
+  }
+
+  async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    const where = whereSql(filter);
+    const limit = options.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(options.limit))}`;
+    const rows = await this.read<{ doc: T }>(
+      `SELECT doc FROM ${this.table} WHERE ${where.sql}${orderSql(options.sort)}${limit}`,
+      where.params,
+    );
+    return rows.map((row) => row.doc);
+  }
+
+  prepareFind<K extends keyof T & string>(
+    filter: PreparedFilter,
+    { sort, select }: PreparedFindOptions<K>,
+  ): PreparedFind<{ [F in K]: T[F] | null }> {
+    const fields = select.map((field) => (field === '_id' ? field : checkFieldName(field)));
+    const where = whereSql(filter);
+    const columns = fields.map((field, i) => `${field === '_id' ? 'to_jsonb(id)' : `doc->'${field}'`} AS c${i}`).join(', ');
+    const text = `SELECT ${columns} FROM ${this.table} WHERE ${where.sql}${orderSql(sort)} LIMIT $${where.params.length + 1}::bigint`;
+    const statement = named(text);
+    type Row = { [F in K]: T[F] | null };
+    return async (values, limit) => {
+      // A value of another type than its param's is refused here (paramValue), before anything is sent.
+      const params = bindValues(where.params, values);
+      params.push(limit === undefined ? null : Math.max(0, Math.floor(limit)));
+      const rows = await this.read<Record<string, unknown>>(statement, params);
+      return rows.map((row) => {
+        const result: Record<string, unknown> = {};
+        fields.forEach((field, i) => (result[field] = row[`c${i}`] ?? null));
+        return result as Row;
+      });
+    };
+  }
+
+  async count(filter: Filter): Promise<number> {
+    const where = whereSql(filter);
+    const rows = await this.read<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.table} WHERE ${where.sql}`, where.params);
+    return rows[0].n;
+  }
+
+  async upsertIfNewer(doc: T & VersionedDocument): Promise<boolean> {
+    const result = await this.write(
+      named(
+        `INSERT INTO ${this.table} AS stored (id, revision, doc) VALUES ($1, $2, $3::jsonb)
+         ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, doc = excluded.doc WHERE stored.revision < excluded.revision`,
+      ),
+      [doc._id, doc.revision, JSON.stringify(doc)],
+    );
+    return result.rowCount === 1;
+  }
+
+  async upsertManyIfNewer(docs: ReadonlyArray<T & VersionedDocument>): Promise<boolean[]> {
+    if (docs.length === 0) return [];
+    // In id order: two batches of the same documents lock their rows in the same order.
+    const result = await this.write<{ id: string }>(
+      named(
+        `INSERT INTO ${this.table} AS stored (id, revision, doc)
+         SELECT d->>'_id', (d->>'revision')::double precision, d FROM jsonb_array_elements($1::jsonb) AS e(d) ORDER BY d->>'_id' COLLATE "C"
+         ON CONFLICT (id) DO UPDATE SET revision = excluded.revision, doc = excluded.doc WHERE stored.revision < excluded.revision
+         RETURNING id`,
+      ),
+      [JSON.stringify(docs)],
+    );
+    const written = new Set(result.rows.map((row) => row.id));
+    return docs.map((doc) => written.has(doc._id));
+  }
+
+  async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
+    const fields = { ...set } as Record<string, unknown>;
+    // The id cannot change (MongoDB refuses it); the revision column follows the document's.
+    delete fields._id;
+    const revision = typeof fields.revision === 'number' ? fields.revision : undefined;
+    const where = whereSql(filter, revision === undefined ? 1 : 2);
+    const setRevision = revision === undefined ? '' : ', revision = $2';
+    const result = await this.write(`UPDATE ${this.table} SET doc = doc || $1::jsonb${setRevision} WHERE ${where.sql}`, [
+      JSON.stringify(fields),
+      ...(revision === undefined ? [] : [revision]),
+      ...where.params,
+    ]);
+    return result.rowCount ?? 0;
+  }
+
+  async deleteMany(filter: Filter): Promise<number> {
+    const where = whereSql(filter);
+    const result = await this.write(`DELETE FROM ${this.table} WHERE ${where.sql}`, where.params);
+    return result.rowCount ?? 0;
+  }
+}
