@@ -15,6 +15,16 @@ export const commonConfigSchema = z.object({
   DATA_DIR: z.string().min(1).default('./data'),
   EVENTSTORE_URL: optionalUrl,
   MONGO_URL: optionalUrl,
+  /**
+   * Read models of the services: `postgres://` (or `postgresql://`) for PostgreSQL, a MongoDB URL as MONGO_URL; unset:
+   * MONGO_URL's, else embedded. Wins over MONGO_URL for the services' read models.
+   */
+  READMODEL_URL: z
+    .string()
+    .trim()
+    .min(1)
+    .regex(/^(postgres(ql)?|mongodb(\+srv)?):\/\//i, 'READMODEL_URL must be a postgres:// (postgresql://) or mongodb:// URL')
+    .optional(),
   MONGO_DB_PREFIX: z
     .string()
     .regex(/^[a-zA-Z0-9_]+$/)

@@ -1,5 +1,6 @@
 export * from './port';
 export { MemoryReadModelStore, type ReadModelImage } from './memory';
 export { MongoReadModelStore } from './mongo';
+export { PostgresReadModelStore, type PostgresReadModelOptions } from './postgres';
 export { SqliteReadModelStore, type SqliteReadModelsOptions } from './sqlite';
 export { withCollections } from './with-collections';

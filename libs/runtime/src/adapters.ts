@@ -12,7 +12,13 @@ import {
   type EventStore,
   type SnapshotStore,
 } from '@udp/eventstore';
-import { MemoryReadModelStore, MongoReadModelStore, SqliteReadModelStore, type ReadModelStore } from '@udp/readmodel';
+import {
+  MemoryReadModelStore,
+  MongoReadModelStore,
+  PostgresReadModelStore,
+  SqliteReadModelStore,
+  type ReadModelStore,
+} from '@udp/readmodel';
 import type { Logger } from '@udp/telemetry';
 import { ReadModelSnapshotStore } from './snapshot-documents';
 import { InProcessBus, KafkaBus, type Bus } from '@udp/bus';
@@ -28,7 +34,7 @@ export interface Adapters {
   bus: Bus;
   identity: InternalIdentity;
   describe: { eventStore: string; readModels: string; bus: string };
-  /** Distributed mode (read models in MongoDB, shared by the replicas): how they divide the projection work. */
+  /** Distributed mode (read models in MongoDB or PostgreSQL, shared by the replicas): how they divide the projection work. */
   segments?: SegmentsOptions;
 }
 
@@ -52,9 +58,22 @@ export async function openAdapters(config: CommonConfig, service: string, shared
       logger: logger?.child({ component: 'read-models' }),
     });
   };
-  const readModels = config.MONGO_URL
-    ? await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_${service.replace(/-/g, '_')}`)
-    : tracedReadModels(await embedded(), service, sqlite ? 'sqlite' : 'memory');
+  // Shared read models (the distributed mode): READMODEL_URL, else MONGO_URL. A service's collections are in a database
+  // (MongoDB) or a schema (PostgreSQL) of its own.
+  const sharedUrl = config.READMODEL_URL ?? config.MONGO_URL;
+  const sharedStore = sharedUrl === undefined ? null : isPostgresUrl(sharedUrl) ? ('postgresql' as const) : ('mongodb' as const);
+  const namespace = `${config.MONGO_DB_PREFIX}_${service.replace(/-/g, '_')}`;
+  const readModels =
+    sharedStore === 'postgresql'
+      ? // No library instrumentation for pg (libs/telemetry): its calls get the CLIENT spans the embedded stores get.
+        tracedReadModels(
+          await PostgresReadModelStore.connect(sharedUrl!.trim(), namespace, { applicationName: `udp-${service}-readmodels` }),
+          service,
+          'postgresql',
+        )
+      : sharedStore === 'mongodb'
+        ? await MongoReadModelStore.connect(sharedUrl!, namespace)
+        : tracedReadModels(await embedded(), service, sqlite ? 'sqlite' : 'memory');
   const snapshots = config.EVENTSTORE_URL
     ? new ReadModelSnapshotStore(readModels)
     : new SqliteSnapshotStore(join(dataDir, service, 'snapshots.sqlite'));
@@ -66,7 +85,7 @@ export async function openAdapters(config: CommonConfig, service: string, shared
         session ? { sessionTimeoutMs: session, heartbeatIntervalMs: Math.floor(session / 6) } : {},
       )
     : new TracedBus(shared.bus ?? new InProcessBus());
-  const segments: SegmentsOptions | undefined = config.MONGO_URL
+  const segments: SegmentsOptions | undefined = sharedStore
     ? {
         count: config.PROJECTION_SEGMENTS,
         leaseMs: config.PROJECTION_LEASE_MS,
@@ -84,7 +103,7 @@ export async function openAdapters(config: CommonConfig, service: string, shared
     identity: new InternalIdentity(config.INTERNAL_AUTH_SECRET ?? fileSecret(dataDir, 'internal-identity')),
     describe: {
       eventStore: config.EVENTSTORE_URL ? (isPostgresUrl(config.EVENTSTORE_URL) ? 'postgresql' : 'kurrentdb') : 'sqlite',
-      readModels: config.MONGO_URL ? 'mongodb' : config.EVENTSTORE_URL ? 'memory' : 'sqlite',
+      readModels: sharedStore ?? (config.EVENTSTORE_URL ? 'memory' : 'sqlite'),
       bus: config.KAFKA_BROKERS ? 'kafka' : 'in-process',
     },
   };

@@ -54,7 +54,11 @@ export function tracedEventStore(store: EventStore, namespace: string): EventSto
   };
 }
 
-export function tracedReadModels(readModels: ReadModelStore, namespace: string, system: 'sqlite' | 'memory'): ReadModelStore {
+export function tracedReadModels(
+  readModels: ReadModelStore,
+  namespace: string,
+  system: 'sqlite' | 'memory' | 'postgresql',
+): ReadModelStore {
   const wrap = <T extends Document>(name: string, collection: Collection<T>): Collection<T> => {
     const db = (operation: string): Attributes => ({
       'db.system.name': system,
