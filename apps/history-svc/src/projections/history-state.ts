@@ -13,8 +13,8 @@ import type { HistoryReadModel } from './history-queries';
  *
  * The head is read first and written after the entries it counts, so the entries read after it show at least its
  * revision (perhaps more, which the write's fold of the later events sets again). The columns are checked by the
- * snapshot's decoder, as a snapshot's are. None when the user has no head, or an entry has no answer (rows from before
- * answers were kept; `fillEntryAnswers` adds them at start).
+ * snapshot's decoder, as a snapshot's are. None when the user has no head or no entry, or an entry has no answer (rows
+ * from before answers were kept; `fillEntryAnswers` adds them at start).
  */
 export function historyStateFromRows(model: HistoryReadModel): (streamId: string) => Promise<StateFromRows<HistoryState> | undefined> {
   // Every entry, tombstones too, in the list index's order: read from that index alone (it holds the answers).
@@ -27,7 +27,9 @@ export function historyStateFromRows(model: HistoryReadModel): (streamId: string
     const head = await model.heads.get(userId);
     if (!head) return undefined;
     const rows = await allAnswers({ userId });
-    if (rows.some(({ answer }) => answer == null)) return undefined;
+    // Every history event leaves an entry, so a head without any is a user's rows half erased (an erasure stopped
+    // between its deletes): the stream decides.
+    if (rows.length === 0 || rows.some(({ answer }) => answer == null)) return undefined;
     // One parse of them all: a hundred small parses cost twice as much.
     const entries = JSON.parse(`[${rows.map(({ answer }) => answer).join(',')}]`) as Item[];
     entries.sort((a, b) => (a.item_id < b.item_id ? -1 : a.item_id > b.item_id ? 1 : 0));
