@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { reportSkipped } from '@udp/test-kit';
+import { StoreUnavailableError } from '@udp/eventstore';
+import { MemoryReadModelStore } from './memory';
+import { param } from './port';
 import { PostgresReadModelStore } from './postgres';
+import { orderSql, whereSql } from './postgres-filter';
 import { readModelContract } from './readmodel.contract';
 
 /**
@@ -25,4 +29,130 @@ if (!url) {
   });
 
   readModelContract('postgresql', () => PostgresReadModelStore.connect(url, schema));
+
+  describe('PostgresReadModelStore', () => {
+    const { Client } = require('pg') as typeof import('pg');
+    let store: PostgresReadModelStore;
+    let client: import('pg').Client;
+    let name: string;
+    beforeEach(async () => {
+      store = await PostgresReadModelStore.connect(url, schema);
+      client = new Client({ connectionString: url });
+      await client.connect();
+      name = `pg_${randomUUID().replace(/-/g, '')}`;
+    });
+    afterEach(async () => {
+      await client.end();
+      await store.close();
+    });
+
+    interface Entry {
+      _id: string;
+      userId: string;
+      itemId: string;
+      date: number;
+      revision: number;
+    }
+    const plan = async (sql: string, params: unknown[]) =>
+      (await client.query(`EXPLAIN (FORMAT JSON) ${sql}`, params)).rows[0]['QUERY PLAN'][0].Plan as PlanNode;
+    interface PlanNode {
+      'Node Type': string;
+      'Index Name'?: string;
+      Plans?: PlanNode[];
+    }
+    const nodes = (node: PlanNode): PlanNode[] => [node, ...(node.Plans ?? []).flatMap(nodes)];
+
+    it("reads a user's page in the index's order: an index scan, no sort, for a find and a prepared find's plans", async () => {
+      const c = store.collection<Entry>(name);
+      await store.ensureIndex(name, { userId: 1, date: -1, itemId: 1 });
+      for (let u = 0; u < 40; u++)
+        await c.upsertManyIfNewer(
+          Array.from({ length: 100 }, (_, i) => ({
+            _id: `u${u}/i${i}`,
+            userId: `u${u}`,
+            itemId: `i${i}`,
+            date: i % 17,
+            deleted: i % 10 === 0,
+            revision: 1,
+          })),
+        );
+      const cursor = { userId: 'u7', $or: [{ date: { $lt: 9 } }, { date: 9, itemId: { $gt: 'i50' } }] };
+      const sort = { date: -1, itemId: 1 } as const;
+      // Run once each: the fields they name get their statistics, which the ANALYZE fills (autovacuum's, in service).
+      const page = await c.find(cursor, { sort, limit: 20 });
+      const live = c.prepareFind({ userId: param('user', 'string'), deleted: false }, { sort, select: ['itemId'] });
+      const livePage = await live({ user: 'u7' }, 20);
+      await client.query(`ANALYZE ${schema}."${name}"`);
+      const table = `${schema}."${name}"`;
+      const where = whereSql(cursor);
+      const order = orderSql(sort);
+      const found = nodes(await plan(`SELECT doc FROM ${table} WHERE ${where.sql}${order} LIMIT 20`, where.params));
+      expect(found.map((n) => n['Node Type'])).not.toContain('Sort');
+      expect(found.some((n) => /Index/.test(n['Node Type']) && n['Index Name']?.startsWith('i_'))).toBe(true);
+      // The prepared find's statement as PostgreSQL plans it for these parameters, and once for any (a generic plan).
+      const prepared = whereSql({ userId: param('user', 'string'), deleted: false });
+      for (const mode of ['force_custom_plan', 'force_generic_plan']) {
+        await client.query(`SET plan_cache_mode = ${mode}`);
+        await client.query(`PREPARE page AS SELECT doc->'itemId' FROM ${table} WHERE ${prepared.sql}${order} LIMIT 20`);
+        const chosen = (await client.query(`EXPLAIN (FORMAT JSON) EXECUTE page('u7', 'false')`)).rows[0]['QUERY PLAN'][0].Plan as PlanNode;
+        await client.query('DEALLOCATE page');
+        expect([mode, nodes(chosen).map((n) => n['Node Type'])]).not.toContainEqual(expect.arrayContaining(['Sort']));
+      }
+      // And the answers are the memory store's.
+      const memory = new MemoryReadModelStore();
+      const m = memory.collection<Entry & { deleted: boolean }>(name);
+      await m.upsertManyIfNewer((await c.find({})) as Array<Entry & { deleted: boolean }>);
+      expect(page).toEqual(await m.find(cursor, { sort, limit: 20 }));
+      expect(livePage).toEqual((await m.find({ userId: 'u7', deleted: false }, { sort, limit: 20 })).map((d) => ({ itemId: d.itemId })));
+      expect(livePage).toHaveLength(20);
+    });
+
+    it("sorts in MongoDB's order of types (null and missing, numbers, strings, booleans), strings byte by byte", async () => {
+      const c = store.collection<{ _id: string; v?: unknown; revision: number }>(name);
+      const values: unknown[] = [true, 'b', 'a', 10, 2, null, undefined, 'B', 'é', 'z', false, -1.5];
+      await c.upsertManyIfNewer(
+        values.map((v, i) => ({ _id: `d${String(i).padStart(2, '0')}`, ...(v !== undefined && { v }), revision: 1 })),
+      );
+      const ascending = (await c.find({}, { sort: { v: 1, _id: 1 } })).map((d) => d.v ?? null);
+      expect(ascending).toEqual([null, null, -1.5, 2, 10, 'B', 'a', 'b', 'z', 'é', false, true]);
+      const descending = (await c.find({}, { sort: { v: -1, _id: 1 } })).map((d) => d.v ?? null);
+      expect(descending).toEqual([true, false, 'é', 'z', 'b', 'a', 'B', 10, 2, -1.5, null, null]);
+      expect((await c.find({ v: { $gt: 'a' } }, { sort: { v: 1 } })).map((d) => d.v)).toEqual(['b', 'z', 'é']);
+      expect((await c.find({ v: { $lt: 5 } }, { sort: { v: 1 } })).map((d) => d.v)).toEqual([-1.5, 2]);
+      expect((await c.find({ v: { $gte: false } }, { sort: { v: 1 } })).map((d) => d.v)).toEqual([false, true]);
+    });
+
+    it('leaves no row of the deleted documents in the table (only old row versions until VACUUM)', async () => {
+      const c = store.collection<Entry>(name);
+      await c.upsertManyIfNewer(
+        Array.from({ length: 50 }, (_, i) => ({ _id: `gone/i${i}`, userId: 'gone', itemId: `i${i}`, date: i, revision: 1 })),
+      );
+      await c.upsertIfNewer({ _id: 'stay/a', userId: 'stay', itemId: 'a', date: 1, revision: 1 });
+      expect(await c.deleteMany({ userId: 'gone' })).toBe(50);
+      const { rows } = await client.query(`SELECT id FROM ${schema}."${name}"`);
+      expect(rows).toEqual([{ id: 'stay/a' }]);
+    });
+
+    it("keeps the event store's 128-bit positions as checkpoints", async () => {
+      const position = (123456789n << 64n) | 42n;
+      await store.checkpoints().save(`p_${name}`, position);
+      expect(await store.checkpoints().load(`p_${name}`)).toBe(position);
+    });
+
+    it('refuses a field name that is not a plain identifier (it is written into the SQL)', async () => {
+      const c = store.collection<Entry>(name);
+      await expect(c.find({ "a'; DROP TABLE x; --": 1 })).rejects.toThrow(/field name/);
+      await expect(store.ensureIndex(name, { 'a b': 1 })).rejects.toThrow(/field name/);
+    });
+
+    it('answers a server it cannot reach as unavailable (a 503), and ping false', async () => {
+      await expect(PostgresReadModelStore.connect('postgres://postgres@127.0.0.1:1/none', schema)).rejects.toBeInstanceOf(
+        StoreUnavailableError,
+      );
+      const unreachable = new PostgresReadModelStore('postgres://postgres@127.0.0.1:1/none', schema);
+      await expect(unreachable.collection(name).get('x')).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect(await unreachable.ping()).toBe(false);
+      await unreachable.close();
+    });
+  });
 }

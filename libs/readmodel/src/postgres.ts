@@ -13,6 +13,7 @@ import type {
   PreparedFind,
   PreparedFindOptions,
   ReadModelStore,
+  Sort,
   VersionedDocument,
 } from './port';
 
@@ -33,7 +34,10 @@ const pg = () => require('pg') as typeof import('pg');
  *   written in id order (so two batches of the same documents take their row locks in one order: no deadlock).
  *   Concurrent writers of one document are settled by the row lock, so of the writes of one revision one only wins.
  * - **Indexes.** `ensureIndex` makes an expression index on each field's three keys (postgres-filter.ts), so an
- *   equality on the first field and the order of the next are read from the index.
+ *   equality on the first field and the order of the next are read from the index. The fields queries name also get
+ *   extended statistics on their three expressions (`ensureStatistics`), else PostgreSQL misjudges a condition on a
+ *   field no index covers and sorts a user's whole set rather than read a page of it in the index's order. A prepared
+ *   find has a statement per limit asked, the limit written in it, for the same reason.
  * - **Erasure.** `deleteMany` deletes the rows; PostgreSQL keeps the old row versions until VACUUM and in its
  *   write-ahead log, so no `scrub` here can promise that no byte stays: per-user encryption with the key destroyed on
  *   erasure (crypto-shredding) is the way, a separate change.
@@ -92,6 +96,8 @@ export class PostgresReadModelStore implements ReadModelStore {
   private ready: Promise<void>;
   private readonly tables = new Map<string, Promise<void>>();
   private readonly writeFailures = new LastWriteFailure(WRITE_FAILURE_MEMORY_MS);
+  /** `<collection>\0<field>` of the fields whose statistics this store object made (`ensureStatistics`). */
+  private readonly statistics = new Set<string>();
 
   /** `schema`: the service's own (created when missing), as MongoDB's database per service. */
   constructor(
@@ -228,11 +234,36 @@ export class PostgresReadModelStore implements ReadModelStore {
     } catch (error) {
       throw unavailable(error);
     }
+    // The three expressions of a key field together (an index's statistics are each expression's alone).
+    await this.ensureStatistics(collection, fields);
   }
 
   async dropIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
     await this.tableReady(collection);
     await this.query(`DROP INDEX IF EXISTS ${this.schema}.${this.indexName(collection, keys)}`);
+  }
+
+  /**
+   * Statistics on the three expressions of each of `fields` (made once per field by this store object), filled by the
+   * next ANALYZE (autovacuum's, or `analyze`). Without them PostgreSQL guesses each term of a condition on a field no
+   * index covers at 0.5%, and the three terms together at one row in eight million: a user's page filtered on such a
+   * field (`deleted: false`) was sorted whole instead of read from the index in order and stopped at its limit.
+   */
+  async ensureStatistics(collection: string, fields: readonly string[]): Promise<void> {
+    const missing = fields.filter((field) => field !== '_id' && !this.statistics.has(`${collection}\0${field}`));
+    if (missing.length === 0) return;
+    for (const field of missing) this.statistics.add(`${collection}\0${field}`);
+    await this.tableReady(collection);
+    const statements = missing.map(
+      (field) =>
+        `CREATE STATISTICS IF NOT EXISTS ${this.schema}.${identifier(`s_${hashed(`${collection}\0${field}`, 24)}`)} (mcv, dependencies) ON ${keySql(field).join(', ')} FROM ${this.table(collection)}`,
+    );
+    try {
+      await this.locked(`table ${this.schemaName}.${collection}`, statements);
+    } catch (error) {
+      for (const field of missing) this.statistics.delete(`${collection}\0${field}`);
+      throw unavailable(error);
+    }
   }
 
   /** An index's name: from its collection and keys (short enough whatever the collection's name). */
@@ -313,7 +344,13 @@ class PostgresCollection<T extends Document> implements Collection<T> {
     return rows.map((row) => row.doc);
   }
 
+  /** The fields a filter or a sort names get statistics (`ensureStatistics`): a failure to make them fails no query. */
+  private async statistics(filter: Filter | PreparedFilter, sort?: Sort): Promise<void> {
+    await this.store.ensureStatistics(this.name, [...new Set([...fieldsOf(filter), ...Object.keys(sort ?? {})])]).catch(() => undefined);
+  }
+
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
+    await this.statistics(filter, options.sort);
     const where = whereSql(filter);
     const limit = options.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(options.limit))}`;
     const rows = await this.read<{ doc: T }>(
@@ -329,14 +366,27 @@ class PostgresCollection<T extends Document> implements Collection<T> {
   ): PreparedFind<{ [F in K]: T[F] | null }> {
     const fields = select.map((field) => (field === '_id' ? field : checkFieldName(field)));
     const where = whereSql(filter);
+    let statistics: Promise<void> | null = null;
+    const made = () => (statistics ??= this.statistics(filter, sort));
     const columns = fields.map((field, i) => `${field === '_id' ? 'to_jsonb(id)' : `doc->'${field}'`} AS c${i}`).join(', ');
-    const text = `SELECT ${columns} FROM ${this.table} WHERE ${where.sql}${orderSql(sort)} LIMIT $${where.params.length + 1}::bigint`;
-    const statement = named(text);
+    // The limit is written into the statement, one statement per limit asked (pages have a few sizes): with a parameter
+    // instead, the generic plan PostgreSQL settles on after five runs guesses a tenth of the rows and sorts a user's
+    // matches rather than read the first few from the index in order.
+    const statements = new Map<number | undefined, QueryConfig>();
+    const statementFor = (limit: number | undefined) => {
+      let statement = statements.get(limit);
+      if (!statement) {
+        const limited = limit === undefined ? '' : ` LIMIT ${limit}`;
+        statements.set(limit, (statement = named(`SELECT ${columns} FROM ${this.table} WHERE ${where.sql}${orderSql(sort)}${limited}`)));
+      }
+      return statement;
+    };
     type Row = { [F in K]: T[F] | null };
     return async (values, limit) => {
       // A value of another type than its param's is refused here (paramValue), before anything is sent.
       const params = bindValues(where.params, values);
-      params.push(limit === undefined ? null : Math.max(0, Math.floor(limit)));
+      await made();
+      const statement = statementFor(limit === undefined ? undefined : Math.max(0, Math.floor(limit)));
       const rows = await this.read<Record<string, unknown>>(statement, params);
       return rows.map((row) => {
         const result: Record<string, unknown> = {};
@@ -347,6 +397,7 @@ class PostgresCollection<T extends Document> implements Collection<T> {
   }
 
   async count(filter: Filter): Promise<number> {
+    await this.statistics(filter);
     const where = whereSql(filter);
     const rows = await this.read<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.table} WHERE ${where.sql}`, where.params);
     return rows[0].n;
@@ -399,4 +450,11 @@ class PostgresCollection<T extends Document> implements Collection<T> {
     const result = await this.write(`DELETE FROM ${this.table} WHERE ${where.sql}`, where.params);
     return result.rowCount ?? 0;
   }
+}
+
+/** The fields a filter names, in its branches too. */
+function fieldsOf(filter: Filter | PreparedFilter): string[] {
+  return Object.entries(filter).flatMap(([key, condition]) =>
+    condition === undefined ? [] : key === '$or' || key === '$and' ? (condition as Filter[]).flatMap(fieldsOf) : [key],
+  );
 }
