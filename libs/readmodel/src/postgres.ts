@@ -85,8 +85,22 @@ function identifier(name: string): string {
 
 const hashed = (text: string, length: number) => createHash('sha1').update(text).digest('hex').slice(0, length);
 
+/** Named statements by text (the same few per collection, asked on every call): not hashed again each time. */
+const statements = new Map<string, QueryConfig>();
+
+/**
+ * A query of its own for one call: node-postgres writes the values into the configuration it is given, and a shared
+ * named statement's would keep the last call's (a batch's documents) for as long as the process runs.
+ */
+const statement = (query: QueryConfig | string, values: unknown[] = []): QueryConfig =>
+  typeof query === 'string' ? { text: query, values } : { ...query, values };
+
 /** A named statement for this text: node-postgres prepares it once per connection. */
-const named = (text: string): QueryConfig => ({ name: `udp_rm_${hashed(text, 24)}`, text });
+function named(text: string): QueryConfig {
+  let statement = statements.get(text);
+  if (!statement) statements.set(text, (statement = { name: `udp_rm_${hashed(text, 24)}`, text }));
+  return statement;
+}
 
 const CHECKPOINTS = '_checkpoints';
 
@@ -197,7 +211,7 @@ export class PostgresReadModelStore implements ReadModelStore {
   /** A query; any failure to reach the server as StoreUnavailableError. */
   async query<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
     try {
-      return await this.pool.query<R>(query as QueryConfig, values);
+      return await this.pool.query<R>(statement(query, values));
     } catch (error) {
       throw unavailable(error);
     }
@@ -206,7 +220,7 @@ export class PostgresReadModelStore implements ReadModelStore {
   /** A write: a failure the server made (not the statement's own fault) is remembered for the health check. */
   async write<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
     try {
-      const result = await this.pool.query<R>(query as QueryConfig, values);
+      const result = await this.pool.query<R>(statement(query, values));
       this.writeFailures.succeeded();
       return result;
     } catch (error) {
