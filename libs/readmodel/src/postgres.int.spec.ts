@@ -133,6 +133,27 @@ if (!url) {
       expect(rows).toEqual([{ id: 'stay/a' }]);
     });
 
+    it('makes a collection and its indexes once when replicas start together, and drops an index', async () => {
+      const others = await Promise.all([1, 2, 3].map(() => PostgresReadModelStore.connect(url, schema)));
+      try {
+        await Promise.all(
+          [store, ...others].map(async (s) => {
+            await s.ensureIndex(name, { userId: 1, date: -1 });
+            await s.collection<Entry>(name).upsertIfNewer({ _id: 'u1/a', userId: 'u1', itemId: 'a', date: 1, revision: 1 });
+          }),
+        );
+      } finally {
+        for (const s of others) await s.close();
+      }
+      const indexes = async () =>
+        (await client.query('SELECT indexname FROM pg_indexes WHERE schemaname = $1 AND tablename = $2', [schema, name])).rows.length;
+      // The primary key's and the declared one.
+      expect(await indexes()).toBe(2);
+      await store.dropIndex(name, { userId: 1, date: -1 });
+      expect(await indexes()).toBe(1);
+      expect(await store.collection<Entry>(name).find({ userId: 'u1' }, { sort: { date: -1 } })).toHaveLength(1);
+    });
+
     it("keeps the event store's 128-bit positions as checkpoints", async () => {
       const position = (123456789n << 64n) | 42n;
       await store.checkpoints().save(`p_${name}`, position);
