@@ -25,7 +25,8 @@ const pg = () => require('pg') as typeof import('pg');
  *
  * - **Layout.** A schema per service (as MongoDB has a database per service), in it a table per collection: `id text
  *   COLLATE "C" PRIMARY KEY, revision double precision, doc jsonb` (the whole document, its id and revision
- *   included), made when the collection is first used. Checkpoints in `_checkpoints` (`name`, `position numeric`: the PostgreSQL event store's positions take 128 bits).
+ *   included), made when the collection is first used. Checkpoints in `_checkpoints` (`name`, `position numeric`: the
+ *   PostgreSQL event store's positions take 128 bits).
  * - **Queries.** The port's filter subset as SQL over the jsonb document (postgres-filter.ts: MongoDB's semantics as
  *   filter.ts has them, types compared strictly); `prepareFind`'s statement is translated once and run as a named
  *   (server-side prepared) statement on each connection.
