@@ -13,6 +13,7 @@ import {
   range,
   serversMissing,
   startHistory,
+  type Store,
   type Writers,
 } from './support';
 
@@ -34,15 +35,22 @@ export interface OnServers {
 export function describeOnServers(
   title: string,
   name: string,
-  options: { instances: number; users?: number; env?: (instance: number) => Record<string, string>; cleanUp?: () => Promise<void> },
+  options: {
+    instances: number;
+    users?: number;
+    env?: (instance: number) => Record<string, string>;
+    cleanUp?: () => Promise<void>;
+    /** Where the events and read models are: the event store file and FerretDB (default), or PostgreSQL (POSTGRES_URL). */
+    store?: Store;
+  },
   suite: (servers: OnServers) => void,
 ): void {
   jest.setTimeout(180_000);
-  const missing = serversMissing();
+  const missing = serversMissing(options.store);
   if (missing) return reportSkipped(`faults: ${title}`, missing);
   const dir = mkdtempSync(join(tmpdir(), `udp-faults-${name}-`));
   const servers = {
-    settings: deployment(join(dir, 'data')),
+    settings: deployment(join(dir, 'data'), options.store),
     users: range(options.users ?? 3).map((i) => `${name}-${i}-${randomUUID().slice(0, 8)}`),
     instances: [],
   } as unknown as OnServers;

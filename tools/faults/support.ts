@@ -12,19 +12,37 @@ export const servers = {
   brokers: process.env.KAFKA_BROKERS,
   kafkaScript: process.env.KAFKA_RESTART_SCRIPT,
   ferretdbScript: process.env.FERRETDB_RESTART_SCRIPT,
+  /** The event store's PostgreSQL (with-servers.sh, where PostgreSQL is installed): primary, its synchronous replica, their scripts. */
+  postgresUrl: process.env.POSTGRES_URL,
+  postgresReplicaUrl: process.env.POSTGRES_REPLICA_URL,
+  postgresScript: process.env.POSTGRES_RESTART_SCRIPT,
+  postgresPromoteScript: process.env.POSTGRES_PROMOTE_SCRIPT,
 };
 
+/** Where a deployment keeps its events and read models: one event store file and FerretDB, or PostgreSQL for both. */
+export type Store = 'file' | 'postgres';
+
 /** Why the fault suites cannot run here, or null. */
-export function serversMissing(): string | null {
+export function serversMissing(store: Store = 'file'): string | null {
   const missing = Object.entries({
     MONGO_URL: servers.mongoUrl,
     KAFKA_BROKERS: servers.brokers,
     KAFKA_RESTART_SCRIPT: servers.kafkaScript,
     FERRETDB_RESTART_SCRIPT: servers.ferretdbScript,
+    ...(store === 'postgres'
+      ? {
+          POSTGRES_URL: servers.postgresUrl,
+          POSTGRES_REPLICA_URL: servers.postgresReplicaUrl,
+          POSTGRES_RESTART_SCRIPT: servers.postgresScript,
+          POSTGRES_PROMOTE_SCRIPT: servers.postgresPromoteScript,
+        }
+      : {}),
   })
     .filter(([, value]) => !value)
     .map(([name]) => name);
-  return missing.length ? `${missing.join(', ')} unset (run under bash tools/servers/with-servers.sh)` : null;
+  return missing.length
+    ? `${missing.join(', ')} unset (run under bash tools/servers/with-servers.sh${store === 'postgres' ? ', where PostgreSQL is installed' : ''})`
+    : null;
 }
 
 /** `bash <script> stop|start`: returns once the server is down, or answers again. */
@@ -32,18 +50,39 @@ export async function control(script: string, action: 'stop' | 'start'): Promise
   await promisify(execFile)('bash', [script, action], { timeout: 90_000 });
 }
 
+/** `bash $POSTGRES_RESTART_SCRIPT <action> <node>`: the event store's primary or replica restarted, stopped, started or killed. */
+export async function controlPostgres(action: 'restart' | 'stop' | 'start' | 'kill', node: 'primary' | 'replica'): Promise<void> {
+  await promisify(execFile)('bash', [servers.postgresScript!, action, node], { timeout: 90_000 });
+}
+
+/** `bash $POSTGRES_PROMOTE_SCRIPT`: the replica promoted; returns once it takes writes. */
+export async function promotePostgresReplica(): Promise<void> {
+  await promisify(execFile)('bash', [servers.postgresPromoteScript!], { timeout: 90_000 });
+}
+
 /** Built once by global-setup.js (the same directory as paths.js). */
 const bundle = join(__dirname, '..', '..', 'tmp', 'faults-dist', 'apps', 'history-svc', 'main.js');
 
-/** One deployment's settings: instances given the same ones share the event store, read models and topics. */
-export function deployment(dataDir: string) {
+/**
+ * One deployment's settings: instances given the same ones share the event store, read models and topics. `postgres`:
+ * the event store on POSTGRES_URL and the read models beside it (READMODEL_URL, a schema per service named after
+ * MONGO_DB_PREFIX), so a failover to the replica takes both along (streaming replication copies the whole cluster);
+ * otherwise the event store file in DATA_DIR and FerretDB.
+ */
+export function deployment(dataDir: string, store: Store = 'file') {
   return {
     DATA_DIR: dataDir,
     MONGO_URL: servers.mongoUrl,
     MONGO_DB_PREFIX: `faults_${randomUUID().slice(0, 8)}`,
     KAFKA_BROKERS: servers.brokers,
     INTERNAL_AUTH_SECRET: randomBytes(32).toString('base64url'),
+    ...(store === 'postgres' ? onPostgres(servers.postgresUrl!) : {}),
   };
+}
+
+/** The settings that put a deployment's event store and read models on the PostgreSQL at `url` (the primary, or the promoted replica). */
+export function onPostgres(url: string): { EVENTSTORE_URL: string; READMODEL_URL: string } {
+  return { EVENTSTORE_URL: url, READMODEL_URL: url };
 }
 
 export interface Instance {
