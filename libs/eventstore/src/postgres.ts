@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Client, Pool, PoolConfig, QueryConfig } from 'pg';
+import type { Client, Pool, QueryConfig } from 'pg';
+import { SchemaOnce, postgresPool, unavailableAs } from './postgres-pool';
 import { backoffDelayMs } from '@udp/retry';
 import { PollingSubscription } from './polling-subscription';
 import { prefixSuccessor } from './prefix-range';
@@ -162,25 +163,15 @@ const DELETE_SLICE = 2000;
 const DELETE_SLICE_SQL = `DELETE FROM udp_events WHERE stream_id = $1 AND revision <= (
   SELECT revision FROM udp_events WHERE stream_id = $1 ORDER BY revision OFFSET ${DELETE_SLICE - 1} LIMIT 1)`;
 
-/** SQLSTATE classes of a server that cannot take the request now (connection, resources, shutdown, standby). */
-const UNAVAILABLE_STATES = /^(08|53|57|58)|^25006$/;
-
 /** The server could not be reached or cannot serve now: a 503 for the request, not a 500. */
-function unavailable(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError) return error;
-  const code = (error as { code?: unknown })?.code;
-  // A server's answer has a SQLSTATE (five characters); a socket's error an errno name (ECONNREFUSED) or none.
-  const sqlState = typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
-  if (sqlState !== null && !UNAVAILABLE_STATES.test(sqlState)) return error;
-  return new StoreUnavailableError('event store', (error as Error)?.message ?? String(error), { cause: error });
-}
+const unavailable = (error: unknown) => unavailableAs('event store', error);
 
 /** No NUL, no lone surrogate (with the `u` flag a pair is one code point, so `\p{Cs}` matches only a lone one). */
 const wellFormed = (s: string) => !s.includes('\0') && !/\p{Cs}/u.test(s);
 
 export class PostgresEventStore implements EventStore {
   private readonly pool: Pool;
-  private ready: Promise<void>;
+  private readonly schema: SchemaOnce;
   private readonly subscriptions = new Set<PollingSubscription>();
   private pending: PendingAppend[] = [];
   private writing: Promise<void> | null = null;
@@ -200,21 +191,8 @@ export class PostgresEventStore implements EventStore {
     private readonly url: string,
     private readonly options: PostgresEventStoreOptions = {},
   ) {
-    const config: PoolConfig = {
-      connectionString: url,
-      max: options.maxConnections ?? 8,
-      connectionTimeoutMillis: 5000,
-      keepAlive: true,
-      application_name: options.applicationName ?? 'udp-eventstore',
-      // Idle connections do not keep the process alive (a store nobody closed must not hold a test run open).
-      allowExitOnIdle: true,
-    };
-    this.pool = new (pg().Pool)(config);
-    // An idle connection the server dropped (a restart): the pool forgets it and connects anew when asked.
-    this.pool.on('error', () => undefined);
-    this.ready = this.createSchema();
-    // Seen by whoever uses the store first; not an unhandled rejection meanwhile.
-    this.ready.catch(() => undefined);
+    this.pool = postgresPool(url, { maxConnections: options.maxConnections, applicationName: options.applicationName ?? 'udp-eventstore' });
+    this.schema = new SchemaOnce('event store', () => this.createSchema());
   }
 
   /** The tables and functions, made once per database (replicas that start together wait for each other). */
@@ -235,14 +213,7 @@ export class PostgresEventStore implements EventStore {
 
   /** The store's schema made, then the query; any failure to reach the server as StoreUnavailableError. */
   private async query<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<R[]> {
-    try {
-      await this.ready;
-    } catch (error) {
-      // Not made (the server was down at open): made on the next use.
-      this.ready = this.createSchema();
-      this.ready.catch(() => undefined);
-      throw unavailable(error);
-    }
+    await this.schema.ready();
     try {
       return (await this.pool.query<R>(query as QueryConfig, values)).rows;
     } catch (error) {
@@ -572,7 +543,7 @@ export class PostgresEventStore implements EventStore {
     while (this.listening) await this.listening;
     this.stopWaking();
     while (this.writing) await this.writing;
-    await this.ready.catch(() => undefined);
+    await this.schema.settled();
     await this.pool.end();
   }
 }

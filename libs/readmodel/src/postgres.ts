@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
-import type { Pool, PoolConfig, QueryConfig, QueryResult } from 'pg';
-import { LastWriteFailure, StoreUnavailableError } from '@udp/eventstore';
+import type { Pool, QueryConfig, QueryResult } from 'pg';
+import { LastWriteFailure, SchemaOnce, postgresPool, sqlStateOf, unavailableAs } from '@udp/eventstore';
 import { bindValues, keySql, orderSql, whereSql } from './postgres-filter';
 import { checkFieldName } from './sqlite-filter';
 import type {
@@ -16,9 +16,6 @@ import type {
   Sort,
   VersionedDocument,
 } from './port';
-
-// Required when the adapter is used, not at import: the embedded mode need not load the driver.
-const pg = () => require('pg') as typeof import('pg');
 
 /**
  * Read models on PostgreSQL (node-postgres), for the distributed mode beside the PostgreSQL event store.
@@ -58,24 +55,11 @@ const WRITE_FAILURE_MEMORY_MS = 30_000;
 /** The advisory lock class under which tables and indexes are made (one process at a time per name). */
 const LOCK_CLASS = 0x75647072; // 'udpr'
 
-/** SQLSTATE classes of a server that cannot take the request now (connection, resources, shutdown, standby). */
-const UNAVAILABLE_STATES = /^(08|53|57|58)|^25006$/;
 /** SQLSTATE classes of a statement's own fault (bad data, constraint, syntax): not the store's health. */
 const STATEMENT_FAULTS = /^(22|23|42)/;
 
-const sqlStateOf = (error: unknown): string | null => {
-  const code = (error as { code?: unknown })?.code;
-  // A server's answer has a SQLSTATE (five characters); a socket's error an errno name (ECONNREFUSED) or none.
-  return typeof code === 'string' && /^[0-9A-Z]{5}$/.test(code) ? code : null;
-};
-
 /** The server could not be reached or cannot serve now: a 503 for the request, not a 500. */
-function unavailable(error: unknown): unknown {
-  if (error instanceof StoreUnavailableError) return error;
-  const sqlState = sqlStateOf(error);
-  if (sqlState !== null && !UNAVAILABLE_STATES.test(sqlState)) return error;
-  return new StoreUnavailableError('read models', (error as Error)?.message ?? String(error), { cause: error });
-}
+const unavailable = (error: unknown) => unavailableAs('read models', error);
 
 /** A name as a quoted SQL identifier: at most 63 bytes (PostgreSQL would cut a longer one silently). */
 function identifier(name: string): string {
@@ -108,7 +92,7 @@ const CHECKPOINTS = '_checkpoints';
 export class PostgresReadModelStore implements ReadModelStore {
   private readonly pool: Pool;
   private readonly schema: string;
-  private ready: Promise<void>;
+  private readonly made: SchemaOnce;
   private readonly tables = new Map<string, Promise<void>>();
   private readonly writeFailures = new LastWriteFailure(WRITE_FAILURE_MEMORY_MS);
   /** `<collection>\0<field>` of the fields whose statistics this store object made (`ensureStatistics`). */
@@ -121,30 +105,18 @@ export class PostgresReadModelStore implements ReadModelStore {
     options: PostgresReadModelOptions = {},
   ) {
     this.schema = identifier(schemaName);
-    const config: PoolConfig = {
-      connectionString: url,
-      max: options.maxConnections ?? 8,
-      connectionTimeoutMillis: 5000,
-      keepAlive: true,
-      application_name: options.applicationName ?? 'udp-readmodels',
-      // Idle connections do not keep the process alive (a store nobody closed must not hold a test run open).
-      allowExitOnIdle: true,
-    };
-    this.pool = new (pg().Pool)(config);
-    // An idle connection the server dropped (a restart): the pool forgets it and connects anew when asked.
-    this.pool.on('error', () => undefined);
-    this.ready = this.createSchema();
-    this.ready.catch(() => undefined);
+    this.pool = postgresPool(url, { maxConnections: options.maxConnections, applicationName: options.applicationName ?? 'udp-readmodels' });
+    this.made = new SchemaOnce('read models', () => this.createSchema());
   }
 
   /** Opens the store and makes its schema, so that a server that cannot be reached fails the start. */
   static async connect(url: string, schema: string, options: PostgresReadModelOptions = {}): Promise<PostgresReadModelStore> {
     const store = new PostgresReadModelStore(url, schema, options);
     try {
-      await store.ready;
+      await store.made.ready();
     } catch (error) {
       await store.pool.end().catch(() => undefined);
-      throw unavailable(error);
+      throw error;
     }
     return store;
   }
@@ -173,14 +145,8 @@ export class PostgresReadModelStore implements ReadModelStore {
   }
 
   /** The schema made (again, if the server was down at open). */
-  private async schemaReady(): Promise<void> {
-    try {
-      await this.ready;
-    } catch (error) {
-      this.ready = this.createSchema();
-      this.ready.catch(() => undefined);
-      throw unavailable(error);
-    }
+  private schemaReady(): Promise<void> {
+    return this.made.ready();
   }
 
   /** The qualified table of a collection. */
@@ -323,7 +289,7 @@ export class PostgresReadModelStore implements ReadModelStore {
   }
 
   async close(): Promise<void> {
-    await this.ready.catch(() => undefined);
+    await this.made.settled();
     await this.pool.end();
   }
 }
