@@ -1,4 +1,4 @@
-import type { Pool, PoolConfig } from 'pg';
+import type { Pool, PoolClient, PoolConfig } from 'pg';
 import { StoreUnavailableError } from './port';
 
 // Required when a PostgreSQL store is made, not at import: the embedded mode need not load the driver.
@@ -80,5 +80,21 @@ export class SchemaOnce {
     // Seen by whoever uses the store first; not an unhandled rejection meanwhile.
     made.catch(() => undefined);
     return made;
+  }
+}
+
+/** `work` on one connection of the pool, in one transaction: committed when it resolves, rolled back when it throws. */
+export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  } finally {
+    client.release();
   }
 }

@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Client, Pool, QueryConfig } from 'pg';
-import { SchemaOnce, postgresPool, unavailableAs } from './postgres-pool';
+import { SchemaOnce, inTransaction, postgresPool, unavailableAs } from './postgres-pool';
 import { backoffDelayMs } from '@udp/retry';
 import { PollingSubscription } from './polling-subscription';
 import { prefixSuccessor } from './prefix-range';
@@ -197,18 +197,10 @@ export class PostgresEventStore implements EventStore {
 
   /** The tables and functions, made once per database (replicas that start together wait for each other). */
   private async createSchema(): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, SCHEMA_LOCK]);
       await client.query(SCHEMA);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** The store's schema made, then the query; any failure to reach the server as StoreUnavailableError. */

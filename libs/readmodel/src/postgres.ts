@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Pool, QueryConfig, QueryResult } from 'pg';
-import { LastWriteFailure, SchemaOnce, postgresPool, sqlStateOf, unavailableAs } from '@udp/eventstore';
+import { LastWriteFailure, SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs } from '@udp/eventstore';
 import { bindValues, keySql, orderSql, whereSql } from './postgres-filter';
 import { checkFieldName } from './sqlite-filter';
 import type {
@@ -130,18 +130,10 @@ export class PostgresReadModelStore implements ReadModelStore {
 
   /** Statements run in one transaction under an advisory lock for `what`: processes that start together wait in turn. */
   private async locked(what: string, statements: string[]): Promise<void> {
-    const client = await this.pool.connect();
-    try {
-      await client.query('BEGIN');
+    await inTransaction(this.pool, async (client) => {
       await client.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, what]);
       for (const statement of statements) await client.query(statement);
-      await client.query('COMMIT');
-    } catch (error) {
-      await client.query('ROLLBACK').catch(() => undefined);
-      throw error;
-    } finally {
-      client.release();
-    }
+    });
   }
 
   /** The schema made (again, if the server was down at open). */
