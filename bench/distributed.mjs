@@ -10,6 +10,13 @@
 // latency, projection lag (acknowledged writes not yet in the read model, sampled every 250 ms), store round trips
 // per applied event, Kafka messages per change, and CPU µs per write of each process (replicas, FerretDB, PostgreSQL,
 // Kafka). Bounded: a rate runs `--seconds`, the drain after it at most 30 s; every child is stopped at the end.
+// --store=postgres: the replicas' event store and read models on the event store's PostgreSQL of with-servers.sh
+// (POSTGRES_URL; a database of their own per replica count, the read models a schema per service in it), each replica
+// through a counting proxy of the PostgreSQL protocol (a round trip is a simple query or an extended query's Sync).
+// Each replica count ends with one line: `[distributed] store=... replicas=N writes_per_s=... p99_ms=... lag_p99_ms=...
+// round_trips_per_event=... gateway_cpu_us_per_write=... lost=...`, the figures of the highest rate sustained (p99 <
+// 100 ms, nothing failed, everything applied; the last rate offered when none was), `lost` the acknowledged writes not
+// in the read model after the drain, over every rate.
 import { execFileSync, spawn } from 'node:child_process';
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -20,6 +27,7 @@ import { fileURLToPath } from 'node:url';
 import { Kafka, logLevel } from 'kafkajs';
 import { SignJWT } from 'jose';
 import { MongoClient } from 'mongodb';
+import pg from 'pg';
 import { BENCH_RATE_LIMITS } from './load.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
@@ -34,9 +42,14 @@ const detailed = process.argv.includes('--by-collection');
 // --every-rate: each rate offered even after one missed the p99 (throughput past the limit, for an A/B on a busy machine).
 const everyRate = process.argv.includes('--every-rate');
 const direct = process.argv.includes('--direct');
+// --store=file (one event store file and the MongoDB-wire store) or --store=postgres (POSTGRES_URL for both).
+const STORE = arg('store', 'file');
+if (!['file', 'postgres'].includes(STORE)) throw new Error(`--store=${STORE}: file or postgres`);
 const TOPIC = 'user-data.history.v1';
-const { MONGO_URL, KAFKA_BROKERS } = process.env;
+const { MONGO_URL, KAFKA_BROKERS, POSTGRES_URL } = process.env;
 if (!MONGO_URL || !KAFKA_BROKERS) throw new Error('MONGO_URL / KAFKA_BROKERS unset: run under bash tools/servers/with-servers.sh');
+if (STORE === 'postgres' && !POSTGRES_URL)
+  throw new Error('--store=postgres: POSTGRES_URL unset (with-servers.sh sets it where PostgreSQL is installed)');
 
 const children = new Set();
 const cleanups = [];
@@ -77,6 +90,52 @@ async function countingProxy(target) {
   const port = await listening(server);
   return {
     url: `mongodb://127.0.0.1:${port}/`,
+    take() {
+      const snapshot = Object.fromEntries(counts);
+      counts.clear();
+      return snapshot;
+    },
+  };
+}
+
+/**
+ * A TCP proxy to PostgreSQL counting the client's round trips: a simple query ('Q') or the Sync ('S') that ends an
+ * extended query (parse, bind, execute... answered together). The first message of a connection (startup, or a
+ * request for SSL) has no type byte. Counted by message type, `Q` and `S`.
+ */
+async function pgCountingProxy(target) {
+  const counts = new Map();
+  const server = createServer((client) => {
+    const upstream = connect(target.port, target.host);
+    let pending = Buffer.alloc(0);
+    let untyped = true;
+    client.on('data', (chunk) => {
+      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+      for (;;) {
+        if (untyped) {
+          if (pending.length < 8) break;
+          const length = pending.readInt32BE(0);
+          if (pending.length < length) break;
+          // An SSLRequest (80877103) is followed by another untyped message, the startup; the startup by typed ones.
+          untyped = pending.readInt32BE(4) === 80877103;
+          pending = pending.subarray(length);
+          continue;
+        }
+        if (pending.length < 5) break;
+        const length = pending.readInt32BE(1) + 1;
+        if (pending.length < length) break;
+        const type = String.fromCharCode(pending[0]);
+        if (type === 'Q' || type === 'S') counts.set(type, (counts.get(type) ?? 0) + 1);
+        pending = pending.subarray(length);
+      }
+      upstream.write(chunk);
+    });
+    upstream.on('data', (chunk) => client.write(chunk));
+    closedTogether(client, upstream);
+  });
+  const port = await listening(server);
+  return {
+    port,
     take() {
       const snapshot = Object.fromEntries(counts);
       counts.clear();
@@ -182,9 +241,48 @@ async function startApp(name, app, env, readyPath) {
   }
 }
 
-/** A history-svc replica, ready once its /health/ answers 200. */
-const startReplica = (settings, mongoUrl, index) =>
-  startApp(`replica ${index}`, 'history-svc', { ...settings, MONGO_URL: mongoUrl }, '/health/');
+/** A history-svc replica, ready once its /health/ answers 200 (`stores`: MONGO_URL, or EVENTSTORE_URL and READMODEL_URL). */
+const startReplica = (settings, stores, index) => startApp(`replica ${index}`, 'history-svc', { ...settings, ...stores }, '/health/');
+
+/**
+ * What the bench reads of a run's read models (`<prefix>_history_svc`): in the MongoDB-wire store, or the PostgreSQL
+ * schema of that name (a collection is a table of `id, revision, doc jsonb`, libs/readmodel/src/postgres.ts).
+ */
+async function readModelsOf(prefix, postgresUrl) {
+  if (!postgresUrl) {
+    const mongo = await MongoClient.connect(MONGO_URL);
+    const db = mongo.db(`${prefix}_history_svc`);
+    return {
+      entries: () => db.collection('history_entries').estimatedDocumentCount(),
+      segmentOwners: async () =>
+        (await db.collection('projection_segments').find({ group: 'history-entries', kind: 'segment' }).toArray()).map((d) => d.owner),
+      countItems: (ids) => db.collection('history_entries').countDocuments({ item_id: { $in: ids } }),
+      close: () => mongo.close(),
+    };
+  }
+  const client = new pg.Client({ connectionString: postgresUrl });
+  await client.connect();
+  const table = (collection) => `"${prefix}_history_svc"."${collection}"`;
+  // Nothing yet before the replicas made the tables.
+  const query = (sql, values) =>
+    client.query(sql, values).catch((error) => (error.code === '42P01' ? { rows: [] } : Promise.reject(error)));
+  return {
+    entries: async () => Number((await query(`SELECT count(*) AS n FROM ${table('history_entries')}`)).rows[0]?.n ?? 0),
+    segmentOwners: async () =>
+      (
+        await query(`SELECT doc->>'owner' AS owner FROM ${table('projection_segments')} WHERE doc->>'group' = $1 AND doc->>'kind' = $2`, [
+          'history-entries',
+          'segment',
+        ])
+      ).rows.map((r) => r.owner),
+    countItems: async (ids) =>
+      Number(
+        (await query(`SELECT count(*) AS n FROM ${table('history_entries')} WHERE doc->>'item_id' = ANY($1::text[])`, [ids])).rows[0]?.n ??
+          0,
+      ),
+    close: () => client.end(),
+  };
+}
 
 /** The gateway in front of history-svc (through `historyUrl`), ready once /livez answers 200; rate limits off. */
 const startGateway = (settings, historyUrl) =>
@@ -228,18 +326,20 @@ async function offer(to, users, rate, seconds, state) {
     const user = users[state.next % users.length];
     const { url, headers } = to(state.next, user);
     state.next++;
+    const itemId = `urn:bench:${state.next}`;
     const request = (async () => {
       const t0 = performance.now();
       try {
         const res = await fetch(`${url}/api/history/v2`, {
           method: 'POST',
           headers: { 'content-type': 'application/json', ...headers },
-          body: JSON.stringify({ item_id: `urn:bench:${state.next}`, last_playback_position: 1 }),
+          body: JSON.stringify({ item_id: itemId, last_playback_position: 1 }),
           signal: AbortSignal.timeout(30_000),
         });
         await res.arrayBuffer();
         if (res.status === 200) {
           state.acknowledged++;
+          state.items.push(itemId);
           latencies.push(performance.now() - t0);
         } else failed++;
       } catch {
@@ -273,17 +373,36 @@ async function run(replicaCount) {
     KAFKA_BROKERS,
     INTERNAL_AUTH_SECRET: randomBytes(32).toString('base64url'),
   };
-  const target = new URL(MONGO_URL);
+  const target = new URL(STORE === 'postgres' ? POSTGRES_URL : MONGO_URL);
+  // PostgreSQL: a database of this run's own (created on the primary; the replica gets it too), so a run's projections
+  // do not start by applying the events of the run before.
+  let postgresUrl = null;
+  if (STORE === 'postgres') {
+    const admin = new pg.Client({ connectionString: POSTGRES_URL });
+    await admin.connect();
+    await admin.query(`CREATE DATABASE ${prefix}`);
+    await admin.end();
+    postgresUrl = new URL(POSTGRES_URL);
+    postgresUrl.pathname = `/${prefix}`;
+    postgresUrl = postgresUrl.href;
+  }
   const proxies = [];
   const replicas = [];
   for (let i = 0; i < replicaCount; i++) {
-    const proxy = await countingProxy({ host: target.hostname, port: Number(target.port) });
-    proxies.push(proxy);
-    // MONGO_URL's options (with-servers.sh: maxPoolSize, which keeps FerretDB out of its pool deadlock) go along.
-    replicas.push(await startReplica(settings, `${proxy.url}${target.search}`, i));
+    if (STORE === 'postgres') {
+      const proxy = await pgCountingProxy({ host: target.hostname, port: Number(target.port) });
+      proxies.push(proxy);
+      const url = new URL(postgresUrl);
+      url.host = `127.0.0.1:${proxy.port}`;
+      replicas.push(await startReplica(settings, { EVENTSTORE_URL: url.href, READMODEL_URL: url.href }, i));
+    } else {
+      const proxy = await countingProxy({ host: target.hostname, port: Number(target.port) });
+      proxies.push(proxy);
+      // MONGO_URL's options (with-servers.sh: maxPoolSize, which keeps FerretDB out of its pool deadlock) go along.
+      replicas.push(await startReplica(settings, { MONGO_URL: `${proxy.url}${target.search}` }, i));
+    }
   }
-  const mongo = await MongoClient.connect(MONGO_URL);
-  const db = mongo.db(`${prefix}_history_svc`);
+  const readModels = await readModelsOf(prefix, postgresUrl);
   const kafka = new Kafka({ clientId: 'bench', brokers: KAFKA_BROKERS.split(','), logLevel: logLevel.NOTHING });
   // Made as the bus makes it (3 partitions) when no replica has published yet.
   const admin = kafka.admin();
@@ -299,11 +418,10 @@ async function run(replicaCount) {
   let published = 0;
   await consumer.run({ eachMessage: async ({ message }) => void (ours.has(message.key?.toString()) && published++) });
   // Segments shared: each replica holds its share before the load starts.
-  const segments = db.collection('projection_segments');
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const held = await segments.find({ group: 'history-entries', kind: 'segment' }).toArray();
-    if (held.length && new Set(held.map((d) => d.owner).filter(Boolean)).size === replicaCount && held.every((d) => d.owner)) break;
+    const held = await readModels.segmentOwners();
+    if (held.length && new Set(held.filter(Boolean)).size === replicaCount && held.every(Boolean)) break;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   // Through the gateway: its connections to history-svc shared round robin over the replicas, a token per user.
@@ -337,16 +455,17 @@ async function run(replicaCount) {
           ),
       );
   }
-  const state = { next: 0, acknowledged: 0 };
+  const state = { next: 0, acknowledged: 0, items: [] };
   const servers = {
-    ferretdb: listenerPid(target.port),
-    postgresql: listenerPid(process.env.POSTGRES_PORT),
+    ...(STORE === 'postgres' ? {} : { ferretdb: listenerPid(target.port) }),
+    // The event store's PostgreSQL (--store=postgres), else FerretDB's.
+    postgresql: listenerPid(STORE === 'postgres' ? target.port : process.env.POSTGRES_PORT),
     kafka: listenerPid(KAFKA_BROKERS.split(',')[0].split(':')[1]),
   };
   const results = [];
   for (const rate of RATES) {
     for (const p of proxies) p.take();
-    const entriesBefore = await db.collection('history_entries').estimatedDocumentCount();
+    const entriesBefore = await readModels.entries();
     const publishedBefore = published;
     const acknowledgedBefore = state.acknowledged;
     const cpuBefore = Object.fromEntries([
@@ -361,7 +480,7 @@ async function run(replicaCount) {
     let sampling = true;
     const sampler = (async () => {
       while (sampling) {
-        const applied = (await db.collection('history_entries').estimatedDocumentCount()) - entriesBefore;
+        const applied = (await readModels.entries()) - entriesBefore;
         lags.push(Math.max(0, state.acknowledged - acknowledgedBefore - applied));
         await new Promise((resolve) => setTimeout(resolve, 250));
       }
@@ -374,7 +493,7 @@ async function run(replicaCount) {
     const drainStart = Date.now();
     let applied = 0;
     while (Date.now() - drainStart < 30_000) {
-      applied = (await db.collection('history_entries').estimatedDocumentCount()) - entriesBefore;
+      applied = (await readModels.entries()) - entriesBefore;
       if (applied >= written && published - publishedBefore >= written) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
@@ -391,6 +510,7 @@ async function run(replicaCount) {
     lags.sort((a, b) => a - b);
     const lagP99 = percentile(lags, 99);
     const result = {
+      store: STORE,
       replicas: replicaCount,
       via: gateway ? 'gateway' : 'direct',
       ...load,
@@ -415,7 +535,11 @@ async function run(replicaCount) {
     if (!everyRate && (load.failed > 0 || load.p99 >= P99_LIMIT_MS || applied < written)) break;
   }
   await consumer.disconnect();
-  await mongo.close();
+  // Lost: acknowledged writes (every rate's) not in the read model after the drains, by their item ids.
+  let found = 0;
+  for (let i = 0; i < state.items.length; i += 1000) found += await readModels.countItems(state.items.slice(i, i + 1000));
+  const lost = state.items.length - found;
+  await readModels.close();
   if (gateway) {
     console.log(`replicas=${replicaCount}: the gateway's connections to history-svc by replica: ${gateway.share.connections.join(', ')}`);
     await stopChild(gateway.child);
@@ -425,6 +549,16 @@ async function run(replicaCount) {
   console.log(
     `replicas=${replicaCount} via=${direct ? 'direct' : 'gateway'}: sustained ${sustained ? sustained.perSecond.toFixed(0) : 0} writes/s with p99 < ${P99_LIMIT_MS} ms` +
       (sustained ? ` (offered ${sustained.offered}/s, store round trips per event ${sustained.storeRoundTripsPerEvent})` : ''),
+  );
+  // The line of this replica count: the highest rate sustained, else the last offered (its figures say why it was not).
+  const line = sustained ?? results.at(-1);
+  const figure = (value, digits = 0) => (value === undefined || !Number.isFinite(value) ? 'n/a' : value.toFixed(digits));
+  console.log(
+    `[distributed] store=${STORE} replicas=${replicaCount} writes_per_s=${figure(line?.perSecond)} p99_ms=${figure(line?.p99)} ` +
+      // The lag is sampled as acknowledged writes not yet in the read model: in ms at the rate written.
+      `lag_p99_ms=${figure(line ? line.lagP99Seconds * 1000 : undefined)} round_trips_per_event=${figure(line?.storeRoundTripsPerEvent, 2)} ` +
+      `gateway_cpu_us_per_write=${figure(line?.cpuMicrosPerWrite.gateway)} lost=${lost}` +
+      (sustained ? '' : ' (no rate sustained: the last offered)'),
   );
   return results;
 }
