@@ -17,7 +17,7 @@
 // --stop-timeout=600 --seed-order=interleaved|user --rss-guard=<MiB> --profile (cold POSTs and cold pages again in
 // a process under --cpu-prof; its hottest functions printed).
 // Needs wrk (Debian: `apt-get update && apt-get install -y wrk`): fails at once without it. Loopback only; every loop
-// is bounded; every child stopped and the data dir (about 15 GB at 10,000,000 entries) removed at the end, on
+// is bounded; every child stopped and the data dir (about 10 GB at 10,000,000 entries) removed at the end, on
 // SIGINT/SIGTERM too.
 import { spawn, spawnSync } from 'node:child_process';
 import { createHmac } from 'node:crypto';
@@ -732,6 +732,7 @@ async function measure(o, dataDir, children, wrkVersion) {
       });
       api = clientOf(system.base, 8);
       const from = process.hrtime.bigint() / 1000n;
+      // A new process: every user is cold in its caches (the OS may still hold their pages, as in production).
       if (kind === 'post') {
         const pool = fresh(Math.round(o.rate * o['cold-seconds']));
         touch(pool.users, 2);
@@ -903,7 +904,7 @@ async function measure(o, dataDir, children, wrkVersion) {
   );
   if (profile) {
     notes.push(
-      `Profile (--profile), cold POSTs at ${int(o.rate)}/s (${postText(profile.post)}), the hottest functions by self time: ${profile.postTop}.`,
+      `Profile (--profile; a process started for it, so every user is cold in its caches), cold POSTs at ${int(o.rate)}/s (${postText(profile.post)}), the hottest functions by self time: ${profile.postTop}.`,
       `Profile, cold pages (${readText(profile.page)}): ${profile.pageTop}.`,
     );
   }
