@@ -107,7 +107,9 @@ async function countingProxy(target) {
 /**
  * A TCP proxy to PostgreSQL counting the client's round trips: a simple query ('Q') or the Sync ('S') that ends an
  * extended query (parse, bind, execute... answered together). The first message of a connection (startup, or a
- * request for SSL) has no type byte. Counted by message type, `Q` and `S`.
+ * request for SSL) has no type byte. Counted by message type, `Q` and `S`; with --by-collection, by the statement's
+ * text instead (its first 70 characters, whitespace collapsed: the first Parse or Bind of the round trip, a Bind
+ * named by the Parse that made its statement on that connection).
  */
 async function pgCountingProxy(target) {
   const counts = new Map();
@@ -115,6 +117,18 @@ async function pgCountingProxy(target) {
     const upstream = connect(target.port, target.host);
     let pending = Buffer.alloc(0);
     let untyped = true;
+    const named = new Map();
+    let label = null;
+    const cstrings = (from, n) => {
+      const out = [];
+      for (let at = from; out.length < n;) {
+        const end = pending.indexOf(0, at);
+        out.push(pending.toString('utf8', at, end));
+        at = end + 1;
+      }
+      return out;
+    };
+    const short = (sql) => sql.replace(/\s+/g, ' ').trim().slice(0, 70);
     client.on('data', (chunk) => {
       pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       for (;;) {
@@ -131,7 +145,16 @@ async function pgCountingProxy(target) {
         const length = pending.readInt32BE(1) + 1;
         if (pending.length < length) break;
         const type = String.fromCharCode(pending[0]);
-        if (type === 'Q' || type === 'S') counts.set(type, (counts.get(type) ?? 0) + 1);
+        if (detailed && type === 'P') {
+          const [name, sql] = cstrings(5, 2);
+          if (name) named.set(name, short(sql));
+          label ??= short(sql);
+        } else if (detailed && type === 'B') label ??= named.get(cstrings(5, 2)[1]) ?? 'bind';
+        if (type === 'Q' || type === 'S') {
+          const key = detailed ? (type === 'Q' ? short(cstrings(5, 1)[0]) : (label ?? 'sync')) : type;
+          counts.set(key, (counts.get(key) ?? 0) + 1);
+          label = null;
+        }
         pending = pending.subarray(length);
       }
       upstream.write(chunk);
