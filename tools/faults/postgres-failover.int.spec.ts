@@ -19,8 +19,9 @@ import {
  * killed with -9 (a new one started in its place), (b) the primary killed and its replica promoted, the history-svc
  * replicas started again on the promoted one. After each, every acknowledged write (a 200) is in the users' histories.
  *
- * (b) comes last: once promoted there is no standby any more and the old primary stays down (with-servers.sh rebuilds
- * no replica), so nothing after it in this run can use POSTGRES_URL.
+ * (b) comes last: once promoted there is no standby any more (with-servers.sh rebuilds no replica). After the suite the
+ * old primary is started again alone (`primaryAloneAgain`), so the suites that run after this one under the same
+ * with-servers.sh (npm test runs every project's in one) find a server at POSTGRES_URL that takes commits.
  *
  * The writers write to the history-svc replicas (round robin), as the other fault suites do, not through the gateway.
  */
@@ -36,6 +37,29 @@ const USERS = 20;
  */
 const ENV = { PROJECTION_LEASE_MS: String(LEASE_MS), KAFKA_SESSION_TIMEOUT_MS: '6000', LOG_LEVEL: 'warn' };
 
+/** Whether (b) promoted the replica: the old primary is then started again alone after the suite. */
+let promoted = false;
+
+/**
+ * The old primary started again as a server of its own: its replica, promoted, is no standby of it any more, so its
+ * commits must not wait for one (`synchronous_standby_names` emptied) and the slot that kept WAL for it goes.
+ */
+async function primaryAloneAgain(): Promise<void> {
+  await controlPostgres('start', 'primary');
+  const { Client } = require('pg') as typeof import('pg');
+  const client = new Client({ connectionString: realServers.postgresUrl });
+  await client.connect();
+  try {
+    await client.query("ALTER SYSTEM SET synchronous_standby_names = ''");
+    await client.query('SELECT pg_reload_conf()');
+    await client.query(
+      "SELECT pg_drop_replication_slot(slot_name) FROM pg_replication_slots WHERE slot_name = 'udp_replica' AND NOT active",
+    );
+  } finally {
+    await client.end();
+  }
+}
+
 const missing = serversMissing('postgres');
 if (missing) {
   reportSkipped('faults: history-svc on PostgreSQL, its primary restarted, a replica killed, its standby promoted', missing);
@@ -48,6 +72,9 @@ if (missing) {
       users: USERS,
       store: 'postgres',
       env: () => ENV,
+      cleanUp: async () => {
+        if (promoted) await primaryAloneAgain();
+      },
     },
     (servers) => {
       jest.setTimeout(300_000);
@@ -154,6 +181,7 @@ if (missing) {
         try {
           await waitUntil(() => w.total >= 100, 60_000, '100 acknowledged writes');
           // The failover: the primary crashes, the synchronous standby is promoted, the services are pointed at it.
+          promoted = true;
           await controlPostgres('kill', 'primary');
           const killedAt = Date.now();
           await promotePostgresReplica();
