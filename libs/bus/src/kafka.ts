@@ -203,15 +203,27 @@ export class KafkaBus implements Bus {
       // The group's offsets set to the topic's ends before it joins: kafkajs would resolve `latest` only once the join
       // and its rebalance delay are over (seconds), and skip what was published meanwhile. A group that has committed
       // offsets already (a member started again) keeps them.
-      const admin = await this.connectedAdmin();
-      const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-      if (committed.partitions.every((p) => p.offset === '-1')) {
-        const ends = await admin.fetchTopicOffsets(topic);
-        await this.commitOffsets(
-          groupId,
-          topic,
-          ends.map((p) => ({ partition: p.partition, offset: p.high })),
-        );
+      // A topic the broker has just made (auto-created by this process's first metadata request, on a broker started a
+      // moment before) has no leader yet for a while: kafkajs's admin answers "not the leader" / "does not host this
+      // topic-partition" (retriable errors) without retrying them, and a gateway exited on it at its start. Asked
+      // again, 40 times (about 15 s).
+      for (let attempt = 1; ; attempt++) {
+        try {
+          const admin = await this.connectedAdmin();
+          const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+          if (committed.partitions.every((p) => p.offset === '-1')) {
+            const ends = await admin.fetchTopicOffsets(topic);
+            await this.commitOffsets(
+              groupId,
+              topic,
+              ends.map((p) => ({ partition: p.partition, offset: p.high })),
+            );
+          }
+          break;
+        } catch (error) {
+          if (!(error as { retriable?: boolean }).retriable || attempt >= 40) throw error;
+          await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(attempt, { baseMs: 50, maxMs: 500 })));
+        }
       }
     }
     // Known to close() from the start: a bus closed while this first member connects stops it too.
