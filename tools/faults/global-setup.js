@@ -1,4 +1,4 @@
-// Builds history-svc once for all fault suites (they run it as processes), only when they will run.
+// Builds history-svc and the gateway once for all fault suites (they run them as processes), only when they will run.
 const { execFileSync } = require('node:child_process');
 const { join } = require('node:path');
 const { distDir } = require('./paths');
@@ -8,5 +8,5 @@ module.exports = () => {
   require('../jest-global-setup')();
   if (!process.env.MONGO_URL || !process.env.KAFKA_BROKERS) return;
   const root = join(__dirname, '..', '..');
-  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir, 'history-svc'], { stdio: 'inherit' });
+  execFileSync(process.execPath, [join(root, 'tools', 'build.mjs'), '--outdir', distDir, 'history-svc', 'gateway'], { stdio: 'inherit' });
 };

@@ -9,21 +9,22 @@ import {
   servers as realServers,
   serversMissing,
   startHistory,
+  type Gateway,
+  startGatewayBefore,
   Writers,
 } from './support';
 
 /**
  * The distributed mode on PostgreSQL (issue 43): two history-svc replicas with their event store and read models on the
  * event store's PostgreSQL of tools/servers/with-servers.sh (a primary and its synchronous streaming replica), writers
- * to 20 users through both, and three faults under those writes: (a) the primary restarted, (c) one history-svc replica
+ * to 20 users through the gateway (a process, its connections to history-svc shared round robin over the replicas, as
+ * a Kubernetes Service shares them), and three faults under those writes: (a) the primary restarted, (c) one history-svc replica
  * killed with -9 (a new one started in its place), (b) the primary killed and its replica promoted, the history-svc
  * replicas started again on the promoted one. After each, every acknowledged write (a 200) is in the users' histories.
  *
  * (b) comes last: once promoted there is no standby any more (with-servers.sh rebuilds no replica). After the suite the
  * old primary is started again alone (`primaryAloneAgain`), so the suites that run after this one under the same
  * with-servers.sh (npm test runs every project's in one) find a server at POSTGRES_URL that takes commits.
- *
- * The writers write to the history-svc replicas (round robin), as the other fault suites do, not through the gateway.
  */
 const LEASE_MS = 3000;
 /** Each user writes, waits 100 ms, writes again: a load the 2-core machine keeps up with while it also restarts servers. */
@@ -78,6 +79,11 @@ if (missing) {
     },
     (servers) => {
       jest.setTimeout(300_000);
+      let gateway: Gateway;
+      beforeAll(async () => {
+        gateway = await startGatewayBefore(servers.instances, servers.settings);
+      });
+      afterAll(() => gateway?.stop());
       /** Every write acknowledged so far in this suite, per user (each fault's writers add theirs). */
       const acknowledged = new Map<string, Set<string>>();
       const remember = (writers: Writers) => {
@@ -113,8 +119,9 @@ if (missing) {
       };
       /**
        * Writers for a fault, to users of its own (the suite's users with the fault's name): item ids start again at
-       * each Writers, and a write lost would hide behind the same id written by the fault before. They write to
-       * `servers.instances`, the array itself: the instances put in it or taken out later are the ones written to.
+       * each Writers, and a write lost would hide behind the same id written by the fault before. They write through
+       * the gateway, whose proxy reads `servers.instances`, the array itself: the instances put in it or taken out
+       * later are the ones reached.
        */
       const writers = (fault: string) =>
         new Writers(
@@ -123,6 +130,7 @@ if (missing) {
           servers.users.map((u) => `${u}-${fault}`),
           1,
           PAUSE_MS,
+          gateway,
         );
       const statuses = (w: Writers) => JSON.stringify(Object.fromEntries(w.statuses));
 
@@ -154,7 +162,7 @@ if (missing) {
           const victim = servers.instances[1];
           victim.process.child.kill('SIGKILL');
           await victim.process.exited;
-          // The writers now reach only the survivor; a new replica takes the victim's place (and its segments, once
+          // The gateway now reaches only the survivor; a new replica takes the victim's place (and its segments, once
           // their leases end).
           servers.instances.splice(1, 1);
           const afterKill = w.total;

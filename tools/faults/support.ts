@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
 import { randomBytes, randomUUID } from 'node:crypto';
+import { connect, createServer, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { InternalIdentity } from '@udp/auth';
+import { DEV_ISSUER, InternalIdentity, signDevToken } from '@udp/auth';
 import { KafkaBus } from '@udp/bus';
 import { type StartedProcess, startProcess, waitUntil } from '@udp/test-kit';
 
@@ -113,6 +114,96 @@ export async function startHistory(settings: ReturnType<typeof deployment> & Rec
   return { process: started, url: `http://127.0.0.1:${started.ready[1]}` };
 }
 
+/**
+ * A TCP proxy that hands each new connection to the next of `instances` in turn, as a Kubernetes Service does: the array
+ * is read when a connection comes, so instances put in it or taken out later are the ones reached. A connection that
+ * comes while it is empty is closed at once.
+ */
+export async function roundRobin(instances: Instance[]): Promise<{ url: string; close(): Promise<void> }> {
+  let next = 0;
+  const open = new Set<Socket>();
+  const server = createServer((client) => {
+    const instance = instances.length ? instances[next++ % instances.length] : undefined;
+    if (!instance) return void client.destroy();
+    const { hostname, port } = new URL(instance.url);
+    const upstream = connect(Number(port), hostname);
+    const close = () => {
+      client.destroy();
+      upstream.destroy();
+      open.delete(client);
+    };
+    open.add(client);
+    client.on('error', close).on('close', close);
+    upstream.on('error', close).on('close', close);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      for (const socket of open) socket.destroy();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
+
+/** A gateway process: its URL and a device's Authorization header for a user. */
+export interface Gateway {
+  url: string;
+  authorization(user: string): Promise<string>;
+  stop(): Promise<void>;
+}
+
+/** Built once by global-setup.js, beside history-svc. */
+const gatewayBundle = join(__dirname, '..', '..', 'tmp', 'faults-dist', 'apps', 'gateway', 'main.js');
+
+/**
+ * The gateway as its own process in front of `instances` through a round-robin proxy (`roundRobin`), users' tokens
+ * signed with a secret of its own, rate limits out of the way of the writers.
+ */
+export async function startGatewayBefore(instances: Instance[], settings: ReturnType<typeof deployment>): Promise<Gateway> {
+  const share = await roundRobin(instances);
+  const jwtSecret = randomBytes(32).toString('base64url');
+  const started = await startProcess(
+    gatewayBundle,
+    {
+      ...process.env,
+      KAFKA_BROKERS: settings.KAFKA_BROKERS,
+      MONGO_URL: settings.MONGO_URL,
+      MONGO_DB_PREFIX: `${settings.MONGO_DB_PREFIX}_gw`,
+      DATA_DIR: settings.DATA_DIR,
+      INTERNAL_AUTH_SECRET: settings.INTERNAL_AUTH_SECRET,
+      AUTH_JWT_SECRET: jwtSecret,
+      AUTH_JWT_ISSUER: DEV_ISSUER,
+      HISTORY_SVC_URL: share.url,
+      RATE_LIMIT_PER_USER: '1000000000',
+      RATE_LIMIT_PER_ADDRESS: '1000000000',
+      HOST: '127.0.0.1',
+      PORT: '0',
+      LOG_LEVEL: 'info',
+    },
+    { stream: 'stdout', pattern: /"port":(\d+).*gateway listening/ },
+    60_000,
+  );
+  const tokens = new Map<string, Promise<string>>();
+  return {
+    url: `http://127.0.0.1:${started.ready[1]}`,
+    authorization: (user) => {
+      if (!tokens.has(user))
+        tokens.set(
+          user,
+          signDevToken(jwtSecret, user).then((token) => `Bearer ${token}`),
+        );
+      return tokens.get(user)!;
+    },
+    stop: async () => {
+      await started.stop();
+      await share.close();
+    },
+  };
+}
+
 export interface Health {
   status: number;
   checks: Record<string, string>;
@@ -159,6 +250,8 @@ export class Writers {
     writersPerUser = 1,
     /** A pause after each acknowledged write: the offered load (users / pause) kept within what the servers take. */
     private readonly pauseMs = 0,
+    /** Writes through this gateway with each user's token, instead of to the instances with the identity header. */
+    private readonly gateway?: Pick<Gateway, 'url' | 'authorization'>,
   ) {
     this.identity = new InternalIdentity(secret);
     this.loops = users.flatMap((user) => Array.from({ length: writersPerUser }, (_, w) => this.loop(user, w)));
@@ -179,13 +272,16 @@ export class Writers {
 
   private async loop(user: string, writer: number): Promise<void> {
     for (let i = 0, n = 0; this.running; n++) {
-      const instance = this.instances[n % this.instances.length];
       const itemId = `urn:w${writer}:${i}`;
       let status: number | string;
       try {
-        const res = await fetch(`${instance.url}/api/history/v2`, {
+        const url = this.gateway ? this.gateway.url : this.instances[n % this.instances.length].url;
+        const auth: Record<string, string> = this.gateway
+          ? { authorization: await this.gateway.authorization(user) }
+          : { 'x-udp-identity': this.identity.sign({ userId: user }) };
+        const res = await fetch(`${url}/api/history/v2`, {
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-udp-identity': this.identity.sign({ userId: user }) },
+          headers: { 'content-type': 'application/json', ...auth },
           body: JSON.stringify({ item_id: itemId, last_playback_position: i }),
           signal: AbortSignal.timeout(30_000),
         });
