@@ -316,8 +316,8 @@ async function readModelsOf(prefix, postgresUrl) {
 /**
  * The gateway in front of history-svc (through `historyUrl`), ready once /livez answers 200; rate limits off. Started a
  * second time if it exits while starting: on a broker started a moment before, its first ListOffsets of a change topic
- * can be answered "not the leader" / "does not host this topic-partition", and the gateway exits on it (seen in 2 of 5
- * runs here, 2026-12-05; a fault of the gateway's start, not of what is measured).
+ * was answered "not the leader" / "does not host this topic-partition", and the gateway exited on it (2 runs in 5 here,
+ * 2026-12-05; libs/bus asks again since, this stays for a start that fails otherwise: not what is measured).
  */
 async function startGateway(settings, historyUrl) {
   const env = { ...settings, ...BENCH_RATE_LIMITS, HISTORY_SVC_URL: historyUrl };
