@@ -205,12 +205,14 @@ export class KafkaBus implements Bus {
       // offsets already (a member started again) keeps them.
       // A topic the broker has just made (auto-created by this process's first metadata request, on a broker started a
       // moment before) has no leader yet for a while: kafkajs's admin answers "not the leader" / "does not host this
-      // topic-partition" (retriable errors) without retrying them, and a gateway exited on it at its start. Asked
-      // again, 40 times (about 15 s).
+      // topic-partition" (retriable errors) without retrying them, or no offsets of the topic at all, and a gateway
+      // exited on it at its start. Asked again, 40 times (about 15 s).
       for (let attempt = 1; ; attempt++) {
         try {
           const admin = await this.connectedAdmin();
           const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
+          // No answer for the topic at all: its partitions are not known yet either.
+          if (!committed) throw Object.assign(new Error(`no offsets of ${topic} yet`), { retriable: true });
           if (committed.partitions.every((p) => p.offset === '-1')) {
             const ends = await admin.fetchTopicOffsets(topic);
             await this.commitOffsets(
