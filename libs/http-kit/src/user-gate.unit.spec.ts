@@ -2,6 +2,7 @@ import { Router } from 'express';
 import request from 'supertest';
 import { IDENTITY_HEADER, InternalIdentity } from '@udp/auth';
 import { createLogger } from '@udp/telemetry';
+import { waitUntil } from '@udp/test-kit';
 import { serviceHttpApp } from './service-app';
 import { UserGate } from './service-edge';
 
@@ -9,7 +10,7 @@ const identity = new InternalIdentity('g'.repeat(32));
 const health = { store: { ping: async () => true }, readModels: { ping: async () => true }, projectors: [] };
 const gate = new UserGate();
 /** A write the test finishes when it likes: a request under way when the erasure begins. */
-let finishWrite: () => void = () => undefined;
+let finishWrite: (() => void) | undefined;
 const routes = Router();
 routes.post('/write', (_req, res) => {
   finishWrite = () => res.status(204).end();
@@ -25,7 +26,8 @@ describe("a service's erasure boundary (UserGate)", () => {
       .set(IDENTITY_HEADER, as('ann'))
       .send({})
       .then((r) => r);
-    await new Promise((r) => setTimeout(r, 30));
+    // Under way once its handler runs (a fixed 30 ms was not always enough on a loaded machine).
+    await waitUntil(() => finishWrite !== undefined, 5000, 'the write to reach its handler');
     let drained = false;
     const closed = gate.close('ann').then(() => (drained = true));
     const refused = await request(app).get('/read').set(IDENTITY_HEADER, as('ann'));
@@ -35,7 +37,7 @@ describe("a service's erasure boundary (UserGate)", () => {
     // Another user is not held.
     expect((await request(app).get('/read').set(IDENTITY_HEADER, as('bob'))).status).toBe(200);
     expect(drained).toBe(false);
-    finishWrite();
+    finishWrite!();
     expect((await write).status).toBe(204);
     await closed;
     gate.open('ann');
