@@ -5,6 +5,7 @@ import { InProcessBus } from '@udp/bus';
 import { erasureEvents } from '@udp/contracts';
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { createLogger } from '@udp/telemetry';
+import { waitUntil } from '@udp/test-kit';
 import { type ErasureEpochRow, ErasureHolds } from './erasure-holds';
 import { createGateway } from './gateway';
 
@@ -13,11 +14,12 @@ const identity = new InternalIdentity('j'.repeat(32));
 const logger = createLogger('test', 'silent');
 const { ERASURE_TOPICS } = erasureEvents;
 
-/** What the export-worker answers `DELETE /api/data` with, once the test lets it. */
-let answerErasure: (status: 202 | 204) => void = () => undefined;
+/** What the export-worker answers `DELETE /api/data` with, once the test lets it (set while a DELETE waits for it). */
+let answerErasure: ((status: 202 | 204) => void) | undefined;
 const service = express();
 service.delete('/api/data', (_req, res) => {
   answerErasure = (status) => {
+    answerErasure = undefined;
     if (status === 202) res.status(202).location('/api/data/erasure/e-202').json({ erasureId: 'e-202', status: 'pending' });
     else res.status(204).end();
   };
@@ -59,13 +61,16 @@ const completed = (userId: string, erasureId: string) =>
     { key: userId, value: { erasureId, userId, services: [], requestedAt: clock, completedAt: clock } },
   ]);
 
+/** Once the DELETE reached the export-worker, the gateway has seen it (polled: a fixed 50 ms may not be enough on a loaded machine). */
+const deleteArrived = () => waitUntil(() => answerErasure !== undefined, 5000, 'the DELETE at the export-worker');
+
 describe('the erasure boundary at the gateway', () => {
   it("holds the user's requests from the arrival of DELETE /api/data until it answers 204, its status and other users excepted", async () => {
     const erasing = request(gateway)
       .delete('/api/data')
       .set('authorization', await as('ann'));
     const answered = erasing.then((r) => r);
-    await new Promise((r) => setTimeout(r, 50));
+    await deleteArrived();
     const refused = await get('ann');
     expect(refused.status).toBe(409);
     expect(refused.headers['retry-after']).toBe('2');
@@ -80,7 +85,7 @@ describe('the erasure boundary at the gateway', () => {
     ).toBe(409);
     expect((await get('ann', '/api/data/erasure/e-1')).status).toBe(200);
     expect((await get('bob')).status).toBe(200);
-    answerErasure(204);
+    answerErasure!(204);
     expect((await answered).status).toBe(204);
     expect((await get('ann')).status).toBe(200);
   });
@@ -90,8 +95,8 @@ describe('the erasure boundary at the gateway', () => {
       .delete('/api/data')
       .set('authorization', await as('cid'))
       .then((r) => r);
-    await new Promise((r) => setTimeout(r, 50));
-    answerErasure(202);
+    await deleteArrived();
+    answerErasure!(202);
     expect((await answered).status).toBe(202);
     expect((await get('cid')).status).toBe(409);
     await completed('cid', 'another-erasure');

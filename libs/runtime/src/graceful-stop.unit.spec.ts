@@ -1,5 +1,6 @@
 import http from 'node:http';
 import express from 'express';
+import { waitUntil } from '@udp/test-kit';
 import { closeServer, listen } from './server';
 
 /** A stop answers the requests in flight, takes no new connection, and does not wait out the keep-alive timeout. */
@@ -7,7 +8,11 @@ describe('closeServer', () => {
   it('finishes the request in flight, refuses new connections, and closes a kept-alive connection once idle', async () => {
     // Given a server whose only route takes 300 ms, and a client keeping its connection alive
     const app = express();
-    app.get('/slow', (_req, res) => void setTimeout(() => res.json({ done: true }), 300));
+    let arrived = false;
+    app.get('/slow', (_req, res) => {
+      arrived = true;
+      setTimeout(() => res.json({ done: true }), 300);
+    });
     const { server, port } = await listen(app, 0, '127.0.0.1', {
       headersTimeoutMs: 15_000,
       requestTimeoutMs: 60_000,
@@ -26,7 +31,8 @@ describe('closeServer', () => {
           .on('error', reject);
       });
     const inFlight = get();
-    await new Promise((resolve) => setTimeout(resolve, 50));
+    // In flight once its handler runs (polled: a fixed 50 ms may not be enough on a loaded machine).
+    await waitUntil(() => arrived, 5000, 'the request at its handler');
 
     // When the server stops
     const began = Date.now();
