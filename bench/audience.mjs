@@ -102,6 +102,21 @@ const rssMiB = (pid) => {
     return undefined;
   }
 };
+/** What a process has read and written so far (/proc/<pid>/io): `rchar`/`wchar` through any file, `write_bytes` to disk. */
+const processIo = (pid) => {
+  try {
+    return Object.fromEntries(
+      readFileSync(`/proc/${pid}/io`, 'utf8')
+        .trim()
+        .split('\n')
+        .map((line) => line.split(': '))
+        .map(([k, v]) => [k, Number(v)]),
+    );
+  } catch {
+    return undefined;
+  }
+};
+const gb = (bytes) => (bytes === undefined ? 'n/a' : bytes < 1e9 ? `${int(bytes / 1e6)} MB` : `${fmt(bytes / 1e9, 1)} GB`);
 const phase = (name) =>
   process.stderr.write(
     `audience: ${name} (load ${loadavg()
@@ -335,6 +350,7 @@ async function measure(o, dataDir, children, wrkVersion) {
       });
     });
     system.startMs = performance.now() - started;
+    system.io = processIo(child.pid);
     child.once('exit', (code, signal) => {
       if (!system.stopping)
         process.stderr.write(`audience: ${name}: the system exited (${code ?? signal}) while measured: ${stderr.slice(-3000)}\n`);
@@ -858,7 +874,7 @@ async function measure(o, dataDir, children, wrkVersion) {
   row(
     `start with no saved state (the first start after seeding: read models built from ${int(seeded.events)} events; spawn to "gateway on")`,
     '—',
-    `**${fmt(first.startMs / 1000, 1)} s** (RSS ${fmt(first.rss, 0)} MiB just after, ${fmt(rssAfterPause, 0)} after the ${o.pause} s pause, peak ${fmt(peakFirst, 0)})`,
+    `**${fmt(first.startMs / 1000, 1)} s** (RSS ${fmt(first.rss, 0)} MiB just after, ${fmt(rssAfterPause, 0)} after the ${o.pause} s pause, peak ${fmt(peakFirst, 0)}; the process wrote ${gb(first.io?.write_bytes)} to disk and read ${gb(first.io?.rchar)} through its files, ${int(first.io?.write_bytes / seeded.events)} bytes written an event)`,
     '—',
     '—',
     `< ${fmt(rebuildTarget, rebuildTarget < 10 ? 1 : 0)} s${totalEntries === 10_000_000 ? '' : ' (90 s at 10,000,000, as much per entry)'}`,
@@ -867,7 +883,7 @@ async function measure(o, dataDir, children, wrkVersion) {
   row(
     `start after a clean stop (the stop took ${fmt(stopMs / 1000, 1)} s)`,
     '—',
-    `**${fmt(second.startMs / 1000, 2)} s**`,
+    `**${fmt(second.startMs / 1000, 2)} s** (read ${gb(second.io?.rchar)}, wrote ${gb(second.io?.wchar)} through its files)`,
     '—',
     '—',
     '< 1 s',
