@@ -816,9 +816,12 @@ class SqliteCollection<T extends Document> implements Collection<T> {
     const single = fields.length === 1 ? fields[0] : undefined;
     type Row = { [F in K]: T[F] | null };
     return async (values, limit = -1) => {
-      if (db !== this.store.database || columnsAt !== this.columnsAdded) {
-        if (columnsAt !== this.columnsAdded) translated = translate();
+      if (columnsAt !== this.columnsAdded) {
+        translated = translate();
         columnsAt = this.columnsAdded;
+        db = null;
+      }
+      if (db !== this.store.database) {
         db = this.store.database;
         statement = single === undefined ? db.prepare(translated.sql).raw() : db.prepare(translated.sql).pluck();
       }
