@@ -115,6 +115,9 @@ export class Projector {
         lost: (lost) => {
           for (const segment of lost) this.active.delete(segment);
           this.options.logger?.warn({ projection: this.projection.name, segments: lost }, 'segments no longer held');
+          // Followed anew for the segments still held: the store (PostgreSQL) then no longer reads the others' events
+          // for this replica to skip. The first replica of a deployment held every segment and read every event.
+          void this.resubscribe();
         },
         renewed: () => this.advanceIdleSegments(),
       });

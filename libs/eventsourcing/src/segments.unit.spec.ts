@@ -100,6 +100,36 @@ describe('projection segments shared among replicas', () => {
     await a.stop();
   });
 
+  it('asks the store only for the segments it still holds once it gives some up to a replica that started later', async () => {
+    // Given replica a alone, holding every segment
+    const d = deployment();
+    const asked: Array<number[] | undefined> = [];
+    const follow = d.store.subscribeBatches.bind(d.store);
+    jest.spyOn(d.store, 'subscribeBatches').mockImplementation((options, handler) => {
+      asked.push(options.segments?.ids.slice().sort());
+      return follow(options, handler);
+    });
+    const a = d.replica('a');
+    await a.start();
+    expect(asked.at(-1)).toEqual([0, 1, 2, 3]);
+
+    // When b starts and a gives it half
+    const b = d.replica('b');
+    await b.start();
+    await waitUntil(async () => (await d.held('a')).length === COUNT / 2, 5000, 'a down to its fair share');
+
+    // Then a's subscription follows its own segments only (the store reads no other's), and every event is applied once
+    await waitUntil(async () => asked.filter((ids) => ids?.length === COUNT / 2).length >= 2, 5000, 'both follow their half');
+    expect(asked.slice(-2).flat().sort()).toEqual([0, 1, 2, 3]);
+    await d.write(20);
+    await waitUntil(() => d.applied.length >= 20, 5000, 'every event applied');
+    await a.caughtUp();
+    await b.caughtUp();
+    expect(d.applied).toHaveLength(20);
+    await a.stop();
+    await b.stop();
+  });
+
   it('waits for a write on a segment another replica holds (read your writes by the stored checkpoint)', async () => {
     const { d, a, b } = await twoReplicas();
     const ofB = new Set(await d.held('b'));
