@@ -4,6 +4,10 @@ import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge } from '@udp/telemetry';
 import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from './port';
 
+/** A `latest` group's fetch: held by the broker until this much is new or this long has passed (live sync's delay). */
+const LATEST_FETCH_WAIT_MS = 100;
+const LATEST_FETCH_MIN_BYTES = 64 * 1024;
+
 export interface KafkaBusOptions {
   /**
    * How long the group coordinator waits for a consumer's heartbeat before it declares the member dead and
@@ -124,6 +128,10 @@ export class KafkaBus implements Bus {
         // How long the broker holds a fetch when nothing is new (kafkajs default 5 s). A stop waits for the fetch under
         // way, so every process's stop waited 5 s per consumer; an idle consumer now asks once a second.
         maxWaitTimeInMs: 1000,
+        // A group that follows every change of every user (`latest`: a gateway's live sync) takes them 100 ms at a time:
+        // answered at the first byte, each fetch carried one or two messages, and kafkajs's fetch, decode and commit
+        // per fetch cost the gateway more CPU per write than the write's own request (bench/distributed.mjs --profile).
+        ...(options.from === 'latest' && { maxWaitTimeInMs: LATEST_FETCH_WAIT_MS, minBytes: LATEST_FETCH_MIN_BYTES }),
         retry: {
           // kafkajs's own back-off (doubling, with jitter by its default randomisation factor), not libs/retry: it
           // retries inside the client (reconnects, a failing handler's batch), where our code has no loop to pace.
