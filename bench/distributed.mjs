@@ -42,6 +42,8 @@ const detailed = process.argv.includes('--by-collection');
 // --every-rate: each rate offered even after one missed the p99 (throughput past the limit, for an A/B on a busy machine).
 const everyRate = process.argv.includes('--every-rate');
 const direct = process.argv.includes('--direct');
+// --profile=DIR: each app process writes a V8 CPU profile there when it stops (node --cpu-prof), named by app.
+const PROFILE_DIR = arg('profile', '');
 // --store=file (one event store file and the MongoDB-wire store) or --store=postgres (POSTGRES_URL for both).
 const STORE = arg('store', 'file');
 if (!['file', 'postgres'].includes(STORE)) throw new Error(`--store=${STORE}: file or postgres`);
@@ -111,14 +113,23 @@ async function countingProxy(target) {
  * text instead (its first 70 characters, whitespace collapsed: the first Parse or Bind of the round trip, a Bind
  * named by the Parse that made its statement on that connection).
  */
+/** The start of the PostgreSQL event store's feed statement (libs/eventstore/src/postgres.ts, `feedQuery`). */
+const FEED_STATEMENT = 'SELECT b.blocked, w.*';
+
 async function pgCountingProxy(target) {
   const counts = new Map();
+  // Events the feed handed this replica (rows of the feed's statement, an empty page's one row of nulls left out), and
+  // history entries its projection wrote (the row counts of its upserts' CommandComplete).
+  let feedRows = 0;
+  let entryRows = 0;
   const server = createServer((client) => {
     const upstream = connect(target.port, target.host);
     let pending = Buffer.alloc(0);
     let untyped = true;
     const named = new Map();
     let label = null;
+    // Per round trip in flight, in order, its statement (answered in order, each answer ending with ReadyForQuery).
+    const inFlight = [];
     const cstrings = (from, n) => {
       const out = [];
       for (let at = from; out.length < n;) {
@@ -145,21 +156,39 @@ async function pgCountingProxy(target) {
         const length = pending.readInt32BE(1) + 1;
         if (pending.length < length) break;
         const type = String.fromCharCode(pending[0]);
-        if (detailed && type === 'P') {
+        if (type === 'P') {
           const [name, sql] = cstrings(5, 2);
           if (name) named.set(name, short(sql));
           label ??= short(sql);
-        } else if (detailed && type === 'B') label ??= named.get(cstrings(5, 2)[1]) ?? 'bind';
+        } else if (type === 'B') label ??= named.get(cstrings(5, 2)[1]) ?? 'bind';
         if (type === 'Q' || type === 'S') {
           const key = detailed ? (type === 'Q' ? short(cstrings(5, 1)[0]) : (label ?? 'sync')) : type;
           counts.set(key, (counts.get(key) ?? 0) + 1);
+          inFlight.push(type === 'S' ? label : null);
           label = null;
         }
         pending = pending.subarray(length);
       }
       upstream.write(chunk);
     });
-    upstream.on('data', (chunk) => client.write(chunk));
+    let answer = Buffer.alloc(0);
+    upstream.on('data', (chunk) => {
+      client.write(chunk);
+      answer = answer.length ? Buffer.concat([answer, chunk]) : chunk;
+      while (answer.length >= 5) {
+        const length = answer.readInt32BE(1) + 1;
+        if (answer.length < length) break;
+        const type = answer[0];
+        const statement = inFlight[0] ?? '';
+        // DataRow: column count, then each column's length (-1: null); the feed's second column is null on an empty page.
+        if (type === 0x44 && statement.startsWith(FEED_STATEMENT)) {
+          if (answer.readInt16BE(5) > 1 && answer.readInt32BE(11 + answer.readInt32BE(7)) !== -1) feedRows++;
+        } else if (type === 0x43 && statement.startsWith('INSERT INTO') && statement.includes('"history_entries"')) {
+          entryRows += Number(/ (\d+)\0/.exec(answer.toString('latin1', 5, length))?.[1] ?? 0); // CommandComplete `INSERT 0 n`
+        } else if (type === 0x5a) inFlight.shift(); // ReadyForQuery: that round trip is answered
+        answer = answer.subarray(length);
+      }
+    });
     closedTogether(client, upstream);
   });
   const port = await listening(server);
@@ -169,6 +198,13 @@ async function pgCountingProxy(target) {
       const snapshot = Object.fromEntries(counts);
       counts.clear();
       return snapshot;
+    },
+    /** Events read from the feed and entries written since the last call. */
+    takeRows() {
+      const rows = { feed: feedRows, entries: entryRows };
+      feedRows = 0;
+      entryRows = 0;
+      return rows;
     },
   };
 }
@@ -236,6 +272,13 @@ function listenerPid(port) {
   return match ? Number(match[1]) : null;
 }
 
+/** Items by key (Map.groupBy, which Node 20 lacks). */
+function groupBy(items, key) {
+  const groups = new Map();
+  for (const item of items) groups.set(key(item), [...(groups.get(key(item)) ?? []), item]);
+  return groups;
+}
+
 async function freePort() {
   const server = createServer();
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -250,7 +293,8 @@ async function freePort() {
  */
 async function startApp(name, app, env, readyPath) {
   const port = await freePort();
-  const child = spawn(process.execPath, [join(dist, 'apps', app, 'main.js')], {
+  const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${app}-${port}.cpuprofile`] : [];
+  const child = spawn(process.execPath, [...profile, join(dist, 'apps', app, 'main.js')], {
     env: { ...process.env, ...env, PORT: String(port), HOST: '127.0.0.1', LOG_LEVEL: 'warn' },
     stdio: ['ignore', 'ignore', 'inherit'],
   });
@@ -284,7 +328,7 @@ async function readModelsOf(prefix, postgresUrl) {
     return {
       entries: () => db.collection('history_entries').estimatedDocumentCount(),
       segmentOwners: async () =>
-        (await db.collection('projection_segments').find({ group: 'history-entries', kind: 'segment' }).toArray()).map((d) => d.owner),
+        (await db.collection('projection_segments').find({ kind: 'segment' }).toArray()).map((d) => ({ group: d.group, owner: d.owner })),
       countItems: (ids) => db.collection('history_entries').countDocuments({ item_id: { $in: ids } }),
       close: () => mongo.close(),
     };
@@ -299,11 +343,10 @@ async function readModelsOf(prefix, postgresUrl) {
     entries: async () => Number((await query(`SELECT count(*) AS n FROM ${table('history_entries')}`)).rows[0]?.n ?? 0),
     segmentOwners: async () =>
       (
-        await query(`SELECT doc->>'owner' AS owner FROM ${table('projection_segments')} WHERE doc->>'group' = $1 AND doc->>'kind' = $2`, [
-          'history-entries',
+        await query(`SELECT doc->>'group' AS group, doc->>'owner' AS owner FROM ${table('projection_segments')} WHERE doc->>'kind' = $1`, [
           'segment',
         ])
-      ).rows.map((r) => r.owner),
+      ).rows,
     countItems: async (ids) =>
       Number(
         (await query(`SELECT count(*) AS n FROM ${table('history_entries')} WHERE doc->>'item_id' = ANY($1::text[])`, [ids])).rows[0]?.n ??
@@ -437,9 +480,10 @@ async function run(replicaCount) {
       READMODELS === 'apart' ? await database(`postgres://postgres@127.0.0.1:${process.env.POSTGRES_PORT}/postgres`) : postgresUrl;
   }
   /** `url` reached through a new counting proxy (counted with the replica's). */
-  const proxied = async (url) => {
+  const proxied = async (url, replica) => {
     const parsed = new URL(url);
     const proxy = await pgCountingProxy({ host: parsed.hostname, port: Number(parsed.port) });
+    proxy.replica = replica;
     proxies.push(proxy);
     parsed.host = `127.0.0.1:${proxy.port}`;
     return parsed.href;
@@ -448,8 +492,8 @@ async function run(replicaCount) {
   const replicas = [];
   for (let i = 0; i < replicaCount; i++) {
     if (STORE === 'postgres') {
-      const events = await proxied(postgresUrl);
-      const readModels = READMODELS === 'apart' ? await proxied(readModelsUrl) : events;
+      const events = await proxied(postgresUrl, i);
+      const readModels = READMODELS === 'apart' ? await proxied(readModelsUrl, i) : events;
       replicas.push(await startReplica(settings, { EVENTSTORE_URL: events, READMODEL_URL: readModels }, i));
     } else {
       const proxy = await countingProxy({ host: target.hostname, port: Number(target.port) });
@@ -476,8 +520,17 @@ async function run(replicaCount) {
   // Segments shared: each replica holds its share before the load starts.
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    const held = await readModels.segmentOwners();
-    if (held.length && new Set(held.filter(Boolean)).size === replicaCount && held.every(Boolean)) break;
+    // Every group's segments held, each replica holding its fair share of each (the projection's and the publisher's).
+    const claims = await readModels.segmentOwners();
+    const groups = groupBy(claims, (c) => c.group);
+    const balanced = [...groups.values()].every((held) => {
+      const byOwner = groupBy(
+        held.filter((c) => c.owner),
+        (c) => c.owner,
+      );
+      return byOwner.size === replicaCount && [...byOwner.values()].every((mine) => mine.length >= Math.floor(held.length / replicaCount));
+    });
+    if (groups.size > 0 && claims.every((c) => c.owner) && balanced) break;
     await new Promise((resolve) => setTimeout(resolve, 250));
   }
   // Through the gateway: its connections to history-svc shared round robin over the replicas, a token per user.
@@ -521,7 +574,10 @@ async function run(replicaCount) {
   };
   const results = [];
   for (const rate of RATES) {
-    for (const p of proxies) p.take();
+    for (const p of proxies) {
+      p.take();
+      p.takeRows?.();
+    }
     const entriesBefore = await readModels.entries();
     const publishedBefore = published;
     const acknowledgedBefore = state.acknowledged;
@@ -564,6 +620,17 @@ async function run(replicaCount) {
     const commands = {};
     for (const p of proxies) for (const [name, n] of Object.entries(p.take())) commands[name] = (commands[name] ?? 0) + n;
     const roundTrips = Object.values(commands).reduce((a, b) => a + b, 0);
+    // PostgreSQL: the events each replica's feeds read, and the entries written, per event stored (each replica
+    // follows the events with two subscriptions, its projection and its change publisher, of its segments only).
+    const rows = replicas.map(() => ({ feed: 0, entries: 0 }));
+    for (const p of proxies.filter((p) => p.takeRows)) {
+      const { feed, entries } = p.takeRows();
+      rows[p.replica].feed += feed;
+      rows[p.replica].entries += entries;
+    }
+    const perEvent = (n) => +(n / Math.max(1, written)).toFixed(2);
+    const readPerEvent = STORE === 'postgres' ? rows.map((r) => perEvent(r.feed)) : undefined;
+    const appliedPerEvent = STORE === 'postgres' ? perEvent(rows.reduce((sum, r) => sum + r.entries, 0)) : undefined;
     lags.sort((a, b) => a - b);
     const lagP99 = percentile(lags, 99);
     const result = {
@@ -576,6 +643,7 @@ async function run(replicaCount) {
       storeRoundTripsPerEvent: +(roundTrips / Math.max(1, applied)).toFixed(2),
       byCommand: Object.fromEntries(Object.entries(commands).map(([k, v]) => [k, +(v / Math.max(1, applied)).toFixed(2)])),
       publishedPerChange: +((published - publishedBefore) / Math.max(1, written)).toFixed(3),
+      ...(readPerEvent && { feedReadPerEvent: readPerEvent, appliedPerEvent }),
       lagP99Events: lagP99,
       lagP99Seconds: +(lagP99 / Math.max(1, load.perSecond)).toFixed(2),
       drainSeconds,
@@ -587,6 +655,7 @@ async function run(replicaCount) {
       `replicas=${replicaCount} via=${result.via} offered=${rate}/s done=${load.perSecond.toFixed(0)}/s failed=${load.failed} p50=${load.p50.toFixed(0)}ms ` +
         `p99=${load.p99.toFixed(0)}ms lag_p99=${lagP99} events (~${result.lagP99Seconds} s) drain=${drainSeconds}s ` +
         `store_rt/event=${result.storeRoundTripsPerEvent} ${JSON.stringify(result.byCommand)} published/change=${result.publishedPerChange} ` +
+        (readPerEvent ? `feed_read/event=${readPerEvent.join(',')} applied/event=${appliedPerEvent} ` : '') +
         `cpu_us/write=${JSON.stringify(cpu)} load=${result.load}`,
     );
     if (!everyRate && (load.failed > 0 || load.p99 >= P99_LIMIT_MS || applied < written)) break;
@@ -614,7 +683,9 @@ async function run(replicaCount) {
     `[distributed] store=${STORE}${READMODELS === 'apart' ? ' readmodels=apart' : ''} replicas=${replicaCount} writes_per_s=${figure(line?.perSecond)} p99_ms=${figure(line?.p99)} ` +
       // The lag is sampled as acknowledged writes not yet in the read model: in ms at the rate written.
       `lag_p99_ms=${figure(line ? line.lagP99Seconds * 1000 : undefined)} round_trips_per_event=${figure(line?.storeRoundTripsPerEvent, 2)} ` +
-      `gateway_cpu_us_per_write=${figure(line?.cpuMicrosPerWrite.gateway)} lost=${lost}` +
+      `gateway_cpu_us_per_write=${figure(line?.cpuMicrosPerWrite.gateway)} ` +
+      (line?.feedReadPerEvent ? `feed_read_per_event=${line.feedReadPerEvent.join(',')} applied_per_event=${line.appliedPerEvent} ` : '') +
+      `published_per_change=${figure(line?.publishedPerChange, 2)} lost=${lost}` +
       (sustained ? '' : ' (no rate sustained: the last offered)'),
   );
   return results;
