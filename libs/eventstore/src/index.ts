@@ -7,4 +7,5 @@ export { LastWriteFailure } from './write-failure';
 export { workerEntry } from './worker-entry';
 export { streamKey } from './sqlite-schema';
 export { PostgresEventStore, type PostgresEventStoreOptions, segmentHash, segmentKeyOf } from './postgres';
+export { BatchedReads } from './batched-reads';
 export { SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs, type PostgresPoolOptions } from './postgres-pool';

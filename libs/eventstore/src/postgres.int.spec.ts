@@ -306,6 +306,23 @@ if (!url) {
       90_000,
     );
 
+    it('reads streams asked for at once together, each answered as it would be alone (missing, empty from a revision, whole)', async () => {
+      const store = open();
+      const streams = Array.from({ length: 12 }, (_, i) => unique(`together${i}-`));
+      for (const [i, streamId] of streams.entries())
+        if (i % 3 !== 0) await store.appendToStream(streamId, [event('A', { i }), event('B', { i })], { expectedRevision: 'no_stream' });
+      const asked = streams.map((streamId, i) => ({ streamId, fromRevision: i % 2 }));
+      const round = (stream: { streamId: string; fromRevision: number }) =>
+        store.readStream(stream.streamId, { fromRevision: stream.fromRevision });
+      const together = await Promise.all(asked.map(round));
+      const alone: Awaited<ReturnType<typeof round>>[] = [];
+      for (const stream of asked) alone.push(await round(stream));
+      expect(together).toEqual(alone);
+      expect(together.map((r) => r.revision)).toEqual(streams.map((_, i) => (i % 3 === 0 ? -1 : 1)));
+      expect(together[1].events.map((e) => e.data)).toEqual([{ i: 1 }]);
+      expect(together[2].events.map((e) => e.type)).toEqual(['A', 'B']);
+    });
+
     it('answers StoreUnavailableError, and ping false, when the server cannot be reached', async () => {
       const store = new PostgresEventStore('postgres://postgres@127.0.0.1:1/none');
       await expect(store.appendToStream(unique('down'), [event('A')], { expectedRevision: 'any' })).rejects.toMatchObject({

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Client, Pool, QueryConfig } from 'pg';
 import { SchemaOnce, inTransaction, postgresPool, unavailableAs } from './postgres-pool';
+import { BatchedReads } from './batched-reads';
 import { backoffDelayMs } from '@udp/retry';
 import { PollingSubscription } from './polling-subscription';
 import { prefixSuccessor } from './prefix-range';
@@ -156,6 +157,13 @@ const READ_STREAM = `SELECT s.revision AS stream_revision, ${EVENT_COLUMNS('e')}
   FROM udp_streams AS s LEFT JOIN udp_events AS e ON e.stream_id = s.stream_id AND e.revision >= $2
   WHERE s.stream_id = $1 ORDER BY e.revision`;
 
+/** Several streams read in one statement (`BatchedReads`): `$1` their ids, `$2` each one's first revision; `i` says whose. */
+const READ_STREAMS = `SELECT q.i, s.revision AS stream_revision, ${EVENT_COLUMNS('e')}
+  FROM unnest($1::text[], $2::bigint[]) WITH ORDINALITY AS q(stream_id, from_revision, i)
+  JOIN udp_streams AS s ON s.stream_id = q.stream_id
+  LEFT JOIN udp_events AS e ON e.stream_id = s.stream_id AND e.revision >= q.from_revision
+  ORDER BY q.i, e.revision`;
+
 const APPEND = 'SELECT r_outcome, r_revision, r_transaction_id, r_positions FROM udp_append($1, $2, $3, $4, $5, $6, $7, $8, $9)';
 
 /** Events of a stream deleted per transaction, from its oldest: each short, so it holds the feed's frontier briefly. */
@@ -213,13 +221,29 @@ export class PostgresEventStore implements EventStore {
     }
   }
 
-  async readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
-    const rows = await this.query<EventRow & { stream_revision: string }>({ name: 'udp_read_stream', text: READ_STREAM }, [
-      streamId,
-      options.fromRevision ?? 0,
+  /** Every write reads its stream first: reads that pile up under load go together (one round trip for many). */
+  private readonly streamReads = new BatchedReads<StreamToRead, StreamRead>((streams) => this.readStreams(streams));
+
+  readStream(streamId: string, options: ReadStreamOptions = {}): Promise<StreamRead> {
+    return this.streamReads.read({ streamId, fromRevision: options.fromRevision ?? 0 });
+  }
+
+  private async readStreams(streams: StreamToRead[]): Promise<StreamRead[]> {
+    if (streams.length === 1) {
+      const [{ streamId, fromRevision }] = streams;
+      const rows = await this.query<EventRow & { stream_revision: string }>({ name: 'udp_read_stream', text: READ_STREAM }, [
+        streamId,
+        fromRevision,
+      ]);
+      return [streamReadOf(rows)];
+    }
+    const rows = await this.query<EventRow & { stream_revision: string; i: string }>({ name: 'udp_read_streams', text: READ_STREAMS }, [
+      streams.map((s) => s.streamId),
+      streams.map((s) => s.fromRevision),
     ]);
-    if (rows.length === 0) return { revision: -1, events: [] };
-    return { revision: Number(rows[0].stream_revision), events: rows.filter((r) => r.position !== null).map(toRecorded) };
+    const byStream = streams.map(() => [] as typeof rows);
+    for (const row of rows) byStream[Number(row.i) - 1].push(row);
+    return byStream.map(streamReadOf);
   }
 
   appendToStream(streamId: string, events: EventToAppend[], options: AppendOptions): Promise<AppendResult> {
@@ -538,6 +562,17 @@ export class PostgresEventStore implements EventStore {
     await this.schema.settled();
     await this.pool.end();
   }
+}
+
+interface StreamToRead {
+  streamId: string;
+  fromRevision: number;
+}
+
+/** A stream's rows (none: no stream; one of nulls: a stream with no event from the revision asked). */
+function streamReadOf(rows: Array<EventRow & { stream_revision: string }>): StreamRead {
+  if (rows.length === 0) return { revision: -1, events: [] };
+  return { revision: Number(rows[0].stream_revision), events: rows.filter((r) => r.position !== null).map(toRecorded) };
 }
 
 function toRecorded(row: EventRow): RecordedEvent {

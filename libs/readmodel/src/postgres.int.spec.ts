@@ -166,6 +166,15 @@ if (!url) {
       await expect(store.ensureIndex(name, { 'a b': 1 })).rejects.toThrow(/field name/);
     });
 
+    it('reads documents asked for by id at once together, each answered its own (null when absent)', async () => {
+      const entries = store.collection<Entry>(name);
+      const docs = Array.from({ length: 9 }, (_, i) => ({ _id: `e${i}`, userId: `u${i % 2}`, itemId: `i${i}`, date: i, revision: 1 }));
+      await entries.upsertManyIfNewer(docs.filter((_, i) => i % 3 !== 0));
+      const ids = [...docs.map((d) => d._id), 'e1', 'missing'];
+      const together = await Promise.all(ids.map((id) => entries.get(id)));
+      expect(together).toEqual(ids.map((id) => docs.find((d, i) => d._id === id && i % 3 !== 0) ?? null));
+    });
+
     it('answers a server it cannot reach as unavailable (a 503), and ping false', async () => {
       await expect(PostgresReadModelStore.connect('postgres://postgres@127.0.0.1:1/none', schema)).rejects.toBeInstanceOf(
         StoreUnavailableError,

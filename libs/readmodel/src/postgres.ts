@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Pool, QueryConfig, QueryResult } from 'pg';
-import { LastWriteFailure, SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs } from '@udp/eventstore';
+import { BatchedReads, LastWriteFailure, SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs } from '@udp/eventstore';
 import { bindValues, keySql, orderSql, whereSql } from './postgres-filter';
 import { checkFieldName } from './sqlite-filter';
 import type {
@@ -192,6 +192,15 @@ export class PostgresReadModelStore implements ReadModelStore {
     return new PostgresCollection<T>(this, name);
   }
 
+  /** Each collection's reads by id, sent together when they pile up (every write reads its head and its snapshot). */
+  private readonly gets = new Map<string, BatchedReads<string, Document | null>>();
+
+  getsOf(name: string, readAll: (ids: string[]) => Promise<Array<Document | null>>): BatchedReads<string, Document | null> {
+    let gets = this.gets.get(name);
+    if (!gets) this.gets.set(name, (gets = new BatchedReads(readAll)));
+    return gets;
+  }
+
   async ensureIndex(collection: string, keys: Record<string, 1 | -1>): Promise<void> {
     const fields = Object.keys(keys);
     if (fields.length === 0) return;
@@ -307,8 +316,18 @@ class PostgresCollection<T extends Document> implements Collection<T> {
   }
 
   async get(id: string): Promise<T | null> {
-    const rows = await this.read<{ doc: T }>(named(`SELECT doc FROM ${this.table} WHERE id = $1`), [id]);
-    return rows[0]?.doc ?? null;
+    return (await this.store.getsOf(this.name, (ids) => this.getEach(ids)).read(id)) as T | null;
+  }
+
+  /** Each id's document or null, in the ids' order: one round trip. */
+  private async getEach(ids: string[]): Promise<Array<T | null>> {
+    if (ids.length === 1) {
+      const rows = await this.read<{ doc: T }>(named(`SELECT doc FROM ${this.table} WHERE id = $1`), ids);
+      return [rows[0]?.doc ?? null];
+    }
+    const rows = await this.read<{ id: string; doc: T }>(named(`SELECT id, doc FROM ${this.table} WHERE id = ANY($1::text[])`), [ids]);
+    const byId = new Map(rows.map((row) => [row.id, row.doc]));
+    return ids.map((id) => byId.get(id) ?? null);
   }
 
   async getMany(ids: readonly string[]): Promise<T[]> {
