@@ -46,7 +46,9 @@ if (!brokers) {
   const url = (g: Running) => `http://127.0.0.1:${g.port}`;
   const auth = async (user: string) => `Bearer ${await signDevToken(jwtSecret, user)}`;
 
-  const startReplica = async () => {
+  const postgresUrl = process.env.POSTGRES_URL;
+  /** A gateway replica; `shared`: the store the replicas share (tickets, streams, erasure epochs), MongoDB by default. */
+  const startReplica = async (shared: Record<string, string> = mongoUrl ? { MONGO_URL: mongoUrl } : {}) => {
     const gateway = await startGateway({
       ...env,
       HISTORY_SVC_URL: `http://127.0.0.1:${history.port}`,
@@ -55,7 +57,8 @@ if (!brokers) {
       PROFILE_SVC_URL: `http://127.0.0.1:${profile.port}`,
       // The replicas share their redeemed tickets and their count of each user's streams there (the services keep
       // SQLite here).
-      ...(mongoUrl ? { MONGO_URL: mongoUrl, MONGO_DB_PREFIX: ticketsPrefix } : {}),
+      ...shared,
+      MONGO_DB_PREFIX: ticketsPrefix,
       // No test here opens more than two streams of a user but the one about this cap.
       CHANGES_MAX_STREAMS_PER_USER: '2',
     });
@@ -121,6 +124,21 @@ if (!brokers) {
   describe('live sync, distributed (real Kafka, two gateway replicas)', () => {
     it("ends the user's streams at every replica when an erasure is requested on the topic, and no one else's", async () => {
       const [one, two] = await twoReplicas();
+      await erasureAtEveryReplica(one, two);
+    }, 120_000);
+
+    (postgresUrl ? it : it.skip)(
+      'the same with the replicas sharing PostgreSQL (READMODEL_URL) instead of MongoDB',
+      async () => {
+        const shared = { READMODEL_URL: postgresUrl! };
+        const one = await startReplica(shared);
+        const two = await startReplica(shared);
+        await erasureAtEveryReplica(one, two);
+      },
+      120_000,
+    );
+
+    const erasureAtEveryReplica = async (one: Running, two: Running) => {
       const user = `erased-${randomBytes(4).toString('hex')}`;
       const atOne = await openAt(one, user);
       const atTwo = await openAt(two, user);
@@ -158,7 +176,7 @@ if (!brokers) {
         expect(resumed.map((e) => e.event)).toEqual(['erasure']);
       }
       for (const s of [atOne, atTwo, other]) await s.close();
-    }, 120_000);
+    };
 
     it("carries a change written through one replica to the user's stream on the other, and no one else's", async () => {
       const [one, two] = await twoReplicas();

@@ -23,8 +23,8 @@ import {
   type ServiceRoute,
 } from '@udp/gateway-core';
 import { loadCodopsSecrets, loadPersonalisationConfig, personalisationRouter } from '@udp/personalisation';
-import { MongoReadModelStore, SqliteReadModelStore } from '@udp/readmodel';
-import { closeServer, listen, serverLimitsOf } from '@udp/runtime';
+import { SqliteReadModelStore } from '@udp/readmodel';
+import { closeServer, listen, openSharedReadModels, serverLimitsOf } from '@udp/runtime';
 import { createLogger, markPublicEdge, parseTrustedCallers, setTracingOptOut, startTelemetry } from '@udp/telemetry';
 import { gatewayConfigSchema } from './config';
 
@@ -76,9 +76,8 @@ export async function start(
   const ownBus = config.KAFKA_BROKERS ? new KafkaBus(config.KAFKA_BROKERS, SERVICE) : shared.bus ? undefined : new InProcessBus();
   const bus = ownBus ?? shared.bus!;
   const cursors = new CursorCodec(identity.derivedKey('changes-cursor'));
-  const replicasStore = config.MONGO_URL
-    ? await MongoReadModelStore.connect(config.MONGO_URL, `${config.MONGO_DB_PREFIX}_gateway`)
-    : undefined;
+  // The gateway replicas' shared store (READMODEL_URL, else MONGO_URL): live-sync streams, tickets, erasure epochs.
+  const replicasStore = (await openSharedReadModels(config, 'gateway')) ?? undefined;
   // The erasure boundary: held users, and each erased user's epoch, kept where the replicas share them (MongoDB) or in
   // a file of this process's own under DATA_DIR.
   const epochStore = replicasStore ?? (await SqliteReadModelStore.open({ file: resolve(dataDir, 'gateway', 'erasure-epochs.sqlite') }));

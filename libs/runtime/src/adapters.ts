@@ -58,22 +58,9 @@ export async function openAdapters(config: CommonConfig, service: string, shared
       logger: logger?.child({ component: 'read-models' }),
     });
   };
-  // Shared read models (the distributed mode): READMODEL_URL, else MONGO_URL. A service's collections are in a database
-  // (MongoDB) or a schema (PostgreSQL) of its own.
-  const sharedUrl = config.READMODEL_URL ?? config.MONGO_URL;
-  const sharedStore = sharedUrl === undefined ? null : isPostgresUrl(sharedUrl) ? ('postgresql' as const) : ('mongodb' as const);
-  const namespace = `${config.MONGO_DB_PREFIX}_${service.replace(/-/g, '_')}`;
+  const sharedStore = sharedReadModelsKind(config);
   const readModels =
-    sharedStore === 'postgresql'
-      ? // No library instrumentation for pg (libs/telemetry): its calls get the CLIENT spans the embedded stores get.
-        tracedReadModels(
-          await PostgresReadModelStore.connect(sharedUrl!.trim(), namespace, { applicationName: `udp-${service}-readmodels` }),
-          service,
-          'postgresql',
-        )
-      : sharedStore === 'mongodb'
-        ? await MongoReadModelStore.connect(sharedUrl!, namespace)
-        : tracedReadModels(await embedded(), service, sqlite ? 'sqlite' : 'memory');
+    (await openSharedReadModels(config, service)) ?? tracedReadModels(await embedded(), service, sqlite ? 'sqlite' : 'memory');
   const snapshots = config.EVENTSTORE_URL
     ? new ReadModelSnapshotStore(readModels)
     : new SqliteSnapshotStore(join(dataDir, service, 'snapshots.sqlite'));
@@ -107,6 +94,37 @@ export async function openAdapters(config: CommonConfig, service: string, shared
       bus: config.KAFKA_BROKERS ? 'kafka' : 'in-process',
     },
   };
+}
+
+/** Which store holds the shared read models of the distributed mode: READMODEL_URL's, else MONGO_URL's; null embedded. */
+export function sharedReadModelsKind(config: Pick<CommonConfig, 'READMODEL_URL' | 'MONGO_URL'>): 'postgresql' | 'mongodb' | null {
+  const url = config.READMODEL_URL ?? config.MONGO_URL;
+  return url === undefined ? null : isPostgresUrl(url) ? 'postgresql' : 'mongodb';
+}
+
+/**
+ * The distributed mode's shared read models of one service (or the gateway): READMODEL_URL, else MONGO_URL; null
+ * when neither is set. A service's collections are in a database (MongoDB) or a schema (PostgreSQL) of its own.
+ */
+export async function openSharedReadModels(
+  config: Pick<CommonConfig, 'READMODEL_URL' | 'MONGO_URL' | 'MONGO_DB_PREFIX'>,
+  service: string,
+): Promise<ReadModelStore | null> {
+  const url = config.READMODEL_URL ?? config.MONGO_URL;
+  const namespace = `${config.MONGO_DB_PREFIX}_${service.replace(/-/g, '_')}`;
+  switch (sharedReadModelsKind(config)) {
+    case 'postgresql':
+      // No library instrumentation for pg (libs/telemetry): its calls get the CLIENT spans the embedded stores get.
+      return tracedReadModels(
+        await PostgresReadModelStore.connect(url!.trim(), namespace, { applicationName: `udp-${service}-readmodels` }),
+        service,
+        'postgresql',
+      );
+    case 'mongodb':
+      return MongoReadModelStore.connect(url!, namespace);
+    case null:
+      return null;
+  }
 }
 
 export async function closeAdapters(adapters: Adapters, shared: { bus?: Bus } = {}): Promise<void> {
