@@ -7,6 +7,8 @@ import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from
 /** A `latest` group's fetch: held by the broker until this much is new or this long has passed (live sync's delay). */
 const LATEST_FETCH_WAIT_MS = 100;
 const LATEST_FETCH_MIN_BYTES = 64 * 1024;
+/** Times a new topic is asked for before its creation is taken as failed (some 5-7 s with the pauses). */
+const TOPIC_READY_ATTEMPTS = 8;
 
 export interface KafkaBusOptions {
   /**
@@ -78,8 +80,18 @@ export class KafkaBus implements Bus {
   private async ensureTopic(topic: string): Promise<void> {
     if (this.knownTopics.has(topic)) return;
     const admin = await this.connectedAdmin();
-    const existing = await admin.listTopics();
-    if (!existing.includes(topic)) await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        const existing = await admin.listTopics();
+        if (!existing.includes(topic)) await admin.createTopics({ topics: [{ topic, numPartitions: 3 }], waitForLeaders: true });
+        break;
+      } catch (error) {
+        // A topic just made (here or by another process) that the broker does not serve yet: kafkajs's wait for its
+        // leaders gives up on it on a busy broker, the topic being there a moment later. Asked again, a few times.
+        if ((error as { type?: string }).type !== 'UNKNOWN_TOPIC_OR_PARTITION' || attempt >= TOPIC_READY_ATTEMPTS) throw error;
+        await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(attempt, { baseMs: 100, maxMs: 2000 })));
+      }
+    }
     this.knownTopics.add(topic);
   }
 
