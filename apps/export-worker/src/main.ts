@@ -1,9 +1,10 @@
 import { join, resolve } from 'node:path';
 import { fileSecret } from '@udp/auth';
-import { serviceProcess } from '@udp/runtime';
+import { serviceProcess, sharedReadModelsKind } from '@udp/runtime';
 import { createExportWorker } from './app';
 import { fileCheckpoints } from './projections/checkpoints';
 import { exportConfigSchema } from './config';
+import { PostgresExportStorage } from './worker/postgres-storage';
 import { FileExportStorage, GridFsExportStorage, type ExportStorage } from './worker/storage';
 
 /** Wiring only: configuration in, adapters and export storage chosen by it, the worker out on its port. */
@@ -13,12 +14,20 @@ export const start = serviceProcess({
   configSchema: exportConfigSchema,
   create: async ({ adapters, config, logger }) => {
     const dataDir = resolve(config.DATA_DIR);
+    // Where the zips live: beside the shared read models (PostgreSQL or MongoDB's GridFS), else files under DATA_DIR.
+    const shared = sharedReadModelsKind(config);
+    const sharedUrl = (config.READMODEL_URL ?? config.MONGO_URL)!;
+    const namespace = `${config.MONGO_DB_PREFIX}_export_worker`;
     let storage: ExportStorage;
     let closeStorage = async () => undefined as void;
-    if (config.MONGO_URL) {
+    if (shared === 'postgresql') {
+      const postgres = new PostgresExportStorage(sharedUrl.trim(), namespace);
+      storage = postgres;
+      closeStorage = () => postgres.close();
+    } else if (shared === 'mongodb') {
       const { MongoClient } = require('mongodb') as typeof import('mongodb');
-      const client = await MongoClient.connect(config.MONGO_URL, { serverSelectionTimeoutMS: 5000 });
-      storage = new GridFsExportStorage(client.db(`${config.MONGO_DB_PREFIX}_export_worker`));
+      const client = await MongoClient.connect(sharedUrl, { serverSelectionTimeoutMS: 5000 });
+      storage = new GridFsExportStorage(client.db(namespace));
       closeStorage = () => client.close();
     } else {
       storage = new FileExportStorage(join(dataDir, 'exports'));
@@ -34,7 +43,7 @@ export const start = serviceProcess({
         profile: config.PROFILE_SVC_URL,
       },
       // Embedded: statuses are rebuilt in memory, but messages already published must not be sent again.
-      publisherCheckpoints: config.MONGO_URL ? undefined : fileCheckpoints(join(dataDir, 'export-worker', 'publisher-checkpoints.json')),
+      publisherCheckpoints: shared ? undefined : fileCheckpoints(join(dataDir, 'export-worker', 'publisher-checkpoints.json')),
       publicBaseUrl: config.EXPORT_PUBLIC_BASE_URL,
       ttlMs: config.EXPORT_TTL,
       maxLiveExports: config.EXPORT_MAX_PER_USER,
@@ -60,7 +69,7 @@ export const start = serviceProcess({
     };
   },
   describe: (config) => ({
-    storage: config.MONGO_URL ? 'gridfs' : 'files',
+    storage: sharedReadModelsKind(config) === 'postgresql' ? 'postgresql' : sharedReadModelsKind(config) ? 'gridfs' : 'files',
     ttlMs: config.EXPORT_TTL,
     callbackHosts: config.EXPORT_CALLBACK_HOSTS.map((h) => `${h.scheme}://${h.host}:${h.port}`),
     erasureParticipants: config.ERASURE_PARTICIPANTS,

@@ -3,6 +3,7 @@ import type { MongoClient } from 'mongodb';
 import { reportSkipped } from '@udp/test-kit';
 import { storageContract } from './storage.contract';
 import { GridFsExportStorage } from './storage';
+import { PostgresExportStorage } from './postgres-storage';
 
 /** GridFS on a real MongoDB-wire server (FerretDB in CI: tools/servers). */
 const mongoUrl = process.env.MONGO_URL;
@@ -25,6 +26,33 @@ if (!mongoUrl) {
       expect(await db.collection('exports.chunks').countDocuments()).toBe(0);
       await db.dropDatabase();
       await client.close();
+    },
+  );
+}
+
+/** PostgreSQL (READMODEL_URL=postgres://...): the same contract on a real server (tools/servers). */
+const postgresUrl = process.env.POSTGRES_URL;
+if (!postgresUrl) {
+  reportSkipped('export storage contract: postgresql', 'POSTGRES_URL is unset (bash tools/servers/with-servers.sh npm test)');
+} else {
+  let storage: PostgresExportStorage;
+  const schema = `udp_export_storage_it_${randomUUID().slice(0, 8).replace(/-/g, '')}`;
+  storageContract(
+    'postgresql',
+    async () => (storage = new PostgresExportStorage(postgresUrl, schema)),
+    async () => {
+      const { Client } = require('pg') as typeof import('pg');
+      const client = new Client({ connectionString: postgresUrl });
+      await client.connect();
+      try {
+        // Nothing left: no file rows and no chunks (a failed upload's chunks included).
+        const count = async (table: string) => Number((await client.query(`SELECT count(*) AS n FROM "${schema}".${table}`)).rows[0].n);
+        expect([await count('export_files'), await count('export_chunks')]).toEqual([0, 0]);
+        await client.query(`DROP SCHEMA "${schema}" CASCADE`);
+      } finally {
+        await client.end();
+        await storage.close();
+      }
     },
   );
 }

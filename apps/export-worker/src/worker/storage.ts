@@ -13,7 +13,7 @@ import type { Db, GridFSBucket } from 'mongodb';
  * `remove` deletes).
  */
 export interface ExportStorage {
-  readonly kind: 'files' | 'gridfs';
+  readonly kind: 'files' | 'gridfs' | 'postgresql';
   newId(): string;
   write(id: string, source: Readable): Promise<void>;
   open(id: string): Promise<{ stream: Readable; size: number } | null>;
