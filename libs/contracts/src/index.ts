@@ -22,7 +22,6 @@ export { historyApi } from './routes/history';
 export { personalisationApi } from './routes/personalisation';
 export { playlistApi } from './routes/playlists';
 export { preferenceApi } from './routes/preference';
-export { profileApi } from './routes/profile';
 export * from './catalogue';
 export * from './personalisation';
 export { buildAsyncApiDocument, ASYNCAPI_TOPICS } from './asyncapi';

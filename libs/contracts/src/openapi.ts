@@ -10,7 +10,7 @@ import { historyApi } from './routes/history';
 import { personalisationApi } from './routes/personalisation';
 import { playlistApi } from './routes/playlists';
 import { preferenceApi } from './routes/preference';
-import { profileApi } from './routes/profile';
+import { profileApi } from './profile';
 
 /** Every public route, by API area, in the document's order; add an area here with one line. */
 export const PUBLIC_ROUTES: AnyRoute[] = [
