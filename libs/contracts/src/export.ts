@@ -3,6 +3,11 @@ import { z } from './zod';
 import { defineRoute } from './routes/define-route';
 import { commonErrors, empty, json, problem, writeErrors } from './routes/helpers';
 
+/**
+ * The data-management contract (export-worker): the schemas of its requests and answers, then its route table
+ * (`exportApi`). Its stored events: events/export-stream.ts and events/erasure.ts; its bus messages: events/export.ts.
+ */
+
 /** Longest `fileName` accepted (after sanitising). */
 export const EXPORT_FILE_NAME_MAX = 200;
 

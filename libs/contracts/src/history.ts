@@ -3,6 +3,11 @@ import { z } from './zod';
 import { defineRoute } from './routes/define-route';
 import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './routes/helpers';
 
+/**
+ * history-svc's contract: the schemas of its requests and answers, then its route table (`historyApi`).
+ * Its events: events/history.ts.
+ */
+
 /** Limits of the history API (documented in the README). */
 export const HISTORY_LIMITS = {
   defaultPageSize: 100,

@@ -4,6 +4,11 @@ import { defineRoute } from './routes/define-route';
 import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './routes/helpers';
 
 /**
+ * playlist-svc's contract: the schemas of its requests and answers (v2 and v3), then its route table
+ * (`playlistApi`). Its events: events/playlists.ts.
+ */
+
+/**
  * Limits of the playlist API and their defaults. playlist-svc reads the configured values of the first two
  * from PLAYLIST_MAX_PLAYLISTS and PLAYLIST_MAX_BOOKMARKS (docs/playlist-svc.md); the others are fixed.
  */

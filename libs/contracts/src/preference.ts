@@ -3,6 +3,11 @@ import { defineRoute } from './routes/define-route';
 import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './routes/helpers';
 
 /**
+ * preference-svc's contract: the schemas of its requests and answers, then its route table (`preferenceApi`).
+ * Its events: events/preference.ts.
+ */
+
+/**
  * Limits of the preference API and their defaults; preference-svc reads the configured values from
  * PREFERENCE_MAX_DOCUMENT_BYTES, PREFERENCE_MAX_KEY_LENGTH, PREFERENCE_MAX_PATH_DEPTH,
  * PREFERENCE_MAX_JSONPATH_STEPS, PREFERENCE_MAX_JSONPATH_RESULT_BYTES (docs/preference-svc.md). The
