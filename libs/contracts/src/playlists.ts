@@ -1,5 +1,12 @@
 import { EpochMillis, INT32_DIGITS, VISIBLE_NAME_PATTERN, businessId, pathInt32 } from './common';
 import { z } from './zod';
+import { defineRoute } from './routes/define-route';
+import { commonErrors, empty, json, problem, quotaExceeded, writeErrors } from './routes/helpers';
+
+/**
+ * playlist-svc's contract: the schemas of its requests and answers (v2 and v3), then its route table
+ * (`playlistApi`). Its events: events/playlists.ts.
+ */
 
 /**
  * Limits of the playlist API and their defaults. playlist-svc reads the configured values of the first two
@@ -243,3 +250,229 @@ export const DeleteBookmarksQuery = z
   })
   .openapi('DeleteBookmarksQuery', { description: 'neither: delete every bookmark; one or both: delete the bookmarks matching either' });
 export type DeleteBookmarksQuery = z.infer<typeof DeleteBookmarksQuery>;
+
+// ---- routes --------------------------------------------------------------------------------------------------
+
+const notFound = { 404: problem("no such playlist or bookmark (another user's playlists are never found)") };
+const conflict = { 429: problem('the playlists kept changing under concurrent writes; see Retry-After') };
+const limits = {
+  400: problem('invalid input; `errors` names each offending field'),
+  ...quotaExceeded(
+    `by default ${PLAYLIST_LIMITS.maxPlaylists} playlists per user (PLAYLIST_MAX_PLAYLISTS) and ` +
+      `${PLAYLIST_LIMITS.maxBookmarks} bookmarks per playlist (PLAYLIST_MAX_BOOKMARKS)`,
+  ),
+};
+const watchLater = { 409: problem('the watch-later playlist cannot be deleted') };
+const v2 = ['playlist v2'];
+const v3 = ['playlist v3'];
+
+/** playlist-svc: one data set, two API versions (v2 by technical id and `media_id`, v3 by business id and `itemId`). */
+export const playlistApi = {
+  v2: {
+    list: defineRoute({
+      operationId: 'listPlaylistsV2',
+      method: 'get',
+      path: '/api/playlist/v2',
+      tags: v2,
+      summary: 'List the playlists (metadata), the system playlist first',
+      request: { query: PlaylistsV2Query },
+      responses: { 200: json(RetrievedPlaylists, 'the playlists'), ...commonErrors },
+    }),
+    create: defineRoute({
+      operationId: 'createPlaylistV2',
+      method: 'post',
+      path: '/api/playlist/v2',
+      tags: v2,
+      summary: 'Create an empty playlist',
+      description: 'With `system: true` nothing is created: the answer is the system (watch-later) playlist, with 200.',
+      request: { body: NewPlaylist },
+      responses: {
+        201: json(PlaylistMetaData, 'created'),
+        200: json(PlaylistMetaData, 'the system playlist'),
+        ...writeErrors,
+        ...limits,
+        ...conflict,
+      },
+    }),
+    deleteAll: defineRoute({
+      operationId: 'deleteAllPlaylistsV2',
+      method: 'delete',
+      path: '/api/playlist/v2',
+      tags: v2,
+      summary: 'Delete every playlist except the system (watch-later) playlist',
+      responses: { 204: empty('deleted'), ...commonErrors, ...conflict },
+    }),
+    createWithBookmark: defineRoute({
+      operationId: 'createPlaylistWithBookmarkV2',
+      method: 'post',
+      path: '/api/playlist/v2/new/bookmarks',
+      tags: v2,
+      summary: 'Create a playlist holding one media',
+      request: { body: NewPlaylistWithContent },
+      responses: { 201: json(BookmarksIds, 'the new playlist and bookmark'), ...writeErrors, ...limits, ...conflict },
+    }),
+    read: defineRoute({
+      operationId: 'getPlaylistV2',
+      method: 'get',
+      path: '/api/playlist/v2/{playlistId}/bookmarks',
+      tags: v2,
+      summary: 'A playlist with its bookmarks',
+      request: { params: PlaylistIdParam },
+      responses: { 200: json(FullPlaylist, 'the playlist'), ...commonErrors, ...notFound },
+    }),
+    addBookmark: defineRoute({
+      operationId: 'addBookmarkV2',
+      method: 'post',
+      path: '/api/playlist/v2/{playlistId}/bookmarks',
+      tags: v2,
+      summary: 'Add a media (one bookmark per media: adding again answers the existing one)',
+      request: { params: PlaylistIdParam, body: NewMediaForPlaylistV2 },
+      responses: {
+        201: json(Bookmark, 'added'),
+        200: json(Bookmark, 'already in the playlist'),
+        ...writeErrors,
+        ...limits,
+        ...notFound,
+        ...conflict,
+      },
+    }),
+    deleteBookmarks: defineRoute({
+      operationId: 'deleteBookmarksV2',
+      method: 'delete',
+      path: '/api/playlist/v2/{playlistId}/bookmarks',
+      tags: v2,
+      summary: 'Delete every bookmark of a playlist',
+      request: { params: PlaylistIdParam },
+      responses: { 204: empty('emptied'), ...commonErrors, ...notFound, ...conflict },
+    }),
+    deleteBookmark: defineRoute({
+      operationId: 'deleteBookmarkV2',
+      method: 'delete',
+      path: '/api/playlist/v2/{playlistId}/bookmarks/{bookmarks_id}',
+      tags: v2,
+      summary: 'Delete one bookmark',
+      request: { params: PlaylistIdParam.merge(BookmarkIdParamV2) },
+      responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
+    }),
+    delete: defineRoute({
+      operationId: 'deletePlaylistV2',
+      method: 'delete',
+      path: '/api/playlist/v2/{playlist_id}',
+      tags: v2,
+      summary: 'Delete a playlist',
+      request: { params: PlaylistIdParamOfDelete },
+      responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...watchLater, ...conflict },
+    }),
+  },
+  v3: {
+    list: defineRoute({
+      operationId: 'listPlaylistsV3',
+      method: 'get',
+      path: '/api/playlist/v3',
+      tags: v3,
+      summary: 'List the playlists (metadata), watch later first',
+      responses: { 200: json(RetrievedPlaylistsV3, 'the playlists'), ...commonErrors },
+    }),
+    deleteAll: defineRoute({
+      operationId: 'deleteAllPlaylistsV3',
+      method: 'delete',
+      path: '/api/playlist/v3',
+      tags: v3,
+      summary: 'Delete every playlist except watch later',
+      responses: { 204: empty('deleted'), ...commonErrors, ...conflict },
+    }),
+    createWithBookmark: defineRoute({
+      operationId: 'createPlaylistWithBookmarkV3',
+      method: 'post',
+      path: '/api/playlist/v3/new/bookmarks',
+      tags: v3,
+      summary: 'Create a playlist holding one item',
+      description: 'When a playlist with that business id exists, it takes the name and the item is added to it (idempotent).',
+      request: { body: NewPlaylistWithContentV3 },
+      responses: {
+        201: json(BookmarkV3, 'created'),
+        200: json(BookmarkV3, 'playlist and item were there already'),
+        ...writeErrors,
+        ...limits,
+        ...conflict,
+      },
+    }),
+    read: defineRoute({
+      operationId: 'getPlaylistV3',
+      method: 'get',
+      path: '/api/playlist/v3/{playlistBusinessId}',
+      tags: v3,
+      summary: 'A playlist with its bookmarks',
+      request: { params: PlaylistBusinessIdParam },
+      responses: { 200: json(FullPlaylistV3, 'the playlist'), ...commonErrors, ...notFound },
+    }),
+    save: defineRoute({
+      operationId: 'savePlaylistV3',
+      method: 'post',
+      path: '/api/playlist/v3/{playlistBusinessId}',
+      tags: v3,
+      summary: 'Create an empty playlist, or rename an existing one',
+      request: { params: PlaylistBusinessIdParam, body: PlaylistAttributesV3 },
+      responses: {
+        201: json(PlaylistMetaDataV3, 'created'),
+        200: json(PlaylistMetaDataV3, 'updated'),
+        ...writeErrors,
+        ...limits,
+        ...conflict,
+      },
+    }),
+    delete: defineRoute({
+      operationId: 'deletePlaylistV3',
+      method: 'delete',
+      path: '/api/playlist/v3/{playlistBusinessId}',
+      tags: v3,
+      summary: 'Delete a playlist',
+      request: { params: PlaylistBusinessIdParam },
+      responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...watchLater, ...conflict },
+    }),
+    addBookmark: defineRoute({
+      operationId: 'addBookmarkV3',
+      method: 'post',
+      path: '/api/playlist/v3/{playlistBusinessId}/bookmarks',
+      tags: v3,
+      summary: 'Add an item (one bookmark per item: adding again answers the existing one)',
+      request: { params: PlaylistBusinessIdParam, body: NewMediaForPlaylistV3 },
+      responses: {
+        201: json(BookmarkV3, 'added'),
+        200: json(BookmarkV3, 'already in the playlist'),
+        ...writeErrors,
+        ...limits,
+        ...notFound,
+        ...conflict,
+      },
+    }),
+    addBookmarks: defineRoute({
+      operationId: 'addBookmarksV3',
+      method: 'put',
+      path: '/api/playlist/v3/{playlistBusinessId}/bookmarks',
+      tags: v3,
+      summary: 'Add several items at once (all or none)',
+      description: 'Answers the bookmark of each entry, in the order sent; items already in the playlist keep their bookmark.',
+      request: { params: PlaylistBusinessIdParam, body: NewMediaForPlaylistV3List },
+      responses: { 200: json(z.array(BookmarkV3), 'the bookmarks of the items sent'), ...writeErrors, ...limits, ...notFound, ...conflict },
+    }),
+    deleteBookmarks: defineRoute({
+      operationId: 'deleteBookmarksV3',
+      method: 'delete',
+      path: '/api/playlist/v3/{playlistBusinessId}/bookmarks',
+      tags: v3,
+      summary: 'Delete every bookmark, or those named by ids and/or mediaIds',
+      request: { params: PlaylistBusinessIdParam, query: DeleteBookmarksQuery },
+      responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
+    }),
+    deleteBookmark: defineRoute({
+      operationId: 'deleteBookmarkV3',
+      method: 'delete',
+      path: '/api/playlist/v3/{playlistBusinessId}/bookmarks/{bookmarkId}',
+      tags: v3,
+      summary: 'Delete one bookmark',
+      request: { params: PlaylistBusinessIdParam.merge(BookmarkIdParamV3) },
+      responses: { 204: empty('deleted'), ...commonErrors, ...notFound, ...conflict },
+    }),
+  },
+};

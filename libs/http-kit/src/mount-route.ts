@@ -41,7 +41,7 @@ export function expressPath(route: Pick<Route, 'path' | 'restParam'>): string {
 }
 
 /**
- * Mounts one route of a contracts table (libs/contracts/src/routes): the path and method come from the table,
+ * Mounts one route of a contracts table (each service's contract file in libs/contracts/src): the path and method come from the table,
  * path parameters, query and body are validated with its schemas (a failure is the usual 400 problem, or 404 for a
  * route whose malformed path names no resource), then the handler gets them typed. Headers are not validated here.
  */

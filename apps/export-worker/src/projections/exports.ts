@@ -2,6 +2,7 @@ import type { ExportStatus } from '@udp/contracts';
 import { type EventAt, type Projection, documentProjection } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
 import { type ExportEvent, exportStreams } from '../domain/aggregate';
+import type { ExportPhase } from '../domain/decider';
 
 /** One document per export (by key), deleted ones kept as `deleted` so a replayed event cannot bring them back. */
 export interface ExportRow {
@@ -9,14 +10,14 @@ export interface ExportRow {
   userId: string;
   fileName: string;
   callbackUrl?: string;
-  status: 'pending' | 'ready' | 'failed' | 'deleted';
+  status: ExportPhase;
   createdOn: number;
   expiresAt: number;
   size?: number;
   sha256?: string;
   storageId?: string;
   reason?: string;
-  callback?: { status: 'pending' | 'delivered' | 'failed'; attempts: number; error?: string };
+  callback?: ExportStatus['callback'];
   /** Ready with a callback whose outcome is not recorded yet (top-level, so the sweep can select on it). */
   callbackPending?: boolean;
   completedAt?: number;
@@ -38,17 +39,10 @@ export function exportAddresses(publicBaseUrl: string): ExportAddresses {
 }
 
 /** What an export's status shows: from a row of the read model, or from the export as a write left it. */
-export interface ExportStatusFields {
-  key: string;
-  fileName: string;
-  status: ExportRow['status'];
-  createdOn: number;
-  expiresAt: number;
-  size?: number;
-  sha256?: string;
-  reason?: string;
-  callback?: ExportRow['callback'];
-}
+export type ExportStatusFields = { key: string } & Pick<
+  ExportRow,
+  'fileName' | 'status' | 'createdOn' | 'expiresAt' | 'size' | 'sha256' | 'reason' | 'callback'
+>;
 
 export function exportStatus(fields: ExportStatusFields, addresses: ExportAddresses): ExportStatus {
   const { key, size, sha256, reason, callback } = fields;

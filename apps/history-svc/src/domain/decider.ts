@@ -1,29 +1,21 @@
 import { type Command, type Decider, notFound, quotaExceeded } from '@udp/eventsourcing';
-import type { HistoryEvent } from './aggregate';
+import type { HistoryEvent, HistoryItemRecorded } from './aggregate';
 import { HistoryEntries } from './history-entries';
 
-/** An item as the client sent it, with the date already resolved (server time when it sent none). */
-export interface ItemToRecord {
-  itemId: string;
-  date: number;
-  deleted?: boolean;
-  deviceId?: string;
-  lastPlaybackPosition?: number;
-}
+/**
+ * An entry of the state: its fields are declared once, in the event that records it (HistoryItemRecorded,
+ * libs/contracts/src/events/history.ts), without the item id the state keys it by.
+ */
+export type Entry = Omit<HistoryItemRecorded['data'], 'itemId'>;
+
+/** An item as the client sent it, with the date already resolved (server time when it sent none): no id yet. */
+export type ItemToRecord = Omit<Entry, 'id' | 'deleted'> & { itemId: string; deleted?: boolean };
 
 export type RecordItems = Command<'RecordItems', { items: ItemToRecord[] }>;
 export type DeleteItem = Command<'DeleteItem', { itemId: string }>;
 export type DeleteItemById = Command<'DeleteItemById', { id: number }>;
 export type ClearHistory = Command<'ClearHistory', Record<string, never>>;
 export type HistoryCommand = RecordItems | DeleteItem | DeleteItemById | ClearHistory;
-
-export interface Entry {
-  id: number;
-  date: number;
-  deleted: boolean;
-  deviceId?: string;
-  lastPlaybackPosition?: number;
-}
 
 export interface HistoryState {
   /** Read-only; a new state shares what did not change (history-entries.ts). */

@@ -1,4 +1,5 @@
-import { WATCH_LATER, WATCH_LATER_DEFAULT_NAME, type PlaylistType } from '@udp/contracts';
+import { z } from 'zod';
+import { PlaylistType, WATCH_LATER, WATCH_LATER_DEFAULT_NAME } from '@udp/contracts';
 import { type Command, type Decider, conflict, copyOnWrite, limitExceeded, notFound, quotaExceeded } from '@udp/eventsourcing';
 import type { BookmarkAdded, PlaylistEvent } from './aggregate';
 
@@ -37,19 +38,21 @@ export type DeleteAllPlaylists = Command<'DeleteAllPlaylists', Record<string, ne
 export type PlaylistCommand =
   SavePlaylist | EnsureWatchLater | AddBookmarks | RemoveBookmark | RemoveBookmarks | DeletePlaylist | DeleteAllPlaylists;
 
-export interface Bookmark {
-  id: number;
-  itemId: string;
-  date: number;
-}
+/** A bookmark, declared once: the state holds it, its snapshot (snapshot.ts) and the read model's documents too. */
+export const Bookmark = z.object({ id: z.number(), itemId: z.string(), date: z.number() });
+export type Bookmark = z.infer<typeof Bookmark>;
 
-export interface Playlist {
-  id: string;
-  businessId: string;
-  name: string;
-  type: PlaylistType;
-  created: number;
-  lastUpdate: number;
+/** A playlist's own fields, declared once (the state and its snapshot); its bookmarks are beside them. */
+export const PlaylistFields = z.object({
+  id: z.string(),
+  businessId: z.string(),
+  name: z.string(),
+  type: PlaylistType,
+  created: z.number(),
+  lastUpdate: z.number(),
+});
+
+export interface Playlist extends z.infer<typeof PlaylistFields> {
   /** One bookmark per item, by item id, in the order they were added. */
   bookmarks: ReadonlyMap<string, Bookmark>;
 }

@@ -1,18 +1,9 @@
 import { z } from 'zod';
-import { PlaylistType } from '@udp/contracts';
 import type { SnapshotCodec } from '@udp/eventsourcing';
-import type { Bookmark, Playlist, PlaylistsState } from './decider';
+import { Bookmark, type Playlist, PlaylistFields, type PlaylistsState } from './decider';
 
-const EncodedBookmark = z.object({ id: z.number(), itemId: z.string(), date: z.number() });
-const EncodedPlaylist = z.object({
-  id: z.string(),
-  businessId: z.string(),
-  name: z.string(),
-  type: PlaylistType,
-  created: z.number(),
-  lastUpdate: z.number(),
-  bookmarks: z.array(EncodedBookmark),
-});
+/** The state's playlists as stored: their fields, and their bookmarks as an array (in order). */
+const EncodedPlaylist = PlaylistFields.extend({ bookmarks: z.array(Bookmark) });
 const EncodedPlaylists = z.object({ playlists: z.array(EncodedPlaylist), lastBookmarkId: z.number() });
 
 /** A user's folded playlists as a snapshot. Version 1: playlists and their bookmarks as arrays, in order. */

@@ -2,12 +2,10 @@ import type { PlaylistType } from '@udp/contracts';
 import { type EventAt, type Projection, documentProjection, userScopedId } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
 import { type PlaylistEvent, playlistsStreams } from '../domain/aggregate';
+import type { Bookmark } from '../domain/decider';
 
-export interface BookmarkEntry {
-  id: number;
-  itemId: string;
-  date: number;
-}
+/** A document's bookmark: as the state holds it. */
+export type BookmarkEntry = Bookmark;
 
 /**
  * One document per (user, playlist) with its bookmarks: every query of both API versions is a read of the

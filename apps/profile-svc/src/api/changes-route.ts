@@ -2,7 +2,7 @@ import { type ProfileChangesPage, ProfileChangesQuery } from '@udp/contracts';
 import { type InternalReads, parseInput } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
 import { ownerView } from '../domain/public-view';
-import type { ProfileRow } from '../projections/profiles';
+import { type ProfileRow, profileOfRow } from '../projections/profiles';
 
 /**
  * What the gateway's live sync pulls (docs/live-sync.md): the caller's profile if it changed at or after `since` (a
@@ -20,8 +20,7 @@ export function profileChanges(profiles: Collection<ProfileRow>): InternalReads 
       const from = since === undefined ? applied : since > applied ? 0 : since;
       const changes = [];
       if (row && row.revision >= from) {
-        const { _id: _userId, revision, ...profile } = row;
-        changes.push({ profile: ownerView(profile), position: revision + 1 });
+        changes.push({ profile: ownerView(profileOfRow(row)), position: row.revision + 1 });
       }
       return { changes, applied } satisfies ProfileChangesPage;
     },

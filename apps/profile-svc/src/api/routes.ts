@@ -7,7 +7,7 @@ import type { Collection } from '@udp/readmodel';
 import type { ProfileCommand, State } from '../domain/decider';
 import type { ProfileEvent } from '../domain/aggregate';
 import { ownerView } from '../domain/public-view';
-import type { ProfileRow, PublicProfileRow } from '../projections/profiles';
+import { type ProfileRow, type PublicProfileRow, profileOfRow } from '../projections/profiles';
 
 export interface ProfileRouteDeps {
   /** The profile aggregate's command handler (app.ts). */
@@ -24,10 +24,7 @@ export function profileRoutes({ handle, profiles, publicProfiles, publicProfiles
 
   mountRoute(router, profileApi.read, async (_input, req, res) => {
     const stored = await profiles.get(userIdOf(res));
-    if (stored) {
-      const { _id: _userId, revision: _revision, ...profile } = stored;
-      return void res.json(ownerView(profile));
-    }
+    if (stored) return void res.json(ownerView(profileOfRow(stored)));
     // A worker reading on the user's behalf (an export) creates nothing: it must not bring an erased user back.
     if (req.headers[PROFILE_NO_CREATE_HEADER] !== undefined) throw notFound('the user has no profile');
     // The first authenticated call creates the profile, with a new public user id.

@@ -1,4 +1,4 @@
-import type { UpdateProfileData } from '@udp/contracts';
+import { PROFILE_EDITABLE_FIELDS, type UpdateProfileData, byProfileField } from '@udp/contracts';
 import { type Command, type Decider, foldByEvolve } from '@udp/eventsourcing';
 import type { ProfileEvent, ProfileState } from './aggregate';
 
@@ -14,22 +14,9 @@ export type ProfileCommand = EnsureProfile | UpdateProfile;
 /** null until the profile is created. */
 export type State = { profile: ProfileState | null };
 
-const EDITABLE = ['displayName', 'firstName', 'lastName', 'language', 'avatarUrl', 'public', 'publicFields'] as const;
-
+/** A new profile: every field the user fills in null, and private: nothing is shown to others until the user chooses. */
 export function newProfile(publicUserId: string, now: number): ProfileState {
-  return {
-    publicUserId,
-    displayName: null,
-    firstName: null,
-    lastName: null,
-    language: null,
-    avatarUrl: null,
-    // Private by default: nothing is shown to others until the user chooses.
-    public: false,
-    publicFields: [],
-    createdAt: now,
-    updatedAt: now,
-  };
+  return { publicUserId, ...byProfileField(() => null), public: false, publicFields: [], createdAt: now, updatedAt: now };
 }
 
 function ensure({ data, metadata }: EnsureProfile, state: State): ProfileEvent[] {
@@ -41,7 +28,7 @@ function update({ data, metadata }: UpdateProfile, state: State): ProfileEvent[]
   const before = state.profile ?? newProfile(data.publicUserId, metadata.now);
   const after: ProfileState = { ...before };
   const changedFields: string[] = [];
-  for (const field of EDITABLE) {
+  for (const field of PROFILE_EDITABLE_FIELDS) {
     const value = data.changes[field];
     if (value === undefined || JSON.stringify(value) === JSON.stringify(before[field])) continue;
     (after as Record<string, unknown>)[field] = value;

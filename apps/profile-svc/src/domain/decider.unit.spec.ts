@@ -1,3 +1,4 @@
+import { byProfileField } from '@udp/contracts';
 import { DeciderSpecification } from '@udp/test-kit';
 import { type ProfileCommand, profileDecider } from './decider';
 import type { ProfileEvent, ProfileState } from './aggregate';
@@ -7,12 +8,10 @@ const spec = DeciderSpecification(profileDecider);
 const T0 = 1_700_000_000_000;
 const ID = '0b6f2b8e-3c1a-4b7e-9d2f-5a6b7c8d9e0f';
 const at = (now: number, command: Omit<ProfileCommand, 'metadata'>) => ({ ...command, metadata: { now } }) as ProfileCommand;
-/** The fields a user fills in; a new profile has none of them. */
-const FILLED_IN = ['displayName', 'firstName', 'lastName', 'language', 'avatarUrl'] as const;
 /** The profile created at T0: private, nothing filled in, nothing shown. */
 const fresh: ProfileState = {
   publicUserId: ID,
-  ...(Object.fromEntries(FILLED_IN.map((field) => [field, null])) as Record<(typeof FILLED_IN)[number], null>),
+  ...byProfileField(() => null),
   public: false,
   publicFields: [],
   createdAt: T0,

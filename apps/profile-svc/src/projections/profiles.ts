@@ -1,15 +1,21 @@
-import type { PublicProfile } from '@udp/contracts';
+import { type PublicProfile, profileEvents } from '@udp/contracts';
 import type { EventStore } from '@udp/eventstore';
 import { type Projection, aggregateProjection, domainEventOf } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
 import { type ProfileState, profileStream, profileStreams } from '../domain/aggregate';
 import { publicView } from '../domain/public-view';
 
-/** The owner's profile, by user id. */
+/** The owner's profile, by user id: the profile as its last event carried it. */
 export interface ProfileRow extends ProfileState {
   _id: string;
   revision: number;
 }
+
+/**
+ * The profile a row holds, in the current shape: a row applied before a field existed is read as its event would be
+ * now (ProfileState gives the field its default), so no view mends it. The row's `_id` and `revision` are left out.
+ */
+export const profileOfRow = (row: ProfileRow): ProfileState => profileEvents.ProfileState.parse(row);
 
 /**
  * The public profiles, by public user id: only the view others may see is stored here (null while the

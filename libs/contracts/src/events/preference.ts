@@ -1,3 +1,4 @@
+import { PreferenceDocument } from '../preference';
 import { z } from '../zod';
 
 /** What a write did, for audit and debugging; projections never need it (the event carries the result). */
@@ -19,16 +20,13 @@ export type PreferenceOperation = z.infer<typeof PreferenceOperation>;
  * expression with a library version other than the one that decided. The document size limit bounds them.
  */
 /**
- * A preference document: any JSON object, taken as it is. Not `z.record`: parsing one rebuilds the object and drops
- * an own `__proto__` field, which a preference may hold like any other name (a stored event is parsed on every read).
+ * The document is the API's `PreferenceDocument` (any JSON object, taken as it is): a `z.custom`, not a `z.record`,
+ * whose parse would rebuild the object and drop an own `__proto__` field, which a preference may hold like any other
+ * name (a stored event is parsed on every read).
  */
-const JsonObject = z.custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), {
-  message: 'expected a JSON object',
-});
-
 export const PreferenceWritten = z.object({
   type: z.literal('PreferenceWritten'),
-  data: z.object({ key: z.string(), document: JsonObject, operation: PreferenceOperation }),
+  data: z.object({ key: z.string(), document: PreferenceDocument, operation: PreferenceOperation }),
 });
 
 export const PreferenceDeleted = z.object({

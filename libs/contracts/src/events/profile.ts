@@ -1,21 +1,10 @@
+import { ProfileState } from '../profile';
 import { z } from '../zod';
 
-/** The whole profile as stored; both events carry it, so the projections are a plain upsert by revision. */
-export const ProfileState = z.object({
-  publicUserId: z.string(),
-  displayName: z.string().nullable(),
-  firstName: z.string().nullable(),
-  lastName: z.string().nullable(),
-  language: z.string().nullable(),
-  avatarUrl: z.string().nullable(),
-  public: z.boolean(),
-  publicFields: z.array(z.enum(['displayName', 'firstName', 'lastName', 'language', 'avatarUrl'])),
-  createdAt: z.number().int(),
-  updatedAt: z.number().int(),
-});
-export type ProfileState = z.infer<typeof ProfileState>;
+/** The whole profile as stored: declared with the profile's fields (profile.ts), which both events carry. */
+export { ProfileState };
 
-/** Events of a user's profile (stream `profile-<userId>`). Version 1. */
+/** Events of a user's profile (stream `profile-<userId>`). Version 1; older profiles read as in ProfileState. */
 export const ProfileCreated = z.object({ type: z.literal('ProfileCreated'), data: z.object({ profile: ProfileState }) });
 export const ProfileUpdated = z.object({
   type: z.literal('ProfileUpdated'),
