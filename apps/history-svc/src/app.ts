@@ -21,7 +21,7 @@ import {
   historyTrendingProjection,
 } from './projections/history';
 import { historyChangesPublisher } from './projections/history-changes';
-import { HistoryAnswers } from './projections/history-queries';
+import { HistoryAnswers } from './projections/answer-cache';
 import { historyStateFromRows } from './projections/history-state';
 import { buildTrendingCounts, trendingIndexes } from './projections/trending';
 
