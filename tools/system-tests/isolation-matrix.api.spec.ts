@@ -73,14 +73,11 @@ const B_BODY = {
  * Routes of the tables the matrix does not send, each with its reason; any other route is tried (`ROUTE_ROWS`).
  */
 const NOT_TRIED: Record<string, string> = {
-  // Its public address is a capability by design: anyone holding the key may download until it expires.
-  downloadPublicExport: 'a capability by design',
-  // B's own erasure refuses B until it is done, which would hide every later attempt; erasure has suites of its own.
-  eraseUserData: 'it would refuse B for the rest of the matrix',
-  // Served by the gateway's own routers, which the whole system here does not start (routes.api.spec.ts mounts them).
-  getPersonalisationEndpoint: 'not served by the whole system',
-  streamChanges: 'not served by the whole system',
-  createChangesTicket: 'not served by the whole system',
+  downloadPublicExport: 'its public address is a capability by design: anyone holding the key may download until it expires',
+  eraseUserData: "B's own erasure refuses B until it is done, which would hide every later attempt (erasure has suites of its own)",
+  getPersonalisationEndpoint: "served by the gateway's own routers, which the whole system here does not start (routes.api.spec.ts does)",
+  streamChanges: "served by the gateway's own routers, which the whole system here does not start (routes.api.spec.ts does)",
+  createChangesTicket: "served by the gateway's own routers, which the whole system here does not start (routes.api.spec.ts does)",
 };
 
 /** A path parameter's id kind, by its name, for routes with several (one parameter alone takes every id: `{any}`). */
@@ -114,6 +111,13 @@ const PROBES: Row[] = [
     { path: `${base}/{historyId}/positions` },
     { path: `${base}?with_deleted=true&before=${A_DATE + 1}&before_item_id={itemId}`, methods: ['get'] },
     { path: `${base}/positions?return_missing=true&item_ids={itemId}`, methods: ['get'] },
+    // A tombstone of A's item in B's history (the table's sample records one).
+    {
+      path: `${base}/batch`,
+      methods: ['post'],
+      body: ({ itemId }) => ({ data: [{ item_id: itemId, deleted: true }] }),
+      bodySlots: ['itemId'],
+    },
   ]),
   // Playlists v2: technical ids, bookmark ids.
   { path: '/api/playlist/v2/{any}' },
