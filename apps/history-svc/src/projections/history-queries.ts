@@ -68,7 +68,8 @@ export async function listHistory(model: HistoryReadModel, userId: string, query
   const more = rows.length > limit;
   const shown = rows.slice(0, limit);
   const answers = shown.map((row) => row.answer);
-  // Entries written before they kept their answer, until `fillEntryAnswers` has run (e.g. by another instance).
+  // Entries written before they kept their answer, until `fillEntryAnswers` (history-upgrades.ts) has run (e.g. by
+  // another instance): read from whole documents.
   if (answers.includes(null)) return listHistoryFromDocuments(model, userId, query, applied, version);
   const last = shown[shown.length - 1];
   let position: SyncPosition = { count: applied };

@@ -30,7 +30,7 @@ export interface HistoryEntryDocument {
   /**
    * The entry as the API shows it, as JSON text, made by every write of the document: a page is the join of its
    * entries' answers (history-queries.ts). Missing only in read models written before it was kept
-   * (`fillEntryAnswers` adds it at start).
+   * (`fillEntryAnswers`, history-upgrades.ts, adds it at start).
    */
   answer?: string;
 }
