@@ -10,9 +10,6 @@ import {
   HISTORY_HEADS_COLLECTION,
   HISTORY_PROJECTION,
   TRENDING_WATCHES_COLLECTION,
-  buildTrendingWatches,
-  fillEntryAnswers,
-  erasingTrendingToo,
   historyEntries,
   historyDocumentsOfUser,
   historyHeads,
@@ -21,9 +18,11 @@ import {
   historyTrendingProjection,
 } from './projections/history';
 import { historyChangesPublisher } from './projections/history-changes';
-import { HistoryAnswers } from './projections/history-queries';
+import { HistoryAnswers } from './projections/answer-cache';
 import { historyStateFromRows } from './projections/history-state';
-import { buildTrendingCounts, trendingIndexes } from './projections/trending';
+import { trendingIndexes } from './projections/trending';
+import { erasingTrendingToo } from './projections/history-erasure';
+import { buildTrendingCounts, buildTrendingWatches, fillEntryAnswers } from './projections/history-upgrades';
 
 export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
   /** How many users' folded histories are kept in memory for writes (least recently used dropped). */

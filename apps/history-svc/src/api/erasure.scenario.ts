@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { type ErasureBackends, bytesFoundUnder, distinctiveUserId, eraseUserOnBus, erasureFixture } from '@udp/test-system';
 import { createHistoryService } from '../app';
-import { HistoryAnswers } from '../projections/history-queries';
+import { HistoryAnswers } from '../projections/answer-cache';
 
 /**
  * User-data erasure (issue 10): a request on the bus, then history-svc knows nothing of the user. Run on

@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { z } from '@udp/contracts';
 import { parseInput } from '@udp/http-kit';
 import type { ReadModelStore } from '@udp/readmodel';
-import { trendingItems } from '../projections/trending';
+import { trendingItems } from '../projections/trending-queries';
 
 export interface InternalRouteDeps {
   /** Where the history projection keeps the trending counts (`trending_items`, `trending_counts`). */

@@ -4,15 +4,8 @@ import type { CommandHandler } from '@udp/eventsourcing';
 import { mountRoute, userIdOf, sendJsonTextConditionally } from '@udp/http-kit';
 import type { HistoryEvent } from '../domain/aggregate';
 import type { Entry, HistoryCommand, HistoryState, ItemToRecord } from '../domain/decider';
-import {
-  type HistoryAnswers,
-  type HistoryHead,
-  type HistoryReadModel,
-  historyHead,
-  historyJson,
-  listHistory,
-  positions,
-} from '../projections/history-queries';
+import type { HistoryAnswers } from '../projections/answer-cache';
+import { type HistoryHead, type HistoryReadModel, historyHead, historyJson, listHistory, positions } from '../projections/history-queries';
 
 export interface HistoryRouteDeps {
   /** The history aggregate's command handler (app.ts). */

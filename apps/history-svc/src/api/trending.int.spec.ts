@@ -2,8 +2,10 @@ import { MongoReadModelStore } from '@udp/readmodel';
 import { describeWithMongo } from '@udp/test-kit';
 import { log, randomHistory, scanned } from '../testing/trending-histories';
 import { oneCallAtATime } from '../testing/one-call-at-a-time';
-import { HISTORY_COLLECTION, erasingTrendingToo, historyEntries, historyProjection } from '../projections/history';
-import { trendingIndexes, trendingItems } from '../projections/trending';
+import { HISTORY_COLLECTION, historyEntries, historyProjection } from '../projections/history';
+import { erasingTrendingToo } from '../projections/history-erasure';
+import { trendingIndexes } from '../projections/trending';
+import { trendingItems } from '../projections/trending-queries';
 
 /**
  * The trending counts on MongoDB (CI: FerretDB on loopback through MONGO_URL; else a MongoDB testcontainer where

@@ -9,7 +9,8 @@ import {
   historyProjection,
   historyTrendingProjection,
 } from './history';
-import { TRENDING_BUCKET_MS, TRENDING_COLLECTION, TRENDING_ITEMS_COLLECTION, trendingIndexes, trendingItems } from './trending';
+import { TRENDING_BUCKET_MS, TRENDING_COLLECTION, TRENDING_ITEMS_COLLECTION, trendingIndexes } from './trending';
+import { trendingItems } from './trending-queries';
 
 const HOUR = TRENDING_BUCKET_MS;
 const DAY = 24 * HOUR;

@@ -1,6 +1,6 @@
 import type { Item } from '@udp/contracts';
 import { type EventAt, type Projection, aggregateProjection, userScopedId } from '@udp/eventsourcing';
-import { type Collection, type Document, type ReadModelStore, withCollections } from '@udp/readmodel';
+import type { Collection, ReadModelStore } from '@udp/readmodel';
 import { timeSlices } from '@udp/retry';
 import { type HistoryEvent, historyStreams } from '../domain/aggregate';
 import {
@@ -30,7 +30,7 @@ export interface HistoryEntryDocument {
   /**
    * The entry as the API shows it, as JSON text, made by every write of the document: a page is the join of its
    * entries' answers (history-queries.ts). Missing only in read models written before it was kept
-   * (`fillEntryAnswers` adds it at start).
+   * (`fillEntryAnswers`, history-upgrades.ts, adds it at start).
    */
   answer?: string;
 }
@@ -110,13 +110,10 @@ export function trendingWatches(readModels: ReadModelStore): Collection<Trending
 export const HISTORY_PROJECTION = 'history-entries';
 /** The trending counts' own projection (single process: the entries are applied inline, the counts after). */
 export const HISTORY_TRENDING_PROJECTION = 'history-trending';
-/** Entries erased per step (taken out of the trending counts, then deleted in one transaction). */
-const ERASURE_PAGE = 100;
-
 /** The projection's view of time and the trending window (the trending counts keep only the window's hours). */
 export type HistoryProjectionOptions = TrendingOptions;
 
-const DEFAULT_TRENDING: HistoryProjectionOptions = { now: () => Date.now(), windowMs: 7 * 24 * 3600 * 1000 };
+export const DEFAULT_TRENDING: HistoryProjectionOptions = { now: () => Date.now(), windowMs: 7 * 24 * 3600 * 1000 };
 
 /**
  * Keeps `history_entries`, `history_heads` and `trending_counts` up to date. Every write is conditional on the
@@ -385,60 +382,6 @@ export function historyTrendingProjection(readModels: ReadModelStore, options: H
 }
 
 /**
- * Copies the live entries of the window into `trending_watches`, once, for read models that were projected by the
- * single history projection (entries and counts together) before the counts had a projection of their own: the
- * trending projection then goes on from the entries' checkpoint. Before any projector runs.
- */
-export async function buildTrendingWatches(
-  readModels: ReadModelStore,
-  options: HistoryProjectionOptions = DEFAULT_TRENDING,
-): Promise<void> {
-  const checkpoints = readModels.checkpoints();
-  if ((await checkpoints.load(HISTORY_TRENDING_PROJECTION)) !== null) return;
-  const projected = await checkpoints.load(HISTORY_PROJECTION);
-  // A new file: the trending projector applies every event.
-  if (projected === null) return;
-  const horizon = trendingHorizon(options.now(), options.windowMs);
-  const live = await historyEntries(readModels).find({ deleted: false, date: { $gte: horizon } }, { readOnly: true });
-  const watches = trendingWatches(readModels);
-  for (const entry of live) {
-    await watches.upsertIfNewer({
-      _id: entry._id,
-      userId: entry.userId,
-      item_id: entry.item_id,
-      date: entry.date,
-      deleted: false,
-      revision: entry.revision,
-    });
-  }
-  await checkpoints.save(HISTORY_TRENDING_PROJECTION, projected);
-}
-
-/** Marks read models whose entries all hold their answer (a checkpoint of this name, never a position). */
-const ANSWERS_FILLED = 'history-entries-answers';
-
-/**
- * Adds its answer to every entry written before entries kept one (a read-model file of an earlier version), user by
- * user, once; the next starts find the mark. Before any projector runs. Idempotent: each write is conditional on the
- * entry's revision, so an entry changed meanwhile (another instance) keeps the answer its change made.
- */
-export async function fillEntryAnswers(readModels: ReadModelStore): Promise<number> {
-  const checkpoints = readModels.checkpoints();
-  if ((await checkpoints.load(ANSWERS_FILLED)) !== null) return 0;
-  const entries = historyEntries(readModels);
-  let filled = 0;
-  const { slice } = timeSlices();
-  for (const { userId } of await historyHeads(readModels).find({}, { readOnly: true })) {
-    for (const stored of await entries.find({ userId, answer: null }, { readOnly: true })) {
-      filled += await entries.updateMany({ _id: stored._id, revision: stored.revision }, { answer: withAnswer(stored).answer });
-      await slice();
-    }
-  }
-  await checkpoints.save(ANSWERS_FILLED, 0n);
-  return filled;
-}
-
-/**
  * Each change of an entry is counted for trending first (unless `trending` is null: counted by its own projection),
  * then written: an entry already at the event's revision was counted already (see `trendingCounter`).
  */
@@ -481,74 +424,4 @@ async function applyToEntries(
       return;
     }
   }
-}
-
-/**
- * A collection whose `deleteMany` deletes page by page, each page handed to `beforeDelete` first (taken out of the
- * trending counts), with other requests let in between: an erasure of 100,000 entries neither holds the event loop
- * nor parses every entry at once.
- */
-function pagedErasure<D extends HistoryEntryDocument>(
-  documents: Collection<D>,
-  beforeDelete?: (page: D[]) => Promise<void>,
-): Collection<D> {
-  // Pages of 100 when each is taken out of the counts, of 500 when only deleted.
-  const pageSize = beforeDelete ? ERASURE_PAGE : 5 * ERASURE_PAGE;
-  return {
-    get: (id) => documents.get(id),
-    getMany: (ids) => documents.getMany(ids),
-    find: (filter, findOptions) => documents.find(filter, findOptions),
-    prepareFind: (filter, findOptions) => documents.prepareFind(filter, findOptions),
-    count: (filter) => documents.count(filter),
-    upsertIfNewer: (doc) => documents.upsertIfNewer(doc),
-    upsertManyIfNewer: (docs) => documents.upsertManyIfNewer(docs),
-    updateMany: (filter, set) => documents.updateMany(filter, set),
-    async deleteMany(filter) {
-      // Deleted entries too: an hour an earlier delete left at zero still names the item.
-      let deleted = 0;
-      // Others go between every two pages (each is a few milliseconds of work): slicing pages by time held other users
-      // longer beside a 100,000-entry erasure (their p99 66 -> 91-97 ms).
-      const { slice } = timeSlices(0);
-      for (;;) {
-        const page = await documents.find(filter, { limit: pageSize, readOnly: true });
-        if (page.length === 0) return deleted;
-        await beforeDelete?.(page);
-        const gone = await documents.deleteMany({ _id: { $in: page.map((entry) => entry._id) } });
-        // Nothing deleted would find the same page again for ever; the filter then names what cannot be deleted.
-        if (gone === 0) throw new Error(`documents found for erasure could not be deleted`);
-        deleted += gone;
-        await slice();
-      }
-    },
-  };
-}
-
-/**
- * The read models as the erasure participant sees them: deleting what the counts were made from (the history entries,
- * or with the counts' own projection the watches: `counted`) first takes it out of the trending counts (erasure
- * deletes a user's documents with `deleteMany`; nothing else deletes entries).
- */
-export function erasingTrendingToo(
-  readModels: ReadModelStore,
-  options: HistoryProjectionOptions = DEFAULT_TRENDING,
-  counted: typeof HISTORY_COLLECTION | typeof TRENDING_WATCHES_COLLECTION = HISTORY_COLLECTION,
-): ReadModelStore {
-  const counter = trendingCounter(readModels, readModels.collection<HistoryEntryDocument>(counted), options);
-  const erasing = new Map<string, Collection<HistoryEntryDocument>>([
-    [counted, pagedErasure(readModels.collection<HistoryEntryDocument>(counted), (page) => counter.entriesErased(page))],
-  ]);
-  // The entries, when the counts were made from the watches: deleted page by page too (50,000 at once held the event
-  // loop), each page's items forgotten where nobody counts them (a deleted entry has no watch, and its item may still
-  // name an hour left at zero).
-  if (counted !== HISTORY_COLLECTION)
-    erasing.set(
-      HISTORY_COLLECTION,
-      pagedErasure(historyEntries(readModels), (page) =>
-        counter.itemsErased(page.filter((entry) => entry.deleted).map((entry) => entry.item_id)),
-      ),
-    );
-  return withCollections(
-    readModels,
-    <T extends Document>(name: string) => (erasing.get(name) ?? readModels.collection<T>(name)) as unknown as Collection<T>,
-  );
 }

@@ -7,8 +7,6 @@ import {
   HISTORY_PROJECTION,
   HISTORY_TRENDING_PROJECTION,
   TRENDING_WATCHES_COLLECTION,
-  buildTrendingWatches,
-  erasingTrendingToo,
   historyDocumentsOfUser,
   historyEntries,
   historyOwnRowsProjection,
@@ -19,12 +17,13 @@ import {
   TRENDING_BUCKET_MS,
   TRENDING_BUILT_CHECKPOINT,
   type TrendingQuery,
-  buildTrendingCounts,
   trendingCounts,
   trendingIndexes,
   trendingItemTotals,
-  trendingItems,
 } from './trending';
+import { erasingTrendingToo } from './history-erasure';
+import { buildTrendingCounts, buildTrendingWatches } from './history-upgrades';
+import { trendingItems } from './trending-queries';
 
 const HOUR = TRENDING_BUCKET_MS;
 const DAY = 24 * HOUR;
