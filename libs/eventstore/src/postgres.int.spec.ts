@@ -402,6 +402,30 @@ if (!url) {
       }
     }, 60_000);
 
+    it('waits for a snapshot taken before the deletion to end before it rewrites the keys (else the key would be copied)', async () => {
+      const store = new PostgresEventStore(url);
+      const sql = await connect(url);
+      const holder = await connect(url);
+      const stream = unique('held-');
+      try {
+        await store.appendToStream(stream, [event('A', { n: 1 })], { expectedRevision: 'no_stream' });
+        const key = (await sql.query('SELECT key FROM udp_stream_keys WHERE stream_id = $1', [stream])).rows[0].key as Buffer;
+        // A reader's snapshot from before the deletion: to it the key row is still live.
+        await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+        await holder.query('SELECT count(*) FROM udp_stream_keys');
+        let deleted = false;
+        const deleting = store.deleteStream(stream).then(() => (deleted = true));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(deleted).toBe(false);
+        await holder.query('COMMIT');
+        await deleting;
+        expect(filesHolding(dirs.slice(0, 1), [key]).get('0') ?? []).toEqual([]);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        await store.close();
+      }
+    });
+
     it("never stores a deleted stream's key again: an append with a key cached before the deletion is sealed anew", async () => {
       const writer = new PostgresEventStore(url);
       const eraser = new PostgresEventStore(url);

@@ -121,8 +121,12 @@ interface PendingAppend {
   reject: (error: unknown) => void;
 }
 
-/** How long the erasure's scrub waits for the standbys to confirm its WAL switch before it fails. */
-const SLOT_WAIT_MS = 5000;
+/** How long the erasure's scrub waits for older snapshots to end, and for the standbys to confirm its WAL switch. */
+const SCRUB_WAIT_MS = 5000;
+/** Whether a snapshot older than `$1` (an xid8) is held by another session of this database or by a standby's slot. */
+const OLDER_SNAPSHOTS = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()
+    AND backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::xid8::xid))
+  OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE xmin IS NOT NULL AND age(xmin) > age($1::xid8::xid)) AS held`;
 /** Replication slots whose standby has not confirmed a position in a segment after the one of `$1`. */
 const LAGGING_SLOTS = `SELECT slot_name FROM pg_replication_slots, pg_size_bytes(current_setting('wal_segment_size')) AS size
   WHERE restart_lsn IS NOT NULL AND floor((restart_lsn - '0/0'::pg_lsn) / size) <= floor(($1::pg_lsn - '0/0'::pg_lsn) / size)`;
@@ -392,9 +396,9 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * Erasure: the stream's events are deleted from the oldest, a slice of 2,000 per transaction (a short one: an open
-   * transaction holds the feed back), then what is left and the stream's row under the stream's lock, so an append
-   * made meanwhile is deleted too. Deleted rows stay in the table's pages and the WAL until vacuumed and recycled
-   * (issue 43: crypto-shredding is what keeps the promise there).
+   * transaction holds the feed back), then what is left, the stream's row and its key under the stream's lock, so an
+   * append made meanwhile is deleted too; then the scrub (see "Erasure" above): the deleted rows' bytes may stay, sealed
+   * with a key that no file holds any more.
    */
   async deleteStream(streamId: string): Promise<void> {
     this.keys.delete(streamId);
@@ -424,20 +428,33 @@ export class PostgresEventStore implements EventStore {
    * segment and a checkpoint, which removes every segment before it.
    */
   private async scrubKeys(): Promise<void> {
+    // VACUUM FULL copies a deleted row still visible to some snapshot (one taken before the deletion committed): it
+    // waits until every snapshot of the database, and of a standby that reports them (a slot's xmin), is newer than the
+    // deletions that asked for this scrub (all committed before its start).
+    const [{ start }] = await this.query<{ start: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS start');
+    await this.until('an older snapshot is open', async () => {
+      const [{ held }] = await this.query<{ held: boolean }>({ name: 'udp_older_snapshots', text: OLDER_SNAPSHOTS }, [start]);
+      return !held;
+    });
     await this.query('VACUUM (FULL) udp_stream_keys');
     const [{ end }] = await this.query<{ end: string }>('SELECT pg_switch_wal()::text AS end');
     // A replication slot keeps every segment from its standby's last confirmed position: the checkpoint removes the
     // old ones only once each standby has confirmed a position in the new segment (a streaming one does within
     // milliseconds). `end` is within the old segment, just after the switch.
-    const deadline = Date.now() + SLOT_WAIT_MS;
-    for (let pause = 2; ; pause = Math.min(100, pause * 2)) {
+    await this.until('a replication slot keeps the WAL it must remove (its standby is behind)', async () => {
       const lagging = await this.query<{ slot_name: string }>({ name: 'udp_lagging_slots', text: LAGGING_SLOTS }, [end]);
-      if (lagging.length === 0) break;
-      if (Date.now() > deadline)
-        throw new Error(`erasure scrub: replication slot ${lagging[0].slot_name} keeps the WAL it must remove (its standby is behind)`);
+      return lagging.length === 0;
+    });
+    await this.query('CHECKPOINT');
+  }
+
+  /** Polls `done` (2 ms, doubling up to 100 ms) for at most SCRUB_WAIT_MS; then the scrub fails, saying `why`. */
+  private async until(why: string, done: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + SCRUB_WAIT_MS;
+    for (let pause = 2; !(await done()); pause = Math.min(100, pause * 2)) {
+      if (Date.now() > deadline) throw new Error(`erasure scrub: ${why}`);
       await new Promise((resolve) => setTimeout(resolve, pause));
     }
-    await this.query('CHECKPOINT');
   }
 
   async listStreams(prefix: string): Promise<string[]> {
