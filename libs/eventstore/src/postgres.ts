@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Client, Pool, QueryConfig } from 'pg';
-import { SchemaOnce, inTransaction, postgresPool, unavailableAs } from './postgres-pool';
+import { SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs } from './postgres-pool';
 import { backoffDelayMs } from '@udp/retry';
 import { PollingSubscription } from './polling-subscription';
 import { prefixSuccessor } from './prefix-range';
@@ -121,6 +121,8 @@ interface PendingAppend {
   reject: (error: unknown) => void;
 }
 
+/** How long the rewrite of the keys table waits for its lock before it lets others go first and tries again. */
+const KEYS_LOCK_TIMEOUT_MS = 50;
 /** How long the erasure's scrub waits for older snapshots to end, and for the standbys to confirm its WAL switch. */
 const SCRUB_WAIT_MS = 5000;
 /** Whether a snapshot older than `$1` (an xid8) is held by another session of this database or by a standby's slot. */
@@ -436,7 +438,7 @@ export class PostgresEventStore implements EventStore {
       const [{ held }] = await this.query<{ held: boolean }>({ name: 'udp_older_snapshots', text: OLDER_SNAPSHOTS }, [start]);
       return !held;
     });
-    await this.query('VACUUM (FULL) udp_stream_keys');
+    await this.rewriteKeys();
     const [{ end }] = await this.query<{ end: string }>('SELECT pg_switch_wal()::text AS end');
     // A replication slot keeps every segment from its standby's last confirmed position: the checkpoint removes the
     // old ones only once each standby has confirmed a position in the new segment (a streaming one does within
@@ -446,6 +448,34 @@ export class PostgresEventStore implements EventStore {
       return lagging.length === 0;
     });
     await this.query('CHECKPOINT');
+  }
+
+  /**
+   * `VACUUM FULL` of the keys table with a short lock timeout, tried again until SCRUB_WAIT_MS: queued behind a long
+   * reader of the table, its exclusive lock request would hold every append that starts a stream, and every read of
+   * the feed, behind it.
+   */
+  private async rewriteKeys(): Promise<void> {
+    const client = await this.pool.connect().catch((error: unknown) => Promise.reject(unavailable(error)));
+    try {
+      await client.query(`SET lock_timeout = ${KEYS_LOCK_TIMEOUT_MS}`);
+      const deadline = Date.now() + SCRUB_WAIT_MS;
+      for (let pause = 10; ; pause = Math.min(200, pause * 2)) {
+        try {
+          await client.query('VACUUM (FULL) udp_stream_keys');
+          break;
+        } catch (error) {
+          if (sqlStateOf(error) !== '55P03' || Date.now() > deadline) throw unavailable(error);
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+      await client.query('RESET lock_timeout');
+      client.release();
+    } catch (error) {
+      // Not back to the pool with the session's lock timeout, nor in an unknown state.
+      client.release(true);
+      throw error;
+    }
   }
 
   /** Polls `done` (2 ms, doubling up to 100 ms) for at most SCRUB_WAIT_MS; then the scrub fails, saying `why`. */
