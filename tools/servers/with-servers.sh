@@ -436,6 +436,9 @@ synchronous_commit = on
 wal_level = replica
 max_wal_senders = 4
 max_replication_slots = 4
+# Erasure (libs/eventstore/src/postgres.ts): segments older than a checkpoint are removed, not renamed for reuse with
+# their old bytes in them. The replica inherits it with the file.
+wal_recycle = off
 CONF
   ES_PG_STARTED=1
   "${as_pg[@]}" "$PG_BIN/pg_ctl" -D "$ES_PRIMARY" -l "$PG_DIR/eventstore.log" -w -t "$TIMEOUT" start >/dev/null \
@@ -603,8 +606,10 @@ if [ "$PG_EVENTSTORE" = 1 ]; then
   export POSTGRES_REPLICA_URL="postgres://postgres@127.0.0.1:$PG_REPLICA_PORT/eventstore"
   export POSTGRES_RESTART_SCRIPT="$RUN_DIR/postgres-ctl.sh"
   export POSTGRES_PROMOTE_SCRIPT="$RUN_DIR/postgres-promote.sh"
+  # The data dirs of the primary and the replica, for the erasure tests' byte scans.
+  export POSTGRES_DATA_DIRS="$ES_PRIMARY:$ES_REPLICA"
 else
-  unset POSTGRES_URL POSTGRES_REPLICA_URL POSTGRES_RESTART_SCRIPT POSTGRES_PROMOTE_SCRIPT
+  unset POSTGRES_URL POSTGRES_REPLICA_URL POSTGRES_RESTART_SCRIPT POSTGRES_PROMOTE_SCRIPT POSTGRES_DATA_DIRS
 fi
 log "running: $*"
 # Run in the background (stdin passed through) so a TERM/INT to this script

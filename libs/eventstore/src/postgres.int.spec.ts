@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { eventStoreContract } from './eventstore.contract';
 import { PostgresEventStore, decodePosition, segmentHash, segmentKeyOf } from './postgres';
+import { freshKey } from './postgres-keys';
+import { LOCK_CLASS } from './postgres-schema';
+import { filesHolding, postgresDataDirs, replicaCaughtUpAndCheckpointed } from './postgres-scan.testing';
 import type { RecordedEvent } from './port';
 
 /**
@@ -42,8 +45,12 @@ if (!url) {
     const heldAppend = async (streamId: string, type: string) => {
       const c = await client();
       await c.query('BEGIN');
+      // The stream's lock (udp_append takes it too), then its key, or one made here when it has none yet.
+      await c.query('SELECT pg_advisory_xact_lock($1, hashtext($2))', [LOCK_CLASS, streamId]);
+      const [stored] = (await c.query('SELECT key_id::text AS key_id, key FROM udp_stream_keys WHERE stream_id = $1', [streamId])).rows;
+      const heldKey = stored ? { id: BigInt(stored.key_id), key: stored.key as Buffer } : freshKey();
       const [row] = (
-        await c.query(`SELECT r_transaction_id, r_positions FROM udp_append($1, $2, $3, $4, $5, $6, $7, $8, $9)`, [
+        await c.query(`SELECT r_transaction_id, r_positions FROM udp_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)`, [
           [streamId],
           [-2],
           [1],
@@ -53,6 +60,8 @@ if (!url) {
           ['{}'],
           ['{}'],
           Date.now(),
+          [heldKey.id.toString()],
+          [stored ? null : heldKey.key],
         ])
       ).rows;
       return {
@@ -331,6 +340,128 @@ if (!url) {
       await expect(store.readStream(unique('down'))).rejects.toMatchObject({ name: 'StoreUnavailableError' });
       expect(await store.ping()).toBe(false);
       await store.close();
+    });
+  });
+
+  describe('PostgresEventStore erasure (crypto-shredding)', () => {
+    const { Client } = require('pg') as typeof import('pg');
+    const replicaUrl = process.env.POSTGRES_REPLICA_URL;
+    const dirs = postgresDataDirs();
+    const clients: Array<import('pg').Client> = [];
+    const connect = async (to: string) => {
+      const c = new Client({ connectionString: to });
+      await c.connect();
+      clients.push(c);
+      return c;
+    };
+    afterEach(async () => {
+      for (const c of clients.splice(0)) await c.end().catch(() => undefined);
+    });
+
+    it('stores payloads sealed, and after deleteStream no file of the primary or the replica holds the key or the data', async () => {
+      if (!replicaUrl || dirs.length !== 2) throw new Error('POSTGRES_REPLICA_URL and POSTGRES_DATA_DIRS are needed (with-servers.sh)');
+      const store = new PostgresEventStore(url);
+      const sql = await connect(url);
+      const replica = await connect(replicaUrl);
+      const prefix = unique('shred');
+      const [gone, kept] = [`${prefix}-gone`, `${prefix}-kept`];
+      const [goneMarker, keptMarker] = [unique('GONE'), unique('KEPT')];
+      try {
+        const seen: RecordedEvent[] = [];
+        const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => void seen.push(e));
+        for (const [stream, marker] of [
+          [gone, goneMarker],
+          [kept, keptMarker],
+        ]) {
+          await store.appendToStream(stream, [{ ...event('Titled', { title: marker }), metadata: { note: marker } }], {
+            expectedRevision: 'no_stream',
+          });
+          await store.appendToStream(stream, [event('Titled', { title: `${marker}-2` })], { expectedRevision: 0 });
+        }
+        // What the store stores: no payload in plain text.
+        const { rows } = await sql.query('SELECT data, metadata FROM udp_events WHERE stream_id = ANY($1)', [[gone, kept]]);
+        expect(rows).toHaveLength(4);
+        for (const row of rows) expect(`${row.data}${row.metadata}`).not.toMatch(/GONE|KEPT/);
+        // What it answers: the payloads as written, through reads and the feed.
+        expect((await store.readStream(gone)).events.map((e) => [e.data.title, e.metadata.note])).toEqual([
+          [goneMarker, goneMarker],
+          [`${goneMarker}-2`, undefined],
+        ]);
+        await sub.caughtUp();
+        expect(seen.map((e) => e.data.title)).toEqual([goneMarker, `${goneMarker}-2`, keptMarker, `${keptMarker}-2`]);
+
+        const keyOf = async (stream: string) =>
+          (await sql.query('SELECT key FROM udp_stream_keys WHERE stream_id = $1', [stream])).rows[0].key as Buffer;
+        const [goneKey, keptKey] = [await keyOf(gone), await keyOf(kept)];
+        await sql.query('CHECKPOINT');
+        await replicaCaughtUpAndCheckpointed(sql, replica);
+        // The scan finds a key where PostgreSQL keeps it (so a clean scan below means something).
+        const before = filesHolding(dirs, [goneKey]);
+        expect(before.get('0')?.some((f) => f.startsWith(dirs[0]))).toBe(true);
+        expect(before.get('0')?.some((f) => f.startsWith(dirs[1]))).toBe(true);
+
+        await store.deleteStream(gone);
+        await replicaCaughtUpAndCheckpointed(sql, replica);
+        const after = filesHolding(dirs, [goneKey, Buffer.from(goneMarker), keptKey]);
+        expect({ key: after.get('0') ?? [], marker: after.get('1') ?? [] }).toEqual({ key: [], marker: [] });
+        expect(after.get('2')?.some((f) => f.startsWith(dirs[0]))).toBe(true);
+        expect(after.get('2')?.some((f) => f.startsWith(dirs[1]))).toBe(true);
+
+        // The other stream reads as before; the deleted one starts afresh under a new key.
+        expect((await store.readStream(kept)).events.map((e) => e.data.title)).toEqual([keptMarker, `${keptMarker}-2`]);
+        expect((await store.readStream(gone)).revision).toBe(-1);
+        await store.appendToStream(gone, [event('Titled', { title: 'again' })], { expectedRevision: 'no_stream' });
+        expect((await keyOf(gone)).equals(goneKey)).toBe(false);
+        expect((await store.readStream(gone)).events.map((e) => e.data.title)).toEqual(['again']);
+        await sub.stop();
+      } finally {
+        await store.close();
+      }
+    }, 60_000);
+
+    it('waits for a snapshot taken before the deletion to end before it rewrites the keys (else the key would be copied)', async () => {
+      const store = new PostgresEventStore(url);
+      const sql = await connect(url);
+      const holder = await connect(url);
+      const stream = unique('held-');
+      try {
+        await store.appendToStream(stream, [event('A', { n: 1 })], { expectedRevision: 'no_stream' });
+        const key = (await sql.query('SELECT key FROM udp_stream_keys WHERE stream_id = $1', [stream])).rows[0].key as Buffer;
+        // A reader's snapshot from before the deletion: to it the key row is still live.
+        await holder.query('BEGIN ISOLATION LEVEL REPEATABLE READ');
+        await holder.query('SELECT count(*) FROM udp_stream_keys');
+        let deleted = false;
+        const deleting = store.deleteStream(stream).then(() => (deleted = true));
+        await new Promise((resolve) => setTimeout(resolve, 300));
+        expect(deleted).toBe(false);
+        await holder.query('COMMIT');
+        await deleting;
+        expect(filesHolding(dirs.slice(0, 1), [key]).get('0') ?? []).toEqual([]);
+      } finally {
+        await holder.query('ROLLBACK').catch(() => undefined);
+        await store.close();
+      }
+    });
+
+    it("never stores a deleted stream's key again: an append with a key cached before the deletion is sealed anew", async () => {
+      const writer = new PostgresEventStore(url);
+      const eraser = new PostgresEventStore(url);
+      const sql = await connect(url);
+      const stream = unique('stale-');
+      try {
+        await writer.appendToStream(stream, [event('A', { n: 1 })], { expectedRevision: 'no_stream' });
+        const first = (await sql.query('SELECT key FROM udp_stream_keys WHERE stream_id = $1', [stream])).rows[0].key as Buffer;
+        await eraser.deleteStream(stream);
+        // The writer still holds the old key in its cache: the store answers rekey, the writer seals with a new key.
+        await writer.appendToStream(stream, [event('B', { n: 2 })], { expectedRevision: 'any' });
+        const { rows } = await sql.query('SELECT key FROM udp_stream_keys WHERE stream_id = $1', [stream]);
+        expect(rows).toHaveLength(1);
+        expect((rows[0].key as Buffer).equals(first)).toBe(false);
+        expect((await eraser.readStream(stream)).events.map((e) => e.data)).toEqual([{ n: 2 }]);
+      } finally {
+        await writer.close();
+        await eraser.close();
+      }
     });
   });
 }

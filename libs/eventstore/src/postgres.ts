@@ -1,11 +1,12 @@
 import { createHash } from 'node:crypto';
 import type { Client, Pool, QueryConfig } from 'pg';
-import { SchemaOnce, inTransaction, postgresPool, unavailableAs } from './postgres-pool';
+import { SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs } from './postgres-pool';
 import { BatchedReads } from './batched-reads';
 import { backoffDelayMs } from '@udp/retry';
 import { PollingSubscription } from './polling-subscription';
 import { prefixSuccessor } from './prefix-range';
 import { LOCK_CLASS, NOTIFY_CHANNEL, SCHEMA, SCHEMA_LOCK, segmentIndex } from './postgres-schema';
+import { Coalesced, KeyCache, freshKey, isSealed, seal, unseal, type StreamKey } from './postgres-keys';
 import { LastWriteFailure } from './write-failure';
 import type { AppendOptions, AppendResult, Backlog, BatchHandler, EventHandler, EventStore, EventToAppend } from './port';
 import type { ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
@@ -44,6 +45,18 @@ const pg = () => require('pg') as typeof import('pg');
  *
  * **Segments.** Each event keeps the hash of its stream's user key (`segmentKeyOf`); a subscription that asks for
  * `segments` reads only theirs, through an index per segment count (`SubscriptionOptions.segments`).
+ *
+ * **Erasure (crypto-shredding).** Deleted rows stay in PostgreSQL's pages until vacuumed (and a page's free space is
+ * not zeroed then), and in WAL segments until they are removed. So each stream's events are stored sealed with a key
+ * of the stream's own (postgres-keys.ts: `data` and `metadata`, AES-256-GCM; stream ids, event ids and types stay
+ * plain), and `deleteStream` deletes the key with the stream, then scrubs: `VACUUM FULL` of the keys table (a new file
+ * with the live keys only; the old one is emptied at once and unlinked at the next checkpoint), `pg_switch_wal()` and a
+ * `CHECKPOINT`, after which the segments that held the key are removed, not recycled (the server must run with
+ * `wal_recycle = off`). A standby replays the rewrite and removes its segments at its next restartpoint. The keys
+ * table holds one short row per stream, so the scrub's cost grows with the number of streams, not with the user's
+ * events; erasures that come together share one scrub. Keys are cached per stream (LRU, `keyCacheSize`): an append
+ * to a stream already written or read by this process needs no lookup. Needs a role that may run CHECKPOINT and
+ * `pg_switch_wal()` (a superuser, or `pg_checkpoint` and a grant).
  */
 export interface PostgresEventStoreOptions {
   /** Connections of the pool (appends use one at a time, reads the others). Default 8. */
@@ -52,6 +65,8 @@ export interface PostgresEventStoreOptions {
   pollMs?: number;
   /** `application_name` of the connections. */
   applicationName?: string;
+  /** Streams whose keys are kept in memory. Default 10,000. */
+  keyCacheSize?: number;
 }
 
 /** Events of one commit at most: a larger batch of appends is split (a single larger append goes alone). */
@@ -96,9 +111,30 @@ interface PendingAppend {
   streamId: string;
   events: EventToAppend[];
   expectedRevision: AppendOptions['expectedRevision'];
+  key: StreamKey;
+  /** Made by this append: stored when the stream has no key; never a key read from the store or the cache. */
+  fresh: boolean;
+  /** The events' data and metadata sealed with `key`. */
+  sealed: Array<{ data: string; metadata: string }>;
+  /** Appends sent again after a `rekey` answer. */
+  rekeys: number;
   resolve: (result: AppendResult) => void;
   reject: (error: unknown) => void;
 }
+
+/** How long the rewrite of the keys table waits for its lock before it lets others go first and tries again. */
+const KEYS_LOCK_TIMEOUT_MS = 50;
+/** How long the erasure's scrub waits for older snapshots to end, and for the standbys to confirm its WAL switch. */
+const SCRUB_WAIT_MS = 5000;
+/** Whether a snapshot older than `$1` (an xid8) is held by another session of this database or by a standby's slot. */
+const OLDER_SNAPSHOTS = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()
+    AND backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::xid8::xid))
+  OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE xmin IS NOT NULL AND age(xmin) > age($1::xid8::xid)) AS held`;
+/** Replication slots whose standby has not confirmed a position in a segment after the one of `$1`. */
+const LAGGING_SLOTS = `SELECT slot_name FROM pg_replication_slots, pg_size_bytes(current_setting('wal_segment_size')) AS size
+  WHERE restart_lsn IS NOT NULL AND floor((restart_lsn - '0/0'::pg_lsn) / size) <= floor(($1::pg_lsn - '0/0'::pg_lsn) / size)`;
+/** Times an append is sent again with its stream's current key before it fails (each is a stream deleted meanwhile). */
+const MAX_REKEYS = 3;
 
 interface EventRow {
   xid: string;
@@ -110,10 +146,15 @@ interface EventRow {
   data: string;
   metadata: string;
   created_at: string;
+  key_id: string | null;
+  key: Buffer | null;
 }
 
+/** An event's columns with its stream's key, read in the same statement: a visible event's key is visible with it. */
 const EVENT_COLUMNS = (e: string) =>
-  `${e}.transaction_id::text AS xid, ${e}.position, ${e}.stream_id, ${e}.revision, ${e}.event_id, ${e}.type, ${e}.data, ${e}.metadata, ${e}.created_at`;
+  `${e}.transaction_id::text AS xid, ${e}.position, ${e}.stream_id, ${e}.revision, ${e}.event_id, ${e}.type, ${e}.data, ${e}.metadata, ${e}.created_at,
+   (SELECT k.key_id::text FROM udp_stream_keys AS k WHERE k.stream_id = ${e}.stream_id) AS key_id,
+   (SELECT k.key FROM udp_stream_keys AS k WHERE k.stream_id = ${e}.stream_id) AS key`;
 
 /** Below this frontier (the oldest open transaction) the feed is complete; `$1`, `$2`: the cursor (xid, position). */
 const AFTER_CURSOR = (e: string) => `(${e}.transaction_id, ${e}.position) > ($1::xid8, $2::bigint)`;
@@ -164,7 +205,9 @@ const READ_STREAMS = `SELECT q.i, s.revision AS stream_revision, ${EVENT_COLUMNS
   LEFT JOIN udp_events AS e ON e.stream_id = s.stream_id AND e.revision >= q.from_revision
   ORDER BY q.i, e.revision`;
 
-const APPEND = 'SELECT r_outcome, r_revision, r_transaction_id, r_positions FROM udp_append($1, $2, $3, $4, $5, $6, $7, $8, $9)';
+const READ_KEY = 'SELECT key_id::text AS key_id, key FROM udp_stream_keys WHERE stream_id = $1';
+
+const APPEND = 'SELECT r_outcome, r_revision, r_transaction_id, r_positions FROM udp_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)';
 
 /** Events of a stream deleted per transaction, from its oldest: each short, so it holds the feed's frontier briefly. */
 const DELETE_SLICE = 2000;
@@ -186,6 +229,9 @@ export class PostgresEventStore implements EventStore {
   /** The last append or deletion that failed: DOWN until a write (or `ping`'s probe) succeeds. */
   private readonly writeFailures = new LastWriteFailure();
   private readonly segmentIndexes = new Map<number, Promise<void>>();
+  private readonly keys: KeyCache;
+  /** The erasures' scrub (see "Erasure" above), shared by those that come together. */
+  private readonly scrub = new Coalesced(() => this.scrubKeys());
   private listener: Client | null = null;
   private listening: Promise<void> | null = null;
   private reconnect: NodeJS.Timeout | null = null;
@@ -201,6 +247,7 @@ export class PostgresEventStore implements EventStore {
   ) {
     this.pool = postgresPool(url, { maxConnections: options.maxConnections, applicationName: options.applicationName ?? 'udp-eventstore' });
     this.schema = new SchemaOnce('event store', () => this.createSchema());
+    this.keys = new KeyCache(options.keyCacheSize ?? 10_000);
   }
 
   /** The tables and functions, made once per database (replicas that start together wait for each other). */
@@ -235,7 +282,7 @@ export class PostgresEventStore implements EventStore {
         streamId,
         fromRevision,
       ]);
-      return [streamReadOf(rows)];
+      return [this.streamReadOf(streamId, rows)];
     }
     const rows = await this.query<EventRow & { stream_revision: string; i: string }>({ name: 'udp_read_streams', text: READ_STREAMS }, [
       streams.map((s) => s.streamId),
@@ -243,18 +290,73 @@ export class PostgresEventStore implements EventStore {
     ]);
     const byStream = streams.map(() => [] as typeof rows);
     for (const row of rows) byStream[Number(row.i) - 1].push(row);
-    return byStream.map(streamReadOf);
+    return byStream.map((own, i) => this.streamReadOf(streams[i].streamId, own));
   }
 
-  appendToStream(streamId: string, events: EventToAppend[], options: AppendOptions): Promise<AppendResult> {
-    if (this.closed) return Promise.reject(new StoreUnavailableError('event store', 'the store is closed'));
+  /** A stream's rows (none: no stream; one of nulls: a stream with no event from the revision asked); its key kept. */
+  private streamReadOf(streamId: string, rows: Array<EventRow & { stream_revision: string }>): StreamRead {
+    if (rows.length === 0) return { revision: -1, events: [] };
+    const key = rowKey(rows[0]);
+    if (key) this.keys.set(streamId, key);
+    return { revision: Number(rows[0].stream_revision), events: rows.filter((r) => r.position !== null).map(toRecorded) };
+  }
+
+  async appendToStream(streamId: string, events: EventToAppend[], options: AppendOptions): Promise<AppendResult> {
+    if (this.closed) throw new StoreUnavailableError('event store', 'the store is closed');
     // PostgreSQL's text holds no NUL, and a lone surrogate would be stored as U+FFFD: refused, not changed.
     const bad = [streamId, ...events.flatMap((e) => [e.id, e.type])].find((s) => !wellFormed(s));
-    if (bad !== undefined) return Promise.reject(new Error(`stream ${streamId}: ${JSON.stringify(bad)} is not storable text`));
+    if (bad !== undefined) throw new Error(`stream ${streamId}: ${JSON.stringify(bad)} is not storable text`);
+    // A new stream gets a key of its own without a lookup; if it exists after all, the append is answered `rekey`.
+    const cached = this.keys.get(streamId);
+    const { key, fresh } = cached
+      ? { key: cached, fresh: false }
+      : options.expectedRevision === 'no_stream'
+        ? { key: freshKey(), fresh: true }
+        : await this.keyOf(streamId);
     return new Promise((resolve, reject) => {
-      this.pending.push({ streamId, events, expectedRevision: options.expectedRevision, resolve, reject });
-      if (!this.writing) this.writing = this.commitPending();
+      const append: PendingAppend = {
+        streamId,
+        events,
+        expectedRevision: options.expectedRevision,
+        ...sealedWith(key, events, fresh),
+        rekeys: 0,
+        resolve,
+        reject,
+      };
+      this.enqueue(append);
     });
+  }
+
+  /** The stream's key from the store, or one made afresh when it has none. */
+  private async keyOf(streamId: string): Promise<{ key: StreamKey; fresh: boolean }> {
+    const [row] = await this.query<{ key_id: string; key: Buffer }>({ name: 'udp_read_key', text: READ_KEY }, [streamId]);
+    if (row) {
+      const key = { id: BigInt(row.key_id), key: row.key };
+      this.keys.set(streamId, key);
+      return { key, fresh: false };
+    }
+    return { key: freshKey(), fresh: true };
+  }
+
+  private enqueue(append: PendingAppend): void {
+    this.pending.push(append);
+    if (!this.writing) this.writing = this.commitPending();
+  }
+
+  /** Sent again, sealed with the stream's key now (its cached one belonged to a stream deleted since). */
+  private async rekey(append: PendingAppend): Promise<void> {
+    this.keys.delete(append.streamId);
+    if (++append.rekeys > MAX_REKEYS) {
+      append.reject(new Error(`stream ${append.streamId}: its key changed ${MAX_REKEYS} times during one append`));
+      return;
+    }
+    try {
+      const { key, fresh } = await this.keyOf(append.streamId);
+      Object.assign(append, sealedWith(key, append.events, fresh));
+      this.enqueue(append);
+    } catch (error) {
+      append.reject(error);
+    }
   }
 
   /** Sends what is pending as one call, then whatever arrived meanwhile, until nothing is left. */
@@ -288,9 +390,11 @@ export class PostgresEventStore implements EventStore {
         }),
         all.map((e) => e.id),
         all.map((e) => e.type),
-        all.map((e) => JSON.stringify(e.data)),
-        all.map((e) => JSON.stringify(e.metadata ?? {})),
+        batch.flatMap((a) => a.sealed.map((e) => e.data)),
+        batch.flatMap((a) => a.sealed.map((e) => e.metadata)),
         createdAt,
+        batch.map((a) => a.key.id.toString()),
+        batch.map((a) => (a.fresh ? a.key.key : null)),
       ]);
       this.writeFailures.succeeded();
     } catch (error) {
@@ -302,6 +406,12 @@ export class PostgresEventStore implements EventStore {
     batch.forEach((append, i) => {
       const row = rows[i];
       const revision = Number(row.r_revision);
+      if (row.r_outcome === 'rekey') {
+        void this.rekey(append);
+        return;
+      }
+      // The stream's key, known to be its key now (a fresh one was stored, or it matched).
+      this.keys.set(append.streamId, append.key);
       if (row.r_outcome === 'conflict') {
         append.reject(new WrongExpectedRevisionError(append.streamId, append.expectedRevision, revision));
         return;
@@ -318,11 +428,12 @@ export class PostgresEventStore implements EventStore {
 
   /**
    * Erasure: the stream's events are deleted from the oldest, a slice of 2,000 per transaction (a short one: an open
-   * transaction holds the feed back), then what is left and the stream's row under the stream's lock, so an append
-   * made meanwhile is deleted too. Deleted rows stay in the table's pages and the WAL until vacuumed and recycled
-   * (issue 43: crypto-shredding is what keeps the promise there).
+   * transaction holds the feed back), then what is left, the stream's row and its key under the stream's lock, so an
+   * append made meanwhile is deleted too; then the scrub (see "Erasure" above): the deleted rows' bytes may stay, sealed
+   * with a key that no file holds any more.
    */
   async deleteStream(streamId: string): Promise<void> {
+    this.keys.delete(streamId);
     try {
       for (;;) {
         await this.query({ name: 'udp_delete_slice', text: DELETE_SLICE_SQL }, [streamId]);
@@ -332,11 +443,77 @@ export class PostgresEventStore implements EventStore {
         );
         if (left[0].n < DELETE_SLICE) break;
       }
-      await this.query('SELECT udp_delete_stream($1)', [streamId]);
+      await this.query('SELECT udp_erase_stream($1)', [streamId]);
+      this.keys.delete(streamId);
+      // Even when there was nothing to delete: a deletion retried after its scrub failed must not confirm without one.
+      await this.scrub.request();
       this.writeFailures.succeeded();
     } catch (error) {
       this.writeFailures.failed(error);
       throw error;
+    }
+  }
+
+  /**
+   * No byte of a deleted key left in the primary's files (see "Erasure" above): the keys table rewritten (a short
+   * exclusive lock on it alone: appends to streams that have keys do not read it), then the WAL switched to a new
+   * segment and a checkpoint, which removes every segment before it.
+   */
+  private async scrubKeys(): Promise<void> {
+    // VACUUM FULL copies a deleted row still visible to some snapshot (one taken before the deletion committed): it
+    // waits until every snapshot of the database, and of a standby that reports them (a slot's xmin), is newer than the
+    // deletions that asked for this scrub (all committed before its start).
+    const [{ start }] = await this.query<{ start: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS start');
+    await this.until('an older snapshot is open', async () => {
+      const [{ held }] = await this.query<{ held: boolean }>({ name: 'udp_older_snapshots', text: OLDER_SNAPSHOTS }, [start]);
+      return !held;
+    });
+    await this.rewriteKeys();
+    const [{ end }] = await this.query<{ end: string }>('SELECT pg_switch_wal()::text AS end');
+    // A replication slot keeps every segment from its standby's last confirmed position: the checkpoint removes the
+    // old ones only once each standby has confirmed a position in the new segment (a streaming one does within
+    // milliseconds). `end` is within the old segment, just after the switch.
+    await this.until('a replication slot keeps the WAL it must remove (its standby is behind)', async () => {
+      const lagging = await this.query<{ slot_name: string }>({ name: 'udp_lagging_slots', text: LAGGING_SLOTS }, [end]);
+      return lagging.length === 0;
+    });
+    await this.query('CHECKPOINT');
+  }
+
+  /**
+   * `VACUUM FULL` of the keys table with a short lock timeout, tried again until SCRUB_WAIT_MS: queued behind a long
+   * reader of the table, its exclusive lock request would hold every append that starts a stream, and every read of
+   * the feed, behind it.
+   */
+  private async rewriteKeys(): Promise<void> {
+    const client = await this.pool.connect().catch((error: unknown) => Promise.reject(unavailable(error)));
+    try {
+      await client.query(`SET lock_timeout = ${KEYS_LOCK_TIMEOUT_MS}`);
+      const deadline = Date.now() + SCRUB_WAIT_MS;
+      for (let pause = 10; ; pause = Math.min(200, pause * 2)) {
+        try {
+          await client.query('VACUUM (FULL) udp_stream_keys');
+          break;
+        } catch (error) {
+          if (sqlStateOf(error) !== '55P03' || Date.now() > deadline) throw unavailable(error);
+        }
+        await new Promise((resolve) => setTimeout(resolve, pause));
+      }
+      await client.query('RESET lock_timeout');
+      client.release();
+    } catch (error) {
+      // Not back to the pool with the session's lock timeout, nor in an unknown state.
+      client.release(true);
+      throw error;
+    }
+  }
+
+  /** Polls `done` (2 ms, doubling up to 100 ms) for at most SCRUB_WAIT_MS; then the scrub fails, saying `why`. */
+  private async until(why: string, done: () => Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + SCRUB_WAIT_MS;
+    for (let pause = 2; !(await done()); pause = Math.min(100, pause * 2)) {
+      if (Date.now() > deadline) throw new Error(`erasure scrub: ${why}`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
@@ -569,21 +746,35 @@ interface StreamToRead {
   fromRevision: number;
 }
 
-/** A stream's rows (none: no stream; one of nulls: a stream with no event from the revision asked). */
-function streamReadOf(rows: Array<EventRow & { stream_revision: string }>): StreamRead {
-  if (rows.length === 0) return { revision: -1, events: [] };
-  return { revision: Number(rows[0].stream_revision), events: rows.filter((r) => r.position !== null).map(toRecorded) };
+function rowKey(row: Pick<EventRow, 'key_id' | 'key'>): StreamKey | null {
+  return row.key_id === null || row.key === null ? null : { id: BigInt(row.key_id), key: row.key };
+}
+
+function sealedWith(key: StreamKey, events: EventToAppend[], fresh: boolean): Pick<PendingAppend, 'key' | 'fresh' | 'sealed'> {
+  return {
+    key,
+    fresh,
+    sealed: events.map((e) => ({ data: seal(JSON.stringify(e.data), key), metadata: seal(JSON.stringify(e.metadata ?? {}), key) })),
+  };
+}
+
+/** A stored payload: sealed, or plain JSON (written before events were sealed). */
+function opened(stored: string, key: StreamKey | null, streamId: string): Record<string, unknown> {
+  if (!isSealed(stored)) return JSON.parse(stored);
+  if (!key) throw new Error(`stream ${streamId}: a sealed event without its stream's key`);
+  return JSON.parse(unseal(stored, key));
 }
 
 function toRecorded(row: EventRow): RecordedEvent {
+  const key = rowKey(row);
   return {
     id: row.event_id,
     streamId: row.stream_id,
     revision: Number(row.revision),
     position: encodePosition(BigInt(row.xid), BigInt(row.position)),
     type: row.type,
-    data: JSON.parse(row.data),
-    metadata: JSON.parse(row.metadata),
+    data: opened(row.data, key, row.stream_id),
+    metadata: opened(row.metadata, key, row.stream_id),
     createdAt: Number(row.created_at),
   };
 }
