@@ -81,6 +81,29 @@ export function deployment(dataDir: string, store: Store = 'file') {
   };
 }
 
+/**
+ * A database of its own on POSTGRES_URL's server (the primary; streaming replication copies it to the replica too),
+ * made now, and the URL that names it: a deployment on it sees only its own events, as one on an event store file does.
+ * `drop` removes it with whatever connections are left.
+ */
+export async function ownPostgresDatabase(name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!/^[a-z0-9_]{1,63}$/.test(name)) throw new Error(`database name ${JSON.stringify(name)}: [a-z0-9_], at most 63`);
+  const { Client } = require('pg') as typeof import('pg');
+  const run = async (sql: string) => {
+    const client = new Client({ connectionString: servers.postgresUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const url = new URL(servers.postgresUrl!);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 /** The settings that put a deployment's event store and read models on the PostgreSQL at `url` (the primary, or the promoted replica). */
 export function onPostgres(url: string): { EVENTSTORE_URL: string; READMODEL_URL: string } {
   return { EVENTSTORE_URL: url, READMODEL_URL: url };
