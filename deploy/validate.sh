@@ -75,6 +75,7 @@ if [[ $self_test == 1 && $status == 0 ]]; then
   broken k8s-wrong-target-port deploy/k8s/base/history-svc.yaml 's/targetPort: http/targetPort: htp/' || failed=1
   broken k8s-unknown-secret deploy/k8s/base/profile-svc.yaml 's/name: udp-secrets/name: udp-secret/' || failed=1
   broken k8s-dev-misspelled deploy/k8s/dev/servers.yaml '0,/volumeClaimTemplates:/s//volumeClaimTemplate:/' || failed=1
+  broken k8s-postgres-wrong-port deploy/k8s/postgres/postgres-patches.yaml 's#@postgres:5432/udp#@postgres:5433/udp#' || failed=1
   broken compose-misspelled-field docker-compose.yml '0,/    healthcheck:/s//    healtcheck:/' || failed=1
   broken compose-missing-env docker-compose.yml '/^  KAFKA_BROKERS:/d' || failed=1
   broken compose-unpinned-image docker-compose.yml 's#image: mongo:7.0.14#image: mongo:latest#' || failed=1
