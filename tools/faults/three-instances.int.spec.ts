@@ -31,6 +31,12 @@ const LEASE_MS = 3000;
  */
 const PAUSE_MS = STORE === 'postgres' ? 0 : 500;
 const STEADY_WRITES = STORE === 'postgres' ? 1500 : 300;
+/**
+ * Or the steady state ends after this long, once it has at least 300 writes: a machine busy with other work (a load
+ * average of 20 on its 2 cores) took fewer than 1500 in two minutes.
+ */
+const STEADY_MS = 20_000;
+/** The issue's target for the three on PostgreSQL, printed beside the rate (not asserted: no timing in tests). */
 const RATE_TARGET = 500;
 const PROJECTION = 'history-entries';
 const PUBLISHER = 'history-changes-publisher';
@@ -152,7 +158,12 @@ if (!metricsUrl || !collector) {
         // Steady state: writes through all three.
         const readsBefore = await indexReads();
         const steady = new Writers(instances, secret, users, 1, PAUSE_MS);
-        await waitUntil(() => steady.total >= STEADY_WRITES, 120_000, `${STEADY_WRITES} acknowledged writes`);
+        const steadySince = Date.now();
+        await waitUntil(
+          () => steady.total >= STEADY_WRITES || (steady.total >= 300 && Date.now() - steadySince >= STEADY_MS),
+          120_000,
+          `${STEADY_WRITES} acknowledged writes, or 300 and ${STEADY_MS} ms`,
+        );
         await steady.stop();
         expect([...steady.statuses.keys()].filter((s) => s !== 200)).toEqual([]);
         // Acknowledged writes show at once (read your writes through whichever instance holds the segment), unless a
@@ -242,7 +253,7 @@ if (!metricsUrl || !collector) {
           : '';
         console.log(
           `[faults] three instances: store=${STORE} writes=${steady.total + writers.total} ` +
-            `steady_rate=${steady.perSecond.toFixed(0)}/s (target: ≥ ${RATE_TARGET}/s) ` +
+            `steady_rate=${steady.perSecond.toFixed(0)}/s ${STORE === 'postgres' ? `(target: ≥ ${RATE_TARGET}/s) ` : ''}` +
             `applied_per_event=${appliedPerEvent.toFixed(3)} ${readPerEvent}` +
             `published_per_change=${publishedPerChange.toFixed(3)} takeover_ms=${takeoverMs} lost=${lost} ` +
             `(steady state: ${stored} events, ${late} shown after their acknowledgement; after the kill: ${repeats} repeated ` +
