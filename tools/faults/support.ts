@@ -181,13 +181,36 @@ export interface Gateway {
 /** Built once by global-setup.js, beside history-svc. */
 const gatewayBundle = join(__dirname, '..', '..', 'tmp', 'faults-dist', 'apps', 'gateway', 'main.js');
 
+/** Starts of a gateway that exited before it listened, as Kubernetes restarts a container that exits: at most these. */
+const GATEWAY_STARTS = 3;
+
 /**
  * The gateway as its own process in front of `instances` through a round-robin proxy (`roundRobin`), users' tokens
- * signed with a secret of its own, rate limits out of the way of the writers.
+ * signed with a secret of its own, rate limits out of the way of the writers. A gateway that exits before it listens is
+ * started again (up to GATEWAY_STARTS in all): it exits when Kafka answers its first requests with an error, as a broker
+ * did seconds after the Kafka outage suite had restarted it ("This server does not host this topic-partition").
  */
 export async function startGatewayBefore(instances: Instance[], settings: ReturnType<typeof deployment>): Promise<Gateway> {
   const share = await roundRobin(instances);
   const jwtSecret = randomBytes(32).toString('base64url');
+  for (let start = 1; ; start++) {
+    try {
+      return await gatewayProcess(share, jwtSecret, settings);
+    } catch (error) {
+      if (start >= GATEWAY_STARTS || !/exited \(\d+\) before it was ready/.test((error as Error).message)) {
+        await share.close();
+        throw error;
+      }
+      process.stdout.write(`[faults] the gateway exited before it listened (start ${start}); starting it again\n`);
+    }
+  }
+}
+
+async function gatewayProcess(
+  share: Awaited<ReturnType<typeof roundRobin>>,
+  jwtSecret: string,
+  settings: ReturnType<typeof deployment>,
+): Promise<Gateway> {
   const started = await startProcess(
     gatewayBundle,
     {
