@@ -58,7 +58,7 @@ if [[ $self_test == 1 && $status == 0 ]]; then
   broken() {
     local name="$1" file="$2" expr="$3" dir="$work/$1"
     mkdir -p "$dir/apps"
-    cp -R "$ROOT/Dockerfile" "$ROOT/docker-compose.yml" "$dir/"
+    cp -R "$ROOT/Dockerfile" "$ROOT/docker-compose.yml" "$ROOT/docker-compose.postgres.yml" "$dir/"
     mkdir -p "$dir/deploy" && cp -R "$ROOT/deploy/k8s" "$ROOT/deploy/docker" "$ROOT/deploy/grafana" "$ROOT/deploy/prometheus" "$ROOT/deploy/otel-collector.yaml" "$dir/deploy/"
     (cd "$ROOT" && find apps -path '*/src/main.ts' -o -path 'apps/gateway/src/config.ts') | while read -r f; do
       mkdir -p "$dir/$(dirname "$f")" && cp "$ROOT/$f" "$dir/$f"
@@ -75,10 +75,13 @@ if [[ $self_test == 1 && $status == 0 ]]; then
   broken k8s-wrong-target-port deploy/k8s/base/history-svc.yaml 's/targetPort: http/targetPort: htp/' || failed=1
   broken k8s-unknown-secret deploy/k8s/base/profile-svc.yaml 's/name: udp-secrets/name: udp-secret/' || failed=1
   broken k8s-dev-misspelled deploy/k8s/dev/servers.yaml '0,/volumeClaimTemplates:/s//volumeClaimTemplate:/' || failed=1
+  broken k8s-postgres-wrong-port deploy/k8s/postgres/postgres-patches.yaml 's#@postgres:5432/udp#@postgres:5433/udp#' || failed=1
   broken compose-misspelled-field docker-compose.yml '0,/    healthcheck:/s//    healtcheck:/' || failed=1
   broken compose-missing-env docker-compose.yml '/^  KAFKA_BROKERS:/d' || failed=1
   broken compose-unpinned-image docker-compose.yml 's#image: mongo:7.0.14#image: mongo:latest#' || failed=1
   broken compose-bad-depends-on docker-compose.yml 's/^    kafka:$/    kafka-broker:/' || failed=1
+  broken compose-postgres-readmodels-unset docker-compose.postgres.yml '/^      READMODEL_URL:/d' || failed=1
+  broken compose-postgres-not-awaited docker-compose.postgres.yml '0,/^      postgres:$/s//      postgres-db:/' || failed=1
   broken compose-grafana-public docker-compose.yml 's/"127.0.0.1:3000:3000"/"3000:3000"/' || failed=1
   broken prometheus-wrong-target deploy/prometheus/prometheus.yml 's/otel-collector:8889/otel-collector:8888/' || failed=1
   broken dashboard-unknown-datasource deploy/grafana/dashboards/udp.json '0,/"uid": "prometheus"/s//"uid": "prom"/' || failed=1

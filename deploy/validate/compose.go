@@ -13,14 +13,50 @@ import (
 	"github.com/compose-spec/compose-go/v2/types"
 )
 
-// infraHealthy are the servers the apps wait for (depends_on: service_healthy).
-var infraHealthy = []string{"kurrentdb", "mongo", "kafka"}
+// composeVariant is one way to run the system with docker compose: the files given with -f, in order, and the servers
+// the apps other than the gateway wait for (depends_on: service_healthy).
+type composeVariant struct {
+	files []string
+	// postgres: the services' events and read models on PostgreSQL (EVENTSTORE_URL, READMODEL_URL); MongoDB (MONGO_URL)
+	// only for the apps that keep shared state there themselves (mongoApps), KurrentDB not started.
+	postgres bool
+}
+
+var composeVariants = []composeVariant{
+	{files: []string{"docker-compose.yml"}},
+	{files: []string{"docker-compose.yml", "docker-compose.postgres.yml"}, postgres: true},
+}
+
+// mongoApps keep state of their own in MongoDB whatever holds the services' read models: the gateway (tickets, streams,
+// erasure epochs) and the export-worker (export zips, publisher checkpoints).
+var mongoApps = map[string]bool{"gateway": true, "export-worker": true}
+
+// infraHealthy are the servers an app (not the gateway) waits for (depends_on: service_healthy).
+func (v composeVariant) infraHealthy(app string) []string {
+	if !v.postgres {
+		return []string{"kurrentdb", "mongo", "kafka"}
+	}
+	if mongoApps[app] {
+		return []string{"postgres", "mongo", "kafka"}
+	}
+	return []string{"postgres", "kafka"}
+}
 
 func checkCompose(r *Report, root string) {
-	r.start("compose", "docker-compose.yml: compose-spec schema (compose-go loader), then the platform's rules")
-	path := filepath.Join(root, "docker-compose.yml")
+	for i, v := range composeVariants {
+		checkComposeVariant(r, root, v, i == 0)
+	}
+}
+
+// checkComposeVariant: `first` also checks what the variants share (the Dockerfile, the telemetry services' files).
+func checkComposeVariant(r *Report, root string, variant composeVariant, first bool) {
+	r.start("compose", strings.Join(variant.files, " + ")+": compose-spec schema (compose-go loader), then the platform's rules")
+	var paths []string
+	for _, f := range variant.files {
+		paths = append(paths, filepath.Join(root, f))
+	}
 	// No OS environment and no .env file: the file must be valid with its own defaults, as on a fresh clone.
-	opts, err := cli.NewProjectOptions([]string{path},
+	opts, err := cli.NewProjectOptions(paths,
 		cli.WithWorkingDirectory(root),
 		cli.WithEnv([]string{}),
 		cli.WithInterpolation(true),
@@ -46,7 +82,13 @@ func checkCompose(r *Report, root string) {
 		}
 		r.check(imagePinned(svc.Image), "%s: image %q pinned to a version", name, svc.Image)
 	}
-	checkDockerfile(r, root)
+	if first {
+		checkDockerfile(r, root)
+	}
+	if variant.postgres {
+		_, kurrent := project.Services["kurrentdb"]
+		r.check(!kurrent, "KurrentDB is not started (PostgreSQL holds the events)")
+	}
 
 	// Health checks of the servers the apps wait for, and depends_on targets.
 	for _, name := range names {
@@ -71,7 +113,7 @@ func checkCompose(r *Report, root string) {
 		if !r.check(ok, "app %s is a service", app.Name) {
 			continue
 		}
-		checkComposeApp(r, project, root, app, svc, secrets)
+		checkComposeApp(r, project, root, variant, app, svc, secrets)
 	}
 	// One INTERNAL_AUTH_SECRET for all.
 	distinct := map[string]bool{}
@@ -112,7 +154,9 @@ func checkCompose(r *Report, root string) {
 		}
 	}
 
-	checkComposeObservability(r, root, project)
+	if first {
+		checkComposeObservability(r, root, project)
+	}
 
 	// Every app in the repository is deployed (warning only: an app being written may not be ready yet).
 	for _, a := range appsInRepo(root) {
@@ -122,7 +166,7 @@ func checkCompose(r *Report, root string) {
 	}
 }
 
-func checkComposeApp(r *Report, project *types.Project, root string, app App, svc types.ServiceConfig, secrets map[string]string) {
+func checkComposeApp(r *Report, project *types.Project, root string, variant composeVariant, app App, svc types.ServiceConfig, secrets map[string]string) {
 	n := app.Name
 	if r.check(svc.Build != nil, "%s: built from the repository", n) {
 		absRoot, _ := filepath.Abs(root)
@@ -137,7 +181,33 @@ func checkComposeApp(r *Report, project *types.Project, root string, app App, sv
 			env[k] = *v
 		}
 	}
-	for _, k := range ServiceEnv {
+	servers := []string{"EVENTSTORE_URL", "MONGO_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"}
+	required := ServiceEnv
+	if variant.postgres {
+		// The services' read models on READMODEL_URL; MongoDB only where the app keeps state of its own there.
+		required, servers = nil, []string{"EVENTSTORE_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"}
+		for _, k := range ServiceEnv {
+			if k != "MONGO_URL" || mongoApps[n] {
+				required = append(required, k)
+			}
+		}
+		if mongoApps[n] {
+			servers = append(servers, "MONGO_URL")
+		}
+		if n != "gateway" {
+			required = append(required, "READMODEL_URL")
+			servers = append(servers, "READMODEL_URL")
+		}
+		for _, k := range []string{"EVENTSTORE_URL", "READMODEL_URL"} {
+			if n != "gateway" || k == "EVENTSTORE_URL" {
+				r.check(strings.HasPrefix(env[k], "postgres://") || strings.HasPrefix(env[k], "postgresql://"), "%s: %s is a postgres:// URL", n, k)
+			}
+		}
+		if !mongoApps[n] {
+			r.check(env["MONGO_URL"] == "", "%s: MONGO_URL unset (its read models are on READMODEL_URL)", n)
+		}
+	}
+	for _, k := range required {
 		r.check(env[k] != "", "%s: %s set", n, k)
 	}
 	r.check(env["PORT"] == fmt.Sprint(app.Port), "%s: PORT=%d", n, app.Port)
@@ -145,7 +215,7 @@ func checkComposeApp(r *Report, project *types.Project, root string, app App, sv
 	secrets[n] = env["INTERNAL_AUTH_SECRET"]
 
 	// Server addresses point at services of this file.
-	for _, k := range []string{"EVENTSTORE_URL", "MONGO_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"} {
+	for _, k := range servers {
 		host, _, ok := hostPort(env[k])
 		_, exists := project.Services[host]
 		r.check(ok && exists, "%s: %s host %q is a compose service", n, k, host)
@@ -157,7 +227,7 @@ func checkComposeApp(r *Report, project *types.Project, root string, app App, sv
 	}
 
 	if n != "gateway" {
-		for _, infra := range infraHealthy {
+		for _, infra := range variant.infraHealthy(n) {
 			dep, ok := svc.DependsOn[infra]
 			r.check(ok && dep.Condition == types.ServiceConditionHealthy, "%s: waits for %s to be healthy", n, infra)
 		}

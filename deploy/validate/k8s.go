@@ -329,7 +329,11 @@ func checkObjects(r *Report, root string, isBase bool, o *objects) {
 		} else {
 			r.check(len(secret.value) >= 32, "%s: INTERNAL_AUTH_SECRET has at least 32 characters", app.Name)
 		}
-		for _, k := range []string{"EVENTSTORE_URL", "MONGO_URL", "KAFKA_BROKERS"} {
+		servers := []string{"EVENTSTORE_URL", "MONGO_URL", "KAFKA_BROKERS"}
+		if _, ok := env["READMODEL_URL"]; ok {
+			servers = append(servers, "READMODEL_URL") // read models elsewhere than MONGO_URL (PostgreSQL)
+		}
+		for _, k := range servers {
 			r.check(env[k].value != "", "%s: %s not empty", app.Name, k)
 			for _, addr := range strings.Split(env[k].value, ",") {
 				host, port, ok := hostPort(strings.TrimSpace(addr))

@@ -10,6 +10,8 @@ import {
   deployment,
   historyOf,
   type Instance,
+  onPostgres,
+  ownPostgresDatabase,
   range,
   serversMissing,
   startHistory,
@@ -42,6 +44,12 @@ export function describeOnServers(
     cleanUp?: () => Promise<void>;
     /** Where the events and read models are: the event store file and FerretDB (default), or PostgreSQL (POSTGRES_URL). */
     store?: Store;
+    /**
+     * On PostgreSQL: a database of the suite's own on POSTGRES_URL's server (made before the instances start, dropped
+     * after), so that its event store holds this suite's events only; otherwise POSTGRES_URL's database itself, which
+     * the suites before it wrote to.
+     */
+    ownDatabase?: boolean;
   },
   suite: (servers: OnServers) => void,
 ): void {
@@ -54,7 +62,12 @@ export function describeOnServers(
     users: range(options.users ?? 3).map((i) => `${name}-${i}-${randomUUID().slice(0, 8)}`),
     instances: [],
   } as unknown as OnServers;
+  let database: Awaited<ReturnType<typeof ownPostgresDatabase>> | undefined;
   beforeAll(async () => {
+    if (options.store === 'postgres' && options.ownDatabase) {
+      database = await ownPostgresDatabase(`faults_${name}_${randomUUID().slice(0, 8)}`);
+      Object.assign(servers.settings, onPostgres(database.url));
+    }
     for (let i = 0; i < options.instances; i++) servers.instances.push(await startHistory({ ...servers.settings, ...options.env?.(i) }));
     servers.service = servers.instances[0];
     servers.topic = await collectHistoryMessages(servers.users);
@@ -63,6 +76,7 @@ export function describeOnServers(
     await options.cleanUp?.();
     for (const instance of servers.instances) await instance.process.stop();
     await servers.topic?.stop();
+    await database?.drop();
     rmSync(dir, { recursive: true, force: true });
   });
   suite(servers);
@@ -72,11 +86,18 @@ export function describeOnServers(
 export type Outage = OnServers;
 
 /**
- * The frame of a suite that stops one server: one history-svc on the servers, and the server's `script` run with
- * 'start' after the suite, whatever happened, so the next suite finds it up.
+ * The frame of a suite that stops one server: one history-svc on the servers (its events and read models in `store`;
+ * on PostgreSQL, a database of the suite's own), and the server's `script` run with 'start' after the suite, whatever
+ * happened, so the next suite finds it up.
  */
-export function describeOutage(title: string, name: string, script: () => string, suite: (outage: Outage) => void): void {
-  describeOnServers(title, name, { instances: 1, cleanUp: () => control(script(), 'start') }, suite);
+export function describeOutage(
+  title: string,
+  name: string,
+  script: () => string,
+  suite: (outage: Outage) => void,
+  store: Store = 'file',
+): void {
+  describeOnServers(title, name, { instances: 1, store, ownDatabase: true, cleanUp: () => control(script(), 'start') }, suite);
 }
 
 /**

@@ -81,6 +81,29 @@ export function deployment(dataDir: string, store: Store = 'file') {
   };
 }
 
+/**
+ * A database of its own on POSTGRES_URL's server (the primary; streaming replication copies it to the replica too),
+ * made now, and the URL that names it: a deployment on it sees only its own events, as one on an event store file does.
+ * `drop` removes it with whatever connections are left.
+ */
+export async function ownPostgresDatabase(name: string): Promise<{ url: string; drop(): Promise<void> }> {
+  if (!/^[a-z0-9_]{1,63}$/.test(name)) throw new Error(`database name ${JSON.stringify(name)}: [a-z0-9_], at most 63`);
+  const { Client } = require('pg') as typeof import('pg');
+  const run = async (sql: string) => {
+    const client = new Client({ connectionString: servers.postgresUrl });
+    await client.connect();
+    try {
+      await client.query(sql);
+    } finally {
+      await client.end();
+    }
+  };
+  await run(`CREATE DATABASE ${name}`);
+  const url = new URL(servers.postgresUrl!);
+  url.pathname = `/${name}`;
+  return { url: url.toString(), drop: () => run(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`) };
+}
+
 /** The settings that put a deployment's event store and read models on the PostgreSQL at `url` (the primary, or the promoted replica). */
 export function onPostgres(url: string): { EVENTSTORE_URL: string; READMODEL_URL: string } {
   return { EVENTSTORE_URL: url, READMODEL_URL: url };
@@ -158,13 +181,36 @@ export interface Gateway {
 /** Built once by global-setup.js, beside history-svc. */
 const gatewayBundle = join(__dirname, '..', '..', 'tmp', 'faults-dist', 'apps', 'gateway', 'main.js');
 
+/** Starts of a gateway that exited before it listened, as Kubernetes restarts a container that exits: at most these. */
+const GATEWAY_STARTS = 3;
+
 /**
  * The gateway as its own process in front of `instances` through a round-robin proxy (`roundRobin`), users' tokens
- * signed with a secret of its own, rate limits out of the way of the writers.
+ * signed with a secret of its own, rate limits out of the way of the writers. A gateway that exits before it listens is
+ * started again (up to GATEWAY_STARTS in all): it exits when Kafka answers its first requests with an error, as a broker
+ * did seconds after the Kafka outage suite had restarted it ("This server does not host this topic-partition").
  */
 export async function startGatewayBefore(instances: Instance[], settings: ReturnType<typeof deployment>): Promise<Gateway> {
   const share = await roundRobin(instances);
   const jwtSecret = randomBytes(32).toString('base64url');
+  for (let start = 1; ; start++) {
+    try {
+      return await gatewayProcess(share, jwtSecret, settings);
+    } catch (error) {
+      if (start >= GATEWAY_STARTS || !/exited \(\d+\) before it was ready/.test((error as Error).message)) {
+        await share.close();
+        throw error;
+      }
+      process.stdout.write(`[faults] the gateway exited before it listened (start ${start}); starting it again\n`);
+    }
+  }
+}
+
+async function gatewayProcess(
+  share: Awaited<ReturnType<typeof roundRobin>>,
+  jwtSecret: string,
+  settings: ReturnType<typeof deployment>,
+): Promise<Gateway> {
   const started = await startProcess(
     gatewayBundle,
     {
