@@ -82,6 +82,8 @@ if [[ $self_test == 1 && $status == 0 ]]; then
   broken compose-bad-depends-on docker-compose.yml 's/^    kafka:$/    kafka-broker:/' || failed=1
   broken compose-postgres-readmodels-unset docker-compose.postgres.yml '/^      READMODEL_URL:/d' || failed=1
   broken compose-postgres-not-awaited docker-compose.postgres.yml '0,/^      postgres:$/s//      postgres-db:/' || failed=1
+  broken compose-postgres-mongo-started docker-compose.postgres.yml '/^  mongo:$/,/^    profiles: \[mongo\]$/d' || failed=1
+  broken k8s-postgres-mongo-url-kept deploy/k8s/postgres/postgres-patches.yaml '/^  MONGO_URL: ""$/d' || failed=1
   broken compose-grafana-public docker-compose.yml 's/"127.0.0.1:3000:3000"/"3000:3000"/' || failed=1
   broken prometheus-wrong-target deploy/prometheus/prometheus.yml 's/otel-collector:8889/otel-collector:8888/' || failed=1
   broken dashboard-unknown-datasource deploy/grafana/dashboards/udp.json '0,/"uid": "prometheus"/s//"uid": "prom"/' || failed=1

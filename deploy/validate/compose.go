@@ -17,8 +17,8 @@ import (
 // the apps other than the gateway wait for (depends_on: service_healthy).
 type composeVariant struct {
 	files []string
-	// postgres: the services' events and read models on PostgreSQL (EVENTSTORE_URL, READMODEL_URL); MongoDB (MONGO_URL)
-	// only for the apps that keep shared state there themselves (mongoApps), KurrentDB not started.
+	// postgres: every app's shared state on PostgreSQL (EVENTSTORE_URL, READMODEL_URL); neither MongoDB nor KurrentDB
+	// started.
 	postgres bool
 }
 
@@ -27,17 +27,10 @@ var composeVariants = []composeVariant{
 	{files: []string{"docker-compose.yml", "docker-compose.postgres.yml"}, postgres: true},
 }
 
-// mongoApps keep state of their own in MongoDB whatever holds the services' read models: the gateway (tickets, streams,
-// erasure epochs) and the export-worker (export zips, publisher checkpoints).
-var mongoApps = map[string]bool{"gateway": true, "export-worker": true}
-
 // infraHealthy are the servers an app (not the gateway) waits for (depends_on: service_healthy).
 func (v composeVariant) infraHealthy(app string) []string {
 	if !v.postgres {
 		return []string{"kurrentdb", "mongo", "kafka"}
-	}
-	if mongoApps[app] {
-		return []string{"postgres", "mongo", "kafka"}
 	}
 	return []string{"postgres", "kafka"}
 }
@@ -88,6 +81,8 @@ func checkComposeVariant(r *Report, root string, variant composeVariant, first b
 	if variant.postgres {
 		_, kurrent := project.Services["kurrentdb"]
 		r.check(!kurrent, "KurrentDB is not started (PostgreSQL holds the events)")
+		_, mongo := project.Services["mongo"]
+		r.check(!mongo, "MongoDB is not started (PostgreSQL holds the read models and the apps' shared state)")
 	}
 
 	// Health checks of the servers the apps wait for, and depends_on targets.
@@ -184,28 +179,17 @@ func checkComposeApp(r *Report, project *types.Project, root string, variant com
 	servers := []string{"EVENTSTORE_URL", "MONGO_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"}
 	required := ServiceEnv
 	if variant.postgres {
-		// The services' read models on READMODEL_URL; MongoDB only where the app keeps state of its own there.
-		required, servers = nil, []string{"EVENTSTORE_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"}
+		// Every app's read models and shared state on READMODEL_URL, none on MongoDB.
+		required, servers = []string{"READMODEL_URL"}, []string{"EVENTSTORE_URL", "READMODEL_URL", "OTEL_EXPORTER_OTLP_ENDPOINT"}
 		for _, k := range ServiceEnv {
-			if k != "MONGO_URL" || mongoApps[n] {
+			if k != "MONGO_URL" {
 				required = append(required, k)
 			}
 		}
-		if mongoApps[n] {
-			servers = append(servers, "MONGO_URL")
-		}
-		if n != "gateway" {
-			required = append(required, "READMODEL_URL")
-			servers = append(servers, "READMODEL_URL")
-		}
 		for _, k := range []string{"EVENTSTORE_URL", "READMODEL_URL"} {
-			if n != "gateway" || k == "EVENTSTORE_URL" {
-				r.check(strings.HasPrefix(env[k], "postgres://") || strings.HasPrefix(env[k], "postgresql://"), "%s: %s is a postgres:// URL", n, k)
-			}
+			r.check(strings.HasPrefix(env[k], "postgres://") || strings.HasPrefix(env[k], "postgresql://"), "%s: %s is a postgres:// URL", n, k)
 		}
-		if !mongoApps[n] {
-			r.check(env["MONGO_URL"] == "", "%s: MONGO_URL unset (its read models are on READMODEL_URL)", n)
-		}
+		r.check(env["MONGO_URL"] == "", "%s: MONGO_URL unset (its state is on READMODEL_URL)", n)
 	}
 	for _, k := range required {
 		r.check(env[k] != "", "%s: %s set", n, k)

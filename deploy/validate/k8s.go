@@ -329,9 +329,13 @@ func checkObjects(r *Report, root string, isBase bool, o *objects) {
 		} else {
 			r.check(len(secret.value) >= 32, "%s: INTERNAL_AUTH_SECRET has at least 32 characters", app.Name)
 		}
-		servers := []string{"EVENTSTORE_URL", "MONGO_URL", "KAFKA_BROKERS"}
-		if _, ok := env["READMODEL_URL"]; ok {
-			servers = append(servers, "READMODEL_URL") // read models elsewhere than MONGO_URL (PostgreSQL)
+		servers := []string{"EVENTSTORE_URL", "KAFKA_BROKERS"}
+		if env["READMODEL_URL"].value != "" {
+			// Read models and the apps' shared state on READMODEL_URL (PostgreSQL): MongoDB unused, its URL empty.
+			servers = append(servers, "READMODEL_URL")
+			r.check(env["MONGO_URL"].value == "", "%s: MONGO_URL empty (READMODEL_URL holds its state)", app.Name)
+		} else {
+			servers = append(servers, "MONGO_URL")
 		}
 		for _, k := range servers {
 			r.check(env[k].value != "", "%s: %s not empty", app.Name, k)
