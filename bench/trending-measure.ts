@@ -3,13 +3,8 @@
 import { MemoryReadModelStore } from '@udp/readmodel';
 import { historyStream } from '../apps/history-svc/src/domain/aggregate';
 import { HISTORY_COLLECTION, historyEntries, historyProjection } from '../apps/history-svc/src/projections/history';
-import {
-  trendingCounts,
-  trendingHorizon,
-  trendingIndexes,
-  trendingItemTotals,
-  trendingItems,
-} from '../apps/history-svc/src/projections/trending';
+import { trendingCounts, trendingHorizon, trendingIndexes, trendingItemTotals } from '../apps/history-svc/src/projections/trending';
+import { trendingItems } from '../apps/history-svc/src/projections/trending-queries';
 import { recordedEvents } from '../libs/test-system/src/api-specification';
 
 const [users, perUser, items, runs] = process.argv.slice(2).map(Number);

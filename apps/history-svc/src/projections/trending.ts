@@ -424,6 +424,3 @@ export function trendingCounter<W extends EntryState>(readModels: ReadModelStore
 }
 
 export type TrendingCounter = ReturnType<typeof trendingCounter>;
-
-/** The trending answer lives in trending-queries.ts; bench/trending-measure.ts still imports it from here. */
-export { trendingItems } from './trending-queries';

@@ -8,7 +8,7 @@ import type { z } from '../zod';
 export interface Route<Params extends z.ZodType = z.ZodType, Query extends z.ZodType = z.ZodType, Body extends z.ZodType = z.ZodType> {
   /**
    * The operation's stable name in the OpenAPI document (camelCase, unique): generated clients name their calls
-   * after it, so renaming one breaks them. The list is pinned in libs/contracts/src/operation-ids.unit.spec.ts.
+   * after it, so renaming one breaks them. libs/contracts/src/operation-ids.unit.spec.ts checks them against the committed client.
    */
   operationId: string;
   method: 'get' | 'post' | 'put' | 'delete';
