@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { InternalIdentity } from '@udp/auth';
 import { KafkaBus } from '@udp/bus';
 import { erasureEvents } from '@udp/contracts';
-import { waitUntil } from '@udp/test-kit';
+import { filesHolding, postgresDataDirs, replicaCaughtUpAndCheckpointed, waitUntil } from '@udp/test-kit';
 import { describeOnServers, type OnServers } from './outage';
-import { printLogTail, servers as realServers } from './support';
-import { filesHolding, postgresDataDirs, replicaCaughtUpAndCheckpointed } from '../../libs/eventstore/src/postgres-scan.testing';
+import { historyCaller, othersAtWork, printLogTail, servers as realServers } from './support';
 
 /**
  * Issue 43's erasure on PostgreSQL: history-svc as its own process, its event store on the event store's PostgreSQL of
@@ -25,24 +23,12 @@ const BATCH = 5000;
 const HOUR = 3600 * 1000;
 const { Client } = require('pg') as typeof import('pg');
 
-/** Calls history-svc as `user` (the identity the gateway would sign). */
-function caller(servers: OnServers) {
-  const identity = new InternalIdentity(servers.settings.INTERNAL_AUTH_SECRET);
-  return (user: string, method: string, path: string, body?: unknown) =>
-    fetch(`${servers.service.url}${path}`, {
-      method,
-      headers: { 'content-type': 'application/json', 'x-udp-identity': identity.sign({ userId: user }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-      signal: AbortSignal.timeout(120_000),
-    });
-}
-
 /**
  * `count` entries of `user` by batches, newest last, a history written over two years: the last 10 in the last hour,
  * the others older than the trending window (taking entries out of the trending counts is erasure-distributed's
  * measure); resolves once the read model shows the newest.
  */
-async function seed(call: ReturnType<typeof caller>, user: string, count: number, marker: string): Promise<void> {
+async function seed(call: ReturnType<typeof historyCaller>, user: string, count: number, marker: string): Promise<void> {
   const now = Date.now();
   const dateOf = (i: number) => (i >= count - 10 ? now - HOUR + i : now - 730 * 24 * HOUR + i * Math.floor((700 * 24 * HOUR) / count));
   for (let from = 0; from < count; from += BATCH) {
@@ -111,7 +97,7 @@ describe('the byte scan', () =>
       it('leaves no byte of the user, nor their key, in the primary or the replica, and keeps the others', async () => {
         const dirs = postgresDataDirs();
         expect(dirs).toHaveLength(2);
-        const call = caller(servers);
+        const call = historyCaller(servers.service.url, servers.settings.INTERNAL_AUTH_SECRET);
         const [erasee, keeper] = [`pgerase-${randomUUID()}`, `pgkeep-${randomUUID()}`];
         const [gone, kept] = [`GONE${randomUUID().replace(/-/g, '')}`, `KEPT${randomUUID().replace(/-/g, '')}`];
         await seed(call, erasee, 200, gone);
@@ -148,7 +134,7 @@ describe('the byte scan', () =>
 describe('the measure', () =>
   describeOnServers('erasure on PostgreSQL: the measure', 'pg-erasure-load', { instances: 1, users: 0, store: 'postgres' }, (servers) => {
     it(`confirms the erasure of ${ENTRIES} entries while other users write and read, and leaves none of the user's key`, async () => {
-      const call = caller(servers);
+      const call = historyCaller(servers.service.url, servers.settings.INTERNAL_AUTH_SECRET);
       const erasee = `pgerase-${randomUUID()}`;
       const marker = `LOAD${randomUUID().replace(/-/g, '')}`;
       const seeding = performance.now();
@@ -164,21 +150,7 @@ describe('the measure', () =>
       const latencies: number[] = [];
       const baseline: number[] = [];
       let erasing = false;
-      const failures: string[] = [];
-      let running = true;
-      const loops = [0, 1, 2, 3].map(async (n) => {
-        for (let i = n; running; i += 4) {
-          const who = others[i % others.length];
-          const started = performance.now();
-          const wrote = await call(who, 'POST', '/api/history/v2', { item_id: `urn:other:${i}`, last_playback_position: i });
-          await wrote.arrayBuffer();
-          const read = await call(who, 'GET', '/api/history/v2?limit=10');
-          await read.arrayBuffer();
-          (erasing ? latencies : baseline).push(performance.now() - started);
-          if (wrote.status !== 200 || read.status !== 200) failures.push(`${wrote.status}/${read.status}`);
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
-      });
+      const load = othersAtWork(call, others, (ms) => (erasing ? latencies : baseline).push(ms));
       await new Promise((resolve) => setTimeout(resolve, 3000));
       erasing = true;
       let confirmedMs: number;
@@ -186,8 +158,7 @@ describe('the measure', () =>
       try {
         ({ confirmedMs, erasureId } = await erase(servers, erasee));
       } finally {
-        running = false;
-        await Promise.all(loops);
+        await load.stop();
       }
       const erased = servers.service.process
         .output('stdout')
@@ -212,7 +183,7 @@ describe('the measure', () =>
           `targets: confirmed_ms < 10000, others_p99_ms < 100, nothing left)\n`,
       );
       expect(runs).toBe(1);
-      expect(failures).toEqual([]);
+      expect(load.failures).toEqual([]);
       expect(hits.get('0') ?? []).toEqual([]);
       expect(((await (await call(erasee, 'GET', '/api/history/v2?limit=1')).json()) as { data: unknown[] }).data).toEqual([]);
     }, 1_200_000);

@@ -365,6 +365,47 @@ export async function historyOf(instance: Instance, secret: string, user: string
 }
 
 /** The history topic, read by a consumer group of its own from the start (the topic name is the contract). */
+/** Calls history-svc at `url` as `user`, with the identity the gateway would sign. */
+export function historyCaller(url: string, internalAuthSecret: string) {
+  const identity = new InternalIdentity(internalAuthSecret);
+  return (user: string, method: string, path: string, body?: unknown) =>
+    fetch(`${url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', 'x-udp-identity': identity.sign({ userId: user }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      signal: AbortSignal.timeout(120_000),
+    });
+}
+
+/**
+ * Other users at work beside a fault: four loops, each writing one entry of one of `users` then reading that user's
+ * page, 20 ms apart; each round's time goes to `sample`, a round not answered 200 twice to `failures`.
+ */
+export function othersAtWork(call: ReturnType<typeof historyCaller>, users: string[], sample: (ms: number) => void) {
+  const failures: string[] = [];
+  let running = true;
+  const loops = [0, 1, 2, 3].map(async (n) => {
+    for (let i = n; running; i += 4) {
+      const who = users[i % users.length];
+      const started = performance.now();
+      const wrote = await call(who, 'POST', '/api/history/v2', { item_id: `urn:other:${i}`, last_playback_position: i });
+      await wrote.arrayBuffer();
+      const read = await call(who, 'GET', '/api/history/v2?limit=10');
+      await read.arrayBuffer();
+      sample(performance.now() - started);
+      if (wrote.status !== 200 || read.status !== 200) failures.push(`${wrote.status}/${read.status}`);
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  });
+  return {
+    failures,
+    async stop() {
+      running = false;
+      await Promise.all(loops);
+    },
+  };
+}
+
 export const HISTORY_TOPIC = 'user-data.history.v1';
 
 export interface Delivered {

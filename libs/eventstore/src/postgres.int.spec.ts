@@ -1,10 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { reportSkipped, waitUntil } from '@udp/test-kit';
+import { filesHolding, postgresDataDirs, replicaCaughtUpAndCheckpointed, reportSkipped, waitUntil } from '@udp/test-kit';
 import { eventStoreContract } from './eventstore.contract';
 import { PostgresEventStore, decodePosition, segmentHash, segmentKeyOf } from './postgres';
 import { freshKey } from './postgres-keys';
 import { LOCK_CLASS } from './postgres-schema';
-import { filesHolding, postgresDataDirs, replicaCaughtUpAndCheckpointed } from './postgres-scan.testing';
 import type { RecordedEvent } from './port';
 
 /**

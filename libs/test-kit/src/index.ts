@@ -8,3 +8,4 @@ export * from './process';
 export * from './unzip';
 export * from './mongo';
 export * from './collecting-reader';
+export * from './postgres-scan';

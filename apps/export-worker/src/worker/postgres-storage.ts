@@ -2,15 +2,10 @@ import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Pool } from 'pg';
 import { SchemaOnce, inTransaction, postgresPool, unavailableAs } from '@udp/eventstore';
-import type { ExportStorage } from './storage';
+import { type ExportStorage, checked } from './storage';
 
 /** Bytes per stored chunk: a row each, so a download holds one chunk in memory at a time. */
 const CHUNK_BYTES = 1024 * 1024;
-const ID = /^[0-9a-f]{24}$/;
-const checked = (id: string) => {
-  if (!ID.test(id)) throw new Error(`not a storage id: ${id}`);
-  return id;
-};
 
 /**
  * Distributed mode on PostgreSQL (READMODEL_URL=postgres://...): an object is its chunks (`export_chunks`, a row per

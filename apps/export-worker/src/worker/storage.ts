@@ -24,7 +24,8 @@ export interface ExportStorage {
 }
 
 const ID = /^[0-9a-f]{24}$/;
-const checked = (id: string) => {
+/** A storage id as every storage makes them (12 random bytes in hex); anything else is refused before it is used. */
+export const checked = (id: string) => {
   if (!ID.test(id)) throw new Error(`not a storage id: ${id}`);
   return id;
 };
