@@ -21,7 +21,7 @@ import { historyChangesPublisher } from './projections/history-changes';
 import { HistoryAnswers } from './projections/answer-cache';
 import { historyStateFromRows } from './projections/history-state';
 import { trendingIndexes } from './projections/trending';
-import { erasingTrendingToo } from './projections/history-erasure';
+import { NETWORKED_ERASURE_PAGE, erasingTrendingToo } from './projections/history-erasure';
 import { buildTrendingCounts, buildTrendingWatches, fillEntryAnswers } from './projections/history-upgrades';
 
 export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
@@ -84,7 +84,12 @@ export async function createHistoryService(deps: HistoryServiceDeps): Promise<Se
         : new HistoryAnswers(deps.answerCache ?? 8 * 1024 * 1024);
   // The erasure participant deletes through `erasingTrendingToo`: an erased user's entries leave the counts.
   const projections = await startServiceProjections(
-    { ...deps, readModels: erasingTrendingToo(readModels, trending, inline ? TRENDING_WATCHES_COLLECTION : undefined) },
+    {
+      ...deps,
+      readModels: inline
+        ? erasingTrendingToo(readModels, trending, TRENDING_WATCHES_COLLECTION)
+        : erasingTrendingToo(readModels, trending, HISTORY_COLLECTION, NETWORKED_ERASURE_PAGE),
+    },
     {
       service: 'history-svc',
       ...(inline
