@@ -292,6 +292,17 @@ async function freePort() {
  * once `readyPath` answers 200.
  */
 async function startApp(name, app, env, readyPath) {
+  // The port is free when chosen, but another process may take it before the app binds it: the app then exits, and
+  // whoever took the port may answer the ready check. A start whose app is gone just after is made again.
+  for (let attempt = 1; ; attempt++) {
+    const started = await startAppOnce(name, app, env, readyPath);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if (started.child.exitCode === null) return started;
+    if (attempt === 3) throw new Error(`${name} exited just after it answered (${started.child.exitCode}), three times`);
+  }
+}
+
+async function startAppOnce(name, app, env, readyPath) {
   const port = await freePort();
   const profile = PROFILE_DIR ? ['--cpu-prof', `--cpu-prof-dir=${PROFILE_DIR}`, `--cpu-prof-name=${app}-${port}.cpuprofile`] : [];
   const child = spawn(process.execPath, [...profile, join(dist, 'apps', app, 'main.js')], {
