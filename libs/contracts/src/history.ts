@@ -20,28 +20,80 @@ export const HISTORY_LIMITS = {
 
 const ItemId = businessId('item_id');
 
-export const NewItem = z
-  .object({
-    date: EpochMillis.optional().openapi({ description: 'when the item was added or last updated (ms); default: server time' }),
-    deleted: z.boolean().optional(),
-    device_id: z.string().max(256).optional(),
-    item_id: ItemId,
-    last_playback_position: z.number().finite().min(0).max(1e9).optional().openapi({ description: 'seconds' }),
-  })
-  .openapi('NewItem');
-export type NewItem = z.infer<typeof NewItem>;
+// ---- an entry's fields -------------------------------------------------------------------------------------
 
+/**
+ * A history entry's fields, declared once, in the order its event stores them. Each has its name on the wire (the
+ * API's, and the read model's rows'), its schema in the stored event (`stored`), in the answer (`answered`, `Item`) and
+ * in an item a client sends (`sent`, `NewItem`; the technical id is the server's: a client sends none). The event's
+ * data (events/history.ts), `Item` and `NewItem` are made from this list once, when the module loads; history-svc's
+ * state takes the event's type, its rows `Item`'s. The code that makes the answers, rows and snapshot columns of each
+ * entry names the fields itself (it runs for every entry: apps/history-svc). Adding one: docs/contributing.md, "Add a
+ * field".
+ */
+export const HISTORY_ENTRY_FIELDS = {
+  itemId: { wire: 'item_id', stored: z.string(), answered: z.string(), sent: ItemId },
+  id: {
+    wire: 'id',
+    stored: z.number().int(),
+    answered: z.number().int().openapi({ description: 'technical id (deprecated), a per-user sequence' }),
+    sent: undefined,
+  },
+  date: {
+    wire: 'date',
+    stored: z.number().int(),
+    answered: EpochMillis,
+    sent: EpochMillis.optional().openapi({ description: 'when the item was added or last updated (ms); default: server time' }),
+  },
+  deleted: { wire: 'deleted', stored: z.boolean(), answered: z.boolean(), sent: z.boolean().optional() },
+  deviceId: { wire: 'device_id', stored: z.string().optional(), answered: z.string().optional(), sent: z.string().max(256).optional() },
+  lastPlaybackPosition: {
+    wire: 'last_playback_position',
+    stored: z.number().optional(),
+    answered: z.number().optional(),
+    sent: z.number().finite().min(0).max(1e9).optional().openapi({ description: 'seconds' }),
+  },
+} as const;
+type EntryFields = typeof HISTORY_ENTRY_FIELDS;
+type EntryField = keyof EntryFields;
+const ENTRY_FIELDS = Object.keys(HISTORY_ENTRY_FIELDS) as EntryField[];
+
+/** Each field's stored schema under its own name, in the declared order: the data of `HistoryItemRecorded`. */
+export const StoredEntry = z.object(
+  Object.fromEntries(ENTRY_FIELDS.map((field) => [field, HISTORY_ENTRY_FIELDS[field].stored])) as {
+    [F in EntryField]: EntryFields[F]['stored'];
+  },
+);
+
+/**
+ * Each of `fields` under its wire name, with the schema `schemaOf` gives it, in the wire's order: by name, as the API
+ * has always answered (the order of the OpenAPI document; history-svc writes its answers in it).
+ */
+function onTheWire(fields: EntryField[], schemaOf: (field: EntryField) => z.ZodType | undefined) {
+  const wireNames = fields.map((field): [string, z.ZodType | undefined] => [HISTORY_ENTRY_FIELDS[field].wire, schemaOf(field)]);
+  return Object.fromEntries(wireNames.sort(([a], [b]) => (a < b ? -1 : 1)));
+}
+
+/** What an answer shows of an entry: each field's `answered` schema under its wire name. */
 export const Item = z
-  .object({
-    date: EpochMillis,
-    deleted: z.boolean(),
-    device_id: z.string().optional(),
-    id: z.number().int().openapi({ description: 'technical id (deprecated), a per-user sequence' }),
-    item_id: z.string(),
-    last_playback_position: z.number().optional(),
-  })
+  .object(
+    onTheWire(ENTRY_FIELDS, (field) => HISTORY_ENTRY_FIELDS[field].answered) as {
+      [F in EntryField as EntryFields[F]['wire']]: EntryFields[F]['answered'];
+    },
+  )
   .openapi('Item');
 export type Item = z.infer<typeof Item>;
+
+/** An item a client sends: each field but the id (the server's), its `sent` schema under its wire name. */
+export const NewItem = z
+  .object(
+    onTheWire(
+      ENTRY_FIELDS.filter((field) => field !== 'id'),
+      (field) => HISTORY_ENTRY_FIELDS[field].sent,
+    ) as { [F in Exclude<EntryField, 'id'> as EntryFields[F]['wire']]: EntryFields[F]['sent'] },
+  )
+  .openapi('NewItem');
+export type NewItem = z.infer<typeof NewItem>;
 
 export const HistoryItemBatch = z
   .object({ data: z.array(NewItem).max(HISTORY_LIMITS.maxBatchSize, `at most ${HISTORY_LIMITS.maxBatchSize} items per batch`) })

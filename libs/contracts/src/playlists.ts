@@ -113,66 +113,98 @@ export type NewMediaForPlaylistV3List = z.infer<typeof NewMediaForPlaylistV3List
 export const PlaylistAttributesV3 = body({ name: PlaylistName }).openapi('PlaylistAttributesV3');
 export type PlaylistAttributesV3 = z.infer<typeof PlaylistAttributesV3>;
 
-// ---- responses ---------------------------------------------------------------------------------------------
+// ---- a playlist's fields, and the answers -------------------------------------------------------------------
+
+/**
+ * A bookmark's fields, declared once: playlist-svc's state, its snapshot and the read model's documents hold them
+ * under these names, and the v3 answer shows them (`BookmarkV3`); v2 calls `itemId` `media_id` (`Bookmark`).
+ */
+export const BookmarkFields = z.object({ id: z.number(), itemId: z.string(), date: z.number() });
+export type BookmarkFields = z.infer<typeof BookmarkFields>;
+
+/**
+ * A playlist's own fields, declared once (its bookmarks are beside them). playlist-svc's state and snapshot hold them
+ * under these names (apps/playlist-svc/src/domain), the read model's documents too (two of them under older names:
+ * projections/playlists.ts). The v3 answers show them under these names: the list every field but `created`, the full
+ * playlist every field but `created` and `lastUpdate`. v2's answers are the old API's own shapes, below. Adding one:
+ * docs/contributing.md, "Add a field".
+ */
+export const PlaylistFields = z.object({
+  id: z.string(),
+  businessId: z.string(),
+  name: z.string(),
+  type: PlaylistType,
+  created: z.number(),
+  lastUpdate: z.number(),
+});
+export type PlaylistFields = z.infer<typeof PlaylistFields>;
+
+// The answers, built from the declarations above (a few fields with a description for the OpenAPI document). An
+// answer's properties are in the order its schema has them, which is the order of its bytes: playlist-svc makes each
+// answer in its schema's order (`answerOf`), so the order here is the wire format's; keep it.
 
 const BookmarkId = z.number().int().openapi({ description: 'technical id (int32), a per-user sequence; deletes the bookmark' });
 const BookmarkDate = EpochMillis.openapi({ description: 'when the item was added (ms since the epoch)' });
 const LastUpdate = EpochMillis.openapi({ description: 'server time of the last change to the playlist or its content' });
 
-export const Bookmark = z.object({ date: BookmarkDate, id: BookmarkId, media_id: z.string() }).openapi('Bookmark');
-export type Bookmark = z.infer<typeof Bookmark>;
-
-export const BookmarkV3 = z.object({ date: BookmarkDate, id: BookmarkId, itemId: z.string() }).openapi('BookmarkV3');
+/** v3's bookmark: its fields, the date and the id first. */
+export const BookmarkV3 = z
+  .object({ date: BookmarkDate, id: BookmarkId, ...BookmarkFields.omit({ date: true, id: true }).shape })
+  .openapi('BookmarkV3');
 export type BookmarkV3 = z.infer<typeof BookmarkV3>;
 
-export const BookmarksIds = z
-  .object({ bookmark_id: BookmarkId, playlist_id: z.string().openapi({ description: 'technical id of the new playlist' }) })
-  .openapi('BookmarksIds');
-export type BookmarksIds = z.infer<typeof BookmarksIds>;
+/** v2's bookmark: `itemId` is `media_id` there. */
+export const Bookmark = z.object({ date: BookmarkDate, id: BookmarkId, media_id: BookmarkFields.shape.itemId }).openapi('Bookmark');
+export type Bookmark = z.infer<typeof Bookmark>;
 
-export const FullPlaylist = z
-  .object({
-    bookmarks: z.array(Bookmark).openapi({ description: 'newest first' }),
-    id: z.string(),
-    name: z.string(),
-    system: z.boolean().openapi({ description: 'true for the watch-later playlist' }),
-  })
-  .openapi('FullPlaylist');
-export type FullPlaylist = z.infer<typeof FullPlaylist>;
-
+/** v3's playlist with its bookmarks: the business id first, then every field but `created` and `lastUpdate`. */
 export const FullPlaylistV3 = z
   .object({
     bookmarks: z.array(BookmarkV3).openapi({ description: 'newest first' }),
-    businessId: z.string().openapi({ description: 'the technical id when the playlist was created without one (v2)' }),
-    id: z.string(),
-    name: z.string(),
-    type: PlaylistType,
+    businessId: PlaylistFields.shape.businessId.openapi({ description: 'the technical id when the playlist was created without one (v2)' }),
+    ...PlaylistFields.omit({ businessId: true, created: true, lastUpdate: true }).shape,
   })
   .openapi('FullPlaylistV3');
 export type FullPlaylistV3 = z.infer<typeof FullPlaylistV3>;
 
+/** v3's playlist in the list: its fields but `created`, then the count of its bookmarks, `lastUpdate` last. */
+export const PlaylistMetaDataV3 = z
+  .object({
+    ...PlaylistFields.omit({ created: true, lastUpdate: true }).shape,
+    bookmarksCount: z.number().int(),
+    lastUpdate: LastUpdate,
+  })
+  .openapi('PlaylistMetaDataV3');
+export type PlaylistMetaDataV3 = z.infer<typeof PlaylistMetaDataV3>;
+
+/** v2's names of a playlist's fields, and `system` for `type: watch_later`; v2 shows no business id. */
+const SystemPlaylist = z.boolean().openapi({ description: 'true for the watch-later playlist' });
+
+export const FullPlaylist = z
+  .object({
+    bookmarks: z.array(Bookmark).openapi({ description: 'newest first' }),
+    id: PlaylistFields.shape.id,
+    name: PlaylistFields.shape.name,
+    system: SystemPlaylist,
+  })
+  .openapi('FullPlaylist');
+export type FullPlaylist = z.infer<typeof FullPlaylist>;
+
 export const PlaylistMetaData = z
   .object({
-    id: z.string(),
-    name: z.string(),
-    system: z.boolean().openapi({ description: 'true for the watch-later playlist' }),
+    id: PlaylistFields.shape.id,
+    name: PlaylistFields.shape.name,
+    system: SystemPlaylist,
     bookmarks_count: z.number().int(),
     last_update: LastUpdate,
   })
   .openapi('PlaylistMetaData');
 export type PlaylistMetaData = z.infer<typeof PlaylistMetaData>;
 
-export const PlaylistMetaDataV3 = z
-  .object({
-    id: z.string(),
-    businessId: z.string(),
-    name: z.string(),
-    type: PlaylistType,
-    bookmarksCount: z.number().int(),
-    lastUpdate: LastUpdate,
-  })
-  .openapi('PlaylistMetaDataV3');
-export type PlaylistMetaDataV3 = z.infer<typeof PlaylistMetaDataV3>;
+export const BookmarksIds = z
+  .object({ bookmark_id: BookmarkId, playlist_id: z.string().openapi({ description: 'technical id of the new playlist' }) })
+  .openapi('BookmarksIds');
+export type BookmarksIds = z.infer<typeof BookmarksIds>;
 
 export const RetrievedPlaylists = z
   .object({ playlists: z.array(PlaylistMetaData).openapi({ description: 'the system playlist first, then by creation' }) })

@@ -14,18 +14,13 @@ import {
 } from './trending';
 
 /**
- * One document per (user, item): the entry as the API shows it, plus the stream revision of its last change,
- * which is also its position in the user's change order (`since=<sync_token>` selects by it).
+ * One document per (user, item): the entry as the API shows it (`Item`'s fields, libs/contracts/src/history.ts), plus
+ * the stream revision of its last change, which is also its position in the user's change order (`since=<sync_token>`
+ * selects by it).
  */
-export interface HistoryEntryDocument {
+export interface HistoryEntryDocument extends Item {
   _id: string;
   userId: string;
-  item_id: string;
-  id: number;
-  date: number;
-  deleted: boolean;
-  device_id?: string;
-  last_playback_position?: number;
   revision: number;
   /**
    * The entry as the API shows it, as JSON text, made by every write of the document: a page is the join of its

@@ -1,6 +1,7 @@
 import { type PlaylistChange, type PlaylistChangesPage, PlaylistChangesQuery } from '@udp/contracts';
 import { type InternalReads, parseInput } from '@udp/http-kit';
 import type { Collection } from '@udp/readmodel';
+import { viewOfDocument } from '../projections/playlist-queries';
 import type { PlaylistDocument } from '../projections/playlists';
 import { fullPlaylistV3 } from './routes-v3';
 
@@ -29,5 +30,5 @@ export function playlistChanges(documents: Collection<PlaylistDocument>): Intern
 
 function playlistChange(doc: PlaylistDocument): PlaylistChange {
   if (doc.deleted) return { id: doc.playlistId, businessId: doc.businessId, deleted: true };
-  return { ...fullPlaylistV3(doc), deleted: false };
+  return { ...fullPlaylistV3(viewOfDocument(doc)), deleted: false };
 }

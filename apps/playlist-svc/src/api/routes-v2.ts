@@ -9,7 +9,7 @@ import {
   type RetrievedPlaylists,
 } from '@udp/contracts';
 import { mountRoute, notFoundError, userIdOf, sendJsonConditionally } from '@udp/http-kit';
-import { type PlaylistView, listPlaylists, newestFirst, playlistById, viewOf } from '../projections/playlist-queries';
+import { type PlaylistView, listPlaylists, newestFirst, playlistById, viewOf, viewOfDocument } from '../projections/playlist-queries';
 import type { BookmarkEntry } from '../projections/playlists';
 import { type PlaylistRouteDeps, addedBookmark } from './routes';
 import { findPlaylist } from '../domain/decider';
@@ -22,7 +22,9 @@ export function playlistV2Routes({ handle, documents, newId }: PlaylistRouteDeps
 
   mountRoute(router, api.list, async ({ query }, req, res) => {
     const playlists = await listPlaylists(documents, userIdOf(res));
-    const answer: RetrievedPlaylists = { playlists: playlists.map((p) => metaDataV2(p, query.withSystemDefaultPlaylistName)) };
+    const answer: RetrievedPlaylists = {
+      playlists: playlists.map((p) => metaDataV2(viewOfDocument(p), query.withSystemDefaultPlaylistName)),
+    };
     sendJsonConditionally(req, res, answer);
   });
 
@@ -59,7 +61,7 @@ export function playlistV2Routes({ handle, documents, newId }: PlaylistRouteDeps
   mountRoute(router, api.read, async ({ params: { playlistId } }, _req, res) => {
     const playlist = await playlistById(documents, userIdOf(res), playlistId);
     if (!playlist) throw notFoundError(`no playlist with id ${playlistId}`);
-    res.json(fullPlaylistV2(playlist));
+    res.json(fullPlaylistV2(viewOfDocument(playlist)));
   });
 
   mountRoute(router, api.addBookmark, async ({ params: { playlistId }, body }, _req, res) => {
@@ -89,22 +91,23 @@ export function playlistV2Routes({ handle, documents, newId }: PlaylistRouteDeps
   return router;
 }
 
-// v2 shapes: `media_id`, and the watch-later playlist as `system`.
+// v2 shapes, the old API's own: its names of the fields (`media_id` is `itemId`, `last_update` `lastUpdate`), and the
+// watch-later playlist as `system`. They show no field added since v3.
 
 const bookmarkV2 = (b: BookmarkEntry): Bookmark => ({ date: b.date, id: b.id, media_id: b.itemId });
 
 const fullPlaylistV2 = (p: PlaylistView): FullPlaylist => ({
   bookmarks: newestFirst(p.bookmarks).map(bookmarkV2),
-  id: p.playlistId,
+  id: p.id,
   name: p.name,
-  system: p.playlistType === 'watch_later',
+  system: p.type === 'watch_later',
 });
 
 /** `systemName` (v2 `withSystemDefaultPlaylistName`) is the name the system playlist is listed under. */
 const metaDataV2 = (p: PlaylistView, systemName?: string): PlaylistMetaData => ({
-  id: p.playlistId,
-  name: p.playlistType === 'watch_later' && systemName !== undefined ? systemName : p.name,
-  system: p.playlistType === 'watch_later',
+  id: p.id,
+  name: p.type === 'watch_later' && systemName !== undefined ? systemName : p.name,
+  system: p.type === 'watch_later',
   bookmarks_count: p.bookmarks.length,
   last_update: p.lastUpdate,
 });

@@ -1,8 +1,15 @@
 import { Router } from 'express';
-import { playlistApi, type BookmarkV3, type FullPlaylistV3, type PlaylistMetaDataV3, type RetrievedPlaylistsV3 } from '@udp/contracts';
+import { BookmarkV3, FullPlaylistV3, PlaylistMetaDataV3, playlistApi, type RetrievedPlaylistsV3 } from '@udp/contracts';
 import { mountRoute, notFoundError, userIdOf, sendJsonConditionally } from '@udp/http-kit';
-import { type PlaylistView, listPlaylists, newestFirst, playlistByBusinessId, viewOf } from '../projections/playlist-queries';
-import type { BookmarkEntry } from '../projections/playlists';
+import {
+  type PlaylistView,
+  answerOf,
+  listPlaylists,
+  newestFirst,
+  playlistByBusinessId,
+  viewOf,
+  viewOfDocument,
+} from '../projections/playlist-queries';
 import { type PlaylistRouteDeps, addedBookmark } from './routes';
 import { findPlaylist } from '../domain/decider';
 
@@ -14,7 +21,7 @@ export function playlistV3Routes({ handle, documents, newId }: PlaylistRouteDeps
 
   mountRoute(router, api.list, async (_input, req, res) => {
     const playlists = await listPlaylists(documents, userIdOf(res));
-    const answer: RetrievedPlaylistsV3 = { playlists: playlists.map(metaDataV3) };
+    const answer: RetrievedPlaylistsV3 = { playlists: playlists.map((p) => metaDataV3(viewOfDocument(p))) };
     sendJsonConditionally(req, res, answer);
   });
 
@@ -36,7 +43,7 @@ export function playlistV3Routes({ handle, documents, newId }: PlaylistRouteDeps
   mountRoute(router, api.read, async ({ params: { playlistBusinessId: businessId } }, _req, res) => {
     const playlist = await playlistByBusinessId(documents, userIdOf(res), businessId);
     if (!playlist) throw notFoundError(`no playlist with business id ${businessId}`);
-    res.json(fullPlaylistV3(playlist));
+    res.json(fullPlaylistV3(viewOfDocument(playlist)));
   });
 
   /** Creates an empty playlist under this business id, or renames the existing one. */
@@ -82,23 +89,13 @@ export function playlistV3Routes({ handle, documents, newId }: PlaylistRouteDeps
   return router;
 }
 
-// v3 shapes: `itemId`, and the playlist's business id and type.
+// v3 shapes: the playlist's fields under their declared names (libs/contracts/src/playlists.ts), as the schemas state them.
 
-const bookmarkV3 = (b: BookmarkEntry): BookmarkV3 => ({ date: b.date, id: b.id, itemId: b.itemId });
+const bookmarkV3 = answerOf<BookmarkV3>(BookmarkV3);
+const fullPlaylistV3Of = answerOf<FullPlaylistV3>(FullPlaylistV3);
+const metaDataV3Of = answerOf<PlaylistMetaDataV3>(PlaylistMetaDataV3);
 
-export const fullPlaylistV3 = (p: PlaylistView): FullPlaylistV3 => ({
-  bookmarks: newestFirst(p.bookmarks).map(bookmarkV3),
-  businessId: p.businessId,
-  id: p.playlistId,
-  name: p.name,
-  type: p.playlistType,
-});
+export const fullPlaylistV3 = (p: PlaylistView): FullPlaylistV3 =>
+  fullPlaylistV3Of({ ...p, bookmarks: newestFirst(p.bookmarks).map(bookmarkV3) });
 
-const metaDataV3 = (p: PlaylistView): PlaylistMetaDataV3 => ({
-  id: p.playlistId,
-  businessId: p.businessId,
-  name: p.name,
-  type: p.playlistType,
-  bookmarksCount: p.bookmarks.length,
-  lastUpdate: p.lastUpdate,
-});
+export const metaDataV3 = (p: PlaylistView): PlaylistMetaDataV3 => metaDataV3Of({ ...p, bookmarksCount: p.bookmarks.length });

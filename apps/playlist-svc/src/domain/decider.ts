@@ -1,7 +1,6 @@
-import { z } from 'zod';
-import { PlaylistType, WATCH_LATER, WATCH_LATER_DEFAULT_NAME } from '@udp/contracts';
+import { type BookmarkFields, type PlaylistFields, WATCH_LATER, WATCH_LATER_DEFAULT_NAME } from '@udp/contracts';
 import { type Command, type Decider, conflict, copyOnWrite, limitExceeded, notFound, quotaExceeded } from '@udp/eventsourcing';
-import type { BookmarkAdded, PlaylistEvent } from './aggregate';
+import type { BookmarkAdded, PlaylistCreated, PlaylistEvent } from './aggregate';
 
 /** The configured limits (PLAYLIST_MAX_PLAYLISTS, PLAYLIST_MAX_BOOKMARKS). */
 export interface PlaylistLimits {
@@ -38,21 +37,11 @@ export type DeleteAllPlaylists = Command<'DeleteAllPlaylists', Record<string, ne
 export type PlaylistCommand =
   SavePlaylist | EnsureWatchLater | AddBookmarks | RemoveBookmark | RemoveBookmarks | DeletePlaylist | DeleteAllPlaylists;
 
-/** A bookmark, declared once: the state holds it, its snapshot (snapshot.ts) and the read model's documents too. */
-export const Bookmark = z.object({ id: z.number(), itemId: z.string(), date: z.number() });
-export type Bookmark = z.infer<typeof Bookmark>;
+/** A bookmark: its fields are declared once, in libs/contracts/src/playlists.ts (the state, snapshot, documents, answers). */
+export type Bookmark = BookmarkFields;
 
-/** A playlist's own fields, declared once (the state and its snapshot); its bookmarks are beside them. */
-export const PlaylistFields = z.object({
-  id: z.string(),
-  businessId: z.string(),
-  name: z.string(),
-  type: PlaylistType,
-  created: z.number(),
-  lastUpdate: z.number(),
-});
-
-export interface Playlist extends z.infer<typeof PlaylistFields> {
+/** A playlist: its fields, declared once in libs/contracts/src/playlists.ts, and its bookmarks. */
+export interface Playlist extends PlaylistFields {
   /** One bookmark per item, by item id, in the order they were added. */
   bookmarks: ReadonlyMap<string, Bookmark>;
 }
@@ -204,11 +193,17 @@ export function playlistsDecider(limits: PlaylistLimits): Decider<PlaylistComman
   return { decide, evolve, initialState, fold };
 }
 
-function watchLaterCreated(now: number): PlaylistEvent {
+/** The event that creates the watch-later playlist (the first write of a user's playlists records it). */
+export function watchLaterCreated(now: number): PlaylistCreated {
   return {
     type: 'PlaylistCreated',
     data: { playlistId: WATCH_LATER, businessId: WATCH_LATER, name: WATCH_LATER_DEFAULT_NAME, playlistType: 'watch_later', date: now },
   };
+}
+
+/** A new playlist's fields, as its creation sets them: the state's and the read model's document's (projections/playlists.ts). */
+export function createdPlaylist({ playlistId, businessId, name, playlistType, date }: PlaylistCreated['data']): PlaylistFields {
+  return { id: playlistId, businessId, name, type: playlistType, created: date, lastUpdate: date };
 }
 
 export function initialState(): PlaylistsState {
@@ -232,19 +227,9 @@ function copy(state: PlaylistsState): MutableState {
 
 function apply(state: MutableState, event: PlaylistEvent): void {
   switch (event.type) {
-    case 'PlaylistCreated': {
-      const { playlistId, businessId, name, playlistType, date } = event.data;
-      state.playlists.set(playlistId, {
-        id: playlistId,
-        businessId,
-        name,
-        type: playlistType,
-        created: date,
-        lastUpdate: date,
-        bookmarks: new Map(),
-      });
+    case 'PlaylistCreated':
+      state.playlists.set(event.data.playlistId, { ...createdPlaylist(event.data), bookmarks: new Map() });
       return;
-    }
     case 'PlaylistRenamed': {
       const playlist = state.playlists.get(event.data.playlistId);
       if (playlist) Object.assign(playlist, { name: event.data.name, lastUpdate: event.data.date });

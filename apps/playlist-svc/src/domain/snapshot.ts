@@ -1,9 +1,10 @@
 import { z } from 'zod';
+import { BookmarkFields, PlaylistFields } from '@udp/contracts';
 import type { SnapshotCodec } from '@udp/eventsourcing';
-import { Bookmark, type Playlist, PlaylistFields, type PlaylistsState } from './decider';
+import type { Bookmark, Playlist, PlaylistsState } from './decider';
 
 /** The state's playlists as stored: their fields, and their bookmarks as an array (in order). */
-const EncodedPlaylist = PlaylistFields.extend({ bookmarks: z.array(Bookmark) });
+const EncodedPlaylist = PlaylistFields.extend({ bookmarks: z.array(BookmarkFields) });
 const EncodedPlaylists = z.object({ playlists: z.array(EncodedPlaylist), lastBookmarkId: z.number() });
 
 /** A user's folded playlists as a snapshot. Version 1: playlists and their bookmarks as arrays, in order. */

@@ -1,31 +1,32 @@
-import { WATCH_LATER, WATCH_LATER_DEFAULT_NAME, type PlaylistType } from '@udp/contracts';
+import { WATCH_LATER, type PlaylistFields } from '@udp/contracts';
 import type { Collection } from '@udp/readmodel';
-import type { Playlist } from '../domain/decider';
-import { type BookmarkEntry, type PlaylistDocument, playlistDocumentId } from './playlists';
+import { type Playlist, createdPlaylist, watchLaterCreated } from '../domain/decider';
+import { type BookmarkEntry, type PlaylistDocument, fieldsOfDocument, newPlaylistDocument, playlistDocumentId } from './playlists';
 
 /**
- * One data set, two API versions. What both show of a playlist, whether it comes from the read model (a
- * `PlaylistDocument` is one) or from the write side's state after a command (`viewOf`, for answers to writes).
- * v2 `media_id` is v3 `itemId`; v2 `system` is v3 `type: watch_later`.
+ * One data set, two API versions. What both show of a playlist: its fields (declared once, libs/contracts/src/
+ * playlists.ts) and its bookmarks, whether from the read model (`viewOfDocument`) or from the write side's state after
+ * a command (`viewOf`, for answers to writes). v2 `media_id` is v3 `itemId`; v2 `system` is v3 `type: watch_later`.
  */
-export interface PlaylistView {
-  playlistId: string;
-  businessId: string;
-  name: string;
-  playlistType: PlaylistType;
-  lastUpdate: number;
+export interface PlaylistView extends PlaylistFields {
   bookmarks: BookmarkEntry[];
 }
 
-export function viewOf(playlist: Playlist): PlaylistView {
-  return {
-    playlistId: playlist.id,
-    businessId: playlist.businessId,
-    name: playlist.name,
-    playlistType: playlist.type,
-    lastUpdate: playlist.lastUpdate,
-    bookmarks: [...playlist.bookmarks.values()],
-  };
+export function viewOf({ bookmarks, ...fields }: Playlist): PlaylistView {
+  return { ...fields, bookmarks: [...bookmarks.values()] };
+}
+
+export function viewOfDocument(document: PlaylistDocument): PlaylistView {
+  return { ...fieldsOfDocument(document), bookmarks: document.bookmarks };
+}
+
+/**
+ * An answer made from a view: the properties its schema states, in the schema's order (the order of the answer's
+ * bytes, and of the OpenAPI document), taken from `values` by their names; nothing else.
+ */
+export function answerOf<Answer extends object>(schema: { shape: Record<keyof Answer, unknown> }): (values: Answer) => Answer {
+  const names = Object.keys(schema.shape) as (keyof Answer)[];
+  return (values) => Object.fromEntries(names.map((name) => [name, values[name]])) as Answer;
 }
 
 /** Bookmarks newest first; the later bookmark (higher id) first among equal dates. */
@@ -36,19 +37,7 @@ export const newestFirst = (bookmarks: BookmarkEntry[]) => [...bookmarks].sort((
  * exactly as that first write will create it.
  */
 function unwrittenWatchLater(userId: string): PlaylistDocument {
-  return {
-    _id: playlistDocumentId(userId, WATCH_LATER),
-    userId,
-    playlistId: WATCH_LATER,
-    businessId: WATCH_LATER,
-    name: WATCH_LATER_DEFAULT_NAME,
-    playlistType: 'watch_later',
-    created: 0,
-    lastUpdate: 0,
-    bookmarks: [],
-    deleted: false,
-    revision: -1,
-  };
+  return newPlaylistDocument(userId, createdPlaylist(watchLaterCreated(0).data), -1);
 }
 
 /** The user's playlists: watch later first, then the others in creation order. */

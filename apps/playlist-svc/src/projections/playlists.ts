@@ -1,11 +1,40 @@
-import type { PlaylistType } from '@udp/contracts';
+import { PlaylistFields } from '@udp/contracts';
 import { type EventAt, type Projection, documentProjection, userScopedId } from '@udp/eventsourcing';
 import type { Collection, ReadModelStore } from '@udp/readmodel';
 import { type PlaylistEvent, playlistsStreams } from '../domain/aggregate';
-import type { Bookmark } from '../domain/decider';
+import { type Bookmark, createdPlaylist } from '../domain/decider';
 
 /** A document's bookmark: as the state holds it. */
 export type BookmarkEntry = Bookmark;
+
+/**
+ * The fields the document stores under names of its own: the names it was first written with, which the stored
+ * documents and the queries (playlist-queries.ts) keep. Every other field is stored under its declared name.
+ */
+const DOCUMENT_NAMES = { id: 'playlistId', type: 'playlistType' } as const;
+
+/** A playlist's fields as its document stores them (libs/contracts/src/playlists.ts declares them). */
+export type PlaylistDocumentFields = Omit<PlaylistFields, keyof typeof DOCUMENT_NAMES> & {
+  playlistId: PlaylistFields['id'];
+  playlistType: PlaylistFields['type'];
+};
+
+const documentName = (field: string): string => DOCUMENT_NAMES[field as keyof typeof DOCUMENT_NAMES] ?? field;
+
+/** The fields as the document stores them, in their declared order (the order of the stored document). */
+export function documentFields(fields: PlaylistFields): PlaylistDocumentFields {
+  const stored = Object.keys(PlaylistFields.shape).map((field) => [documentName(field), fields[field as keyof PlaylistFields]]);
+  return Object.fromEntries(stored) as PlaylistDocumentFields;
+}
+
+/**
+ * The fields a document stores, under their declared names, read by their declaration as a stored event is: a field
+ * declared after the document was written reads as its default, as it does in the older events.
+ */
+export function fieldsOfDocument(document: PlaylistDocumentFields): PlaylistFields {
+  const fields = Object.keys(PlaylistFields.shape).map((field) => [field, document[documentName(field) as keyof PlaylistDocumentFields]]);
+  return PlaylistFields.parse(Object.fromEntries(fields));
+}
 
 /**
  * One document per (user, playlist) with its bookmarks: every query of both API versions is a read of the
@@ -13,18 +42,17 @@ export type BookmarkEntry = Bookmark;
  * playlist stays as a tombstone (`deleted: true`, no bookmarks) so that a replayed older event cannot bring
  * it back. `revision` is the stream revision the document reflects.
  */
-export interface PlaylistDocument {
+export interface PlaylistDocument extends PlaylistDocumentFields {
   _id: string;
   userId: string;
-  playlistId: string;
-  businessId: string;
-  name: string;
-  playlistType: PlaylistType;
-  created: number;
-  lastUpdate: number;
   bookmarks: BookmarkEntry[];
   deleted: boolean;
   revision: number;
+}
+
+/** A new playlist's document (no bookmarks yet), its fields in their declared order then the document's own. */
+export function newPlaylistDocument(userId: string, fields: PlaylistFields, revision: number): PlaylistDocument {
+  return { _id: playlistDocumentId(userId, fields.id), userId, ...documentFields(fields), bookmarks: [], deleted: false, revision };
 }
 
 export const PLAYLISTS_COLLECTION = 'playlists';
@@ -56,11 +84,7 @@ function evolvePlaylist(
   event: PlaylistEvent,
   { id: userId, revision }: EventAt<string>,
 ): PlaylistDocument | null {
-  if (event.type === 'PlaylistCreated') {
-    const { playlistId, businessId, name, playlistType, date } = event.data;
-    const created = { created: date, lastUpdate: date, bookmarks: [], deleted: false };
-    return { _id: playlistDocumentId(userId, playlistId), userId, playlistId, businessId, name, playlistType, ...created, revision };
-  }
+  if (event.type === 'PlaylistCreated') return newPlaylistDocument(userId, createdPlaylist(event.data), revision);
   if (!stored || stored.deleted) return null;
   switch (event.type) {
     case 'PlaylistRenamed':

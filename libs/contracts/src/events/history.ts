@@ -1,25 +1,17 @@
+import { StoredEntry } from '../history';
 import { z } from '../zod';
 
 /**
  * Events of a user's history (stream `history-<userId>`). Each carries the entry's full resulting values,
  * so applying one twice gives the same read model. Version 1 of each; a version 2 will be read by a schema here
- * that accepts both (every stored event is parsed by it).
+ * that accepts both (every stored event is parsed by it). An entry's fields are declared once, in ../history.ts
+ * (`HISTORY_ENTRY_FIELDS`): `HistoryItemRecorded` stores them as declared there (`StoredEntry`), a deletion three of them.
  */
-export const HistoryItemRecorded = z.object({
-  type: z.literal('HistoryItemRecorded'),
-  data: z.object({
-    itemId: z.string(),
-    id: z.number().int(),
-    date: z.number().int(),
-    deleted: z.boolean(),
-    deviceId: z.string().optional(),
-    lastPlaybackPosition: z.number().optional(),
-  }),
-});
+export const HistoryItemRecorded = z.object({ type: z.literal('HistoryItemRecorded'), data: StoredEntry });
 
 export const HistoryItemDeleted = z.object({
   type: z.literal('HistoryItemDeleted'),
-  data: z.object({ itemId: z.string(), id: z.number().int(), date: z.number().int() }),
+  data: StoredEntry.pick({ itemId: true, id: true, date: true }),
 });
 
 export const HistoryCleared = z.object({
