@@ -209,6 +209,9 @@ const READ_KEY = 'SELECT key_id::text AS key_id, key FROM udp_stream_keys WHERE 
 
 const APPEND = 'SELECT r_outcome, r_revision, r_transaction_id, r_positions FROM udp_append($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)';
 
+/** SQLSTATE of a transaction PostgreSQL failed to end a deadlock. */
+const DEADLOCK_DETECTED = '40P01';
+
 /** Events of a stream deleted per transaction, from its oldest: each short, so it holds the feed's frontier briefly. */
 const DELETE_SLICE = 2000;
 const DELETE_SLICE_SQL = `DELETE FROM udp_events WHERE stream_id = $1 AND revision <= (
@@ -252,10 +255,20 @@ export class PostgresEventStore implements EventStore {
 
   /** The tables and functions, made once per database (replicas that start together wait for each other). */
   private async createSchema(): Promise<void> {
-    await inTransaction(this.pool, async (client) => {
-      await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, SCHEMA_LOCK]);
-      await client.query(SCHEMA);
-    });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await inTransaction(this.pool, async (client) => {
+          await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, SCHEMA_LOCK]);
+          await client.query(SCHEMA);
+        });
+        return;
+      } catch (error) {
+        // Its `IF NOT EXISTS` statements lock the tables they name, and can meet another process's erasure scrub or
+        // append in a deadlock, which PostgreSQL ends by failing one side: that side's schema is made again.
+        if (sqlStateOf(error) !== DEADLOCK_DETECTED || attempt >= 5) throw error;
+        await new Promise((resolve) => setTimeout(resolve, backoffDelayMs(attempt, { baseMs: 20, maxMs: 500 })));
+      }
+    }
   }
 
   /** The store's schema made, then the query; any failure to reach the server as StoreUnavailableError. */
