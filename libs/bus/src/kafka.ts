@@ -4,9 +4,6 @@ import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge } from '@udp/telemetry';
 import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from './port';
 
-/** A `latest` group's fetch: held by the broker until this much is new or this long has passed (live sync's delay). */
-const LATEST_FETCH_WAIT_MS = 100;
-const LATEST_FETCH_MIN_BYTES = 64 * 1024;
 /** Times a new topic is asked for before its creation is taken as failed (some 5-7 s with the pauses). */
 const TOPIC_READY_ATTEMPTS = 8;
 
@@ -140,10 +137,6 @@ export class KafkaBus implements Bus {
         // How long the broker holds a fetch when nothing is new (kafkajs default 5 s). A stop waits for the fetch under
         // way, so every process's stop waited 5 s per consumer; an idle consumer now asks once a second.
         maxWaitTimeInMs: 1000,
-        // A group that follows every change of every user (`latest`: a gateway's live sync) takes them 100 ms at a time:
-        // answered at the first byte, each fetch carried one or two messages, and kafkajs's fetch, decode and commit
-        // per fetch cost the gateway more CPU per write than the write's own request (bench/distributed.mjs --profile).
-        ...(options.from === 'latest' && { maxWaitTimeInMs: LATEST_FETCH_WAIT_MS, minBytes: LATEST_FETCH_MIN_BYTES }),
         retry: {
           // kafkajs's own back-off (doubling, with jitter by its default randomisation factor), not libs/retry: it
           // retries inside the client (reconnects, a failing handler's batch), where our code has no loop to pace.
