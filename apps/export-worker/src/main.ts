@@ -7,6 +7,9 @@ import { exportConfigSchema } from './config';
 import { PostgresExportStorage } from './worker/postgres-storage';
 import { FileExportStorage, GridFsExportStorage, type ExportStorage } from './worker/storage';
 
+/** Where the zips are kept, by the store of the shared read models (none: embedded). */
+const STORAGE_BESIDE = { postgresql: 'postgresql', mongodb: 'gridfs', none: 'files' } as const;
+
 /** Wiring only: configuration in, adapters and export storage chosen by it, the worker out on its port. */
 export const start = serviceProcess({
   name: 'export-worker',
@@ -69,7 +72,7 @@ export const start = serviceProcess({
     };
   },
   describe: (config) => ({
-    storage: sharedReadModelsKind(config) === 'postgresql' ? 'postgresql' : sharedReadModelsKind(config) ? 'gridfs' : 'files',
+    storage: STORAGE_BESIDE[sharedReadModelsKind(config) ?? 'none'],
     ttlMs: config.EXPORT_TTL,
     callbackHosts: config.EXPORT_CALLBACK_HOSTS.map((h) => `${h.scheme}://${h.host}:${h.port}`),
     erasureParticipants: config.ERASURE_PARTICIPANTS,
