@@ -1,14 +1,22 @@
 import { HISTORY_LIMITS } from '@udp/contracts';
 import { internalReadRoutes, serviceHttpApp, versionTagger } from '@udp/http-kit';
-import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import {
+  SNAPSHOTS_COLLECTION,
+  serviceStateCache,
+  startServiceProjections,
+  type ServiceApp,
+  type ServiceDeps,
+  type SnapshotDeps,
+} from '@udp/runtime';
 import { historyChanges } from './api/changes-route';
 import { internalRoutes } from './api/internal-routes';
 import { historyRoutes } from './api/routes';
-import { historyAggregate, historyStreamsOfUser } from './domain/aggregate';
+import { historyAggregate, historyStreams, historyStreamsOfUser } from './domain/aggregate';
 import {
   HISTORY_COLLECTION,
   HISTORY_HEADS_COLLECTION,
   HISTORY_PROJECTION,
+  HISTORY_SEALING,
   TRENDING_WATCHES_COLLECTION,
   historyEntries,
   historyDocumentsOfUser,
@@ -41,6 +49,10 @@ export interface HistoryServiceDeps extends ServiceDeps, SnapshotDeps {
 /** Everything history-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createHistoryService(deps: HistoryServiceDeps): Promise<ServiceApp> {
   const { readModels, bus } = deps;
+  // Before any of them is used: a store that seals keeps them so (docs/erasure.md, "PostgreSQL").
+  readModels.seal?.(HISTORY_COLLECTION, HISTORY_SEALING);
+  readModels.seal?.(TRENDING_WATCHES_COLLECTION, HISTORY_SEALING);
+  readModels.seal?.(SNAPSHOTS_COLLECTION, { ownerOfId: (streamId) => historyStreams.idOf(streamId), fields: {} });
   const now = deps.now ?? Date.now;
   const trending = { now, windowMs: deps.trendingWindowMs ?? 7 * 24 * 3600 * 1000 };
   // The list order; `deleted` last, so a list without tombstones tests it in the index, not in each document; with

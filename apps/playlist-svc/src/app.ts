@@ -1,13 +1,26 @@
 import { randomUUID } from 'node:crypto';
 import { PLAYLIST_LIMITS } from '@udp/contracts';
 import { internalReadRoutes, serviceHttpApp } from '@udp/http-kit';
-import { serviceStateCache, startServiceProjections, type ServiceApp, type ServiceDeps, type SnapshotDeps } from '@udp/runtime';
+import {
+  SNAPSHOTS_COLLECTION,
+  serviceStateCache,
+  startServiceProjections,
+  type ServiceApp,
+  type ServiceDeps,
+  type SnapshotDeps,
+} from '@udp/runtime';
 import { playlistChanges } from './api/changes-route';
 import { playlistRoutes } from './api/routes';
 import type { PlaylistLimits } from './domain/decider';
 import { playlistChangesPublisher } from './projections/playlist-changes';
-import { playlistStreamsOfUser, playlistsAggregate } from './domain/aggregate';
-import { PLAYLISTS_COLLECTION, playlistDocumentsOfUser, playlistDocuments, playlistsProjection } from './projections/playlists';
+import { playlistStreamsOfUser, playlistsAggregate, playlistsStreams } from './domain/aggregate';
+import {
+  PLAYLISTS_COLLECTION,
+  PLAYLIST_SEALING,
+  playlistDocumentsOfUser,
+  playlistDocuments,
+  playlistsProjection,
+} from './projections/playlists';
 
 export interface PlaylistServiceDeps extends ServiceDeps, SnapshotDeps {
   limits?: Partial<PlaylistLimits>;
@@ -22,6 +35,9 @@ export interface PlaylistServiceDeps extends ServiceDeps, SnapshotDeps {
 /** Everything playlist-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createPlaylistService(deps: PlaylistServiceDeps): Promise<ServiceApp> {
   const { readModels, bus } = deps;
+  // Before any of them is used: a store that seals keeps them so (docs/erasure.md, "PostgreSQL").
+  readModels.seal?.(PLAYLISTS_COLLECTION, PLAYLIST_SEALING);
+  readModels.seal?.(SNAPSHOTS_COLLECTION, { ownerOfId: (streamId) => playlistsStreams.idOf(streamId), fields: {} });
   await readModels.ensureIndex(PLAYLISTS_COLLECTION, { userId: 1, businessId: 1 });
   const aggregate = playlistsAggregate(
     {

@@ -10,7 +10,9 @@ import type { PreferenceQuotas } from './domain/decider';
 import type { DocumentLimits } from './domain/json-document';
 import { preferenceChangesPublisher } from './projections/preference-changes';
 import {
+  PREFERENCE_DOCUMENTS,
   PREFERENCE_KEYS,
+  PREFERENCE_SEALING,
   preferenceDocuments,
   preferenceDocumentsOfUser,
   positionKeysOfEarlierModels,
@@ -30,6 +32,9 @@ export const DEFAULT_WRITE_RETRIES = 25;
 /** Everything preference-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createPreferenceService(deps: PreferenceServiceDeps): Promise<ServiceApp> {
   const { store, readModels, bus } = deps;
+  // Before any of them is used: a store that seals keeps them so (docs/erasure.md, "PostgreSQL").
+  readModels.seal?.(PREFERENCE_DOCUMENTS, PREFERENCE_SEALING);
+  readModels.seal?.(PREFERENCE_KEYS, PREFERENCE_SEALING);
   await readModels.ensureIndex(PREFERENCE_KEYS, { userId: 1, key: 1 });
   // Live sync reads a user's keys in the order of their changes.
   await readModels.ensureIndex(PREFERENCE_KEYS, { userId: 1, changed: 1 });

@@ -4,7 +4,16 @@ import { profileChanges } from './api/changes-route';
 import { profileRoutes } from './api/routes';
 import { profileAggregate, profileStreamsOfUser } from './domain/aggregate';
 import { profileChangesPublisher } from './projections/profile-changes';
-import { profileDocumentsOfUser, profileProjection, profileRows, publicProfileRows } from './projections/profiles';
+import {
+  PROFILES,
+  PROFILE_SEALING,
+  PUBLIC_PROFILES,
+  PUBLIC_PROFILE_SEALING,
+  profileDocumentsOfUser,
+  profileProjection,
+  profileRows,
+  publicProfileRows,
+} from './projections/profiles';
 
 export interface ProfileServiceDeps extends ServiceDeps {
   /** false: public profiles are switched off and their lookup answers 409. */
@@ -14,6 +23,9 @@ export interface ProfileServiceDeps extends ServiceDeps {
 /** Everything profile-svc is, given its adapters: tests build it on memory adapters in one line. */
 export async function createProfileService(deps: ProfileServiceDeps): Promise<ServiceApp> {
   const { store, readModels, bus } = deps;
+  // Before any of them is used: a store that seals keeps them so (docs/erasure.md, "PostgreSQL").
+  readModels.seal?.(PROFILES, PROFILE_SEALING);
+  readModels.seal?.(PUBLIC_PROFILES, PUBLIC_PROFILE_SEALING);
   const projections = await startServiceProjections(deps, {
     service: 'profile-svc',
     projection: profileProjection(readModels),

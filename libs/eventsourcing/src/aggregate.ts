@@ -42,6 +42,13 @@ export function splitIdParts(id: string, count: number): string[] | null {
  */
 export const userScopedId = (userId: string, rest: string) => `${encodeIdPart(userId)}/${rest}`;
 
+/** The user of an id made by `userScopedId`. */
+export function userOfScopedId(id: string): string {
+  const end = id.indexOf('/');
+  if (end < 0) throw new Error(`${JSON.stringify(id)} is not a user-scoped id`);
+  return decodeIdPart(id.slice(0, end));
+}
+
 /** Streams one per thing of an aggregate (`<category><id>`, the id encoded), of no one user: e.g. catalogue items. */
 export function oneStreamEach(category: string) {
   return {

@@ -138,6 +138,10 @@ export async function erasureParticipant(options: ErasureParticipantOptions): Pr
       for (const states of options.states ?? []) await states.forget(streamId);
     }
     step('states');
+    // What may stay of their documents in the store's files (sealed collections on PostgreSQL) is unreadable once
+    // their key goes: after the states, whose snapshots are documents too.
+    await readModels.forgetOwner?.(userId);
+    step('keys');
     return { streamsDeleted, documentsDeleted };
   };
   // One run per user at a time. A request for an erasure that is under way (delivered again, or published again by

@@ -7,6 +7,7 @@ import { PollingSubscription } from './polling-subscription';
 import { prefixSuccessor } from './prefix-range';
 import { LOCK_CLASS, NOTIFY_CHANNEL, SCHEMA, SCHEMA_LOCK, segmentIndex } from './postgres-schema';
 import { Coalesced, KeyCache, freshKey, isSealed, seal, unseal, type StreamKey } from './postgres-keys';
+import { scrubDeletedKeys } from './postgres-scrub';
 import { LastWriteFailure } from './write-failure';
 import type { AppendOptions, AppendResult, Backlog, BatchHandler, EventHandler, EventStore, EventToAppend } from './port';
 import type { ReadStreamOptions, RecordedEvent, StreamRead, Subscription, SubscriptionOptions } from './port';
@@ -122,17 +123,6 @@ interface PendingAppend {
   reject: (error: unknown) => void;
 }
 
-/** How long the rewrite of the keys table waits for its lock before it lets others go first and tries again. */
-const KEYS_LOCK_TIMEOUT_MS = 50;
-/** How long the erasure's scrub waits for older snapshots to end, and for the standbys to confirm its WAL switch. */
-const SCRUB_WAIT_MS = 5000;
-/** Whether a snapshot older than `$1` (an xid8) is held by another session of this database or by a standby's slot. */
-const OLDER_SNAPSHOTS = `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid <> pg_backend_pid() AND datname = current_database()
-    AND backend_xmin IS NOT NULL AND age(backend_xmin) > age($1::xid8::xid))
-  OR EXISTS (SELECT 1 FROM pg_replication_slots WHERE xmin IS NOT NULL AND age(xmin) > age($1::xid8::xid)) AS held`;
-/** Replication slots whose standby has not confirmed a position in a segment after the one of `$1`. */
-const LAGGING_SLOTS = `SELECT slot_name FROM pg_replication_slots, pg_size_bytes(current_setting('wal_segment_size')) AS size
-  WHERE restart_lsn IS NOT NULL AND floor((restart_lsn - '0/0'::pg_lsn) / size) <= floor(($1::pg_lsn - '0/0'::pg_lsn) / size)`;
 /** Times an append is sent again with its stream's current key before it fails (each is a stream deleted meanwhile). */
 const MAX_REKEYS = 3;
 
@@ -234,7 +224,7 @@ export class PostgresEventStore implements EventStore {
   private readonly segmentIndexes = new Map<number, Promise<void>>();
   private readonly keys: KeyCache;
   /** The erasures' scrub (see "Erasure" above), shared by those that come together. */
-  private readonly scrub = new Coalesced(() => this.scrubKeys());
+  private readonly scrub = new Coalesced(() => scrubDeletedKeys(this.pool, 'udp_stream_keys', unavailable));
   private listener: Client | null = null;
   private listening: Promise<void> | null = null;
   private reconnect: NodeJS.Timeout | null = null;
@@ -464,69 +454,6 @@ export class PostgresEventStore implements EventStore {
     } catch (error) {
       this.writeFailures.failed(error);
       throw error;
-    }
-  }
-
-  /**
-   * No byte of a deleted key left in the primary's files (see "Erasure" above): the keys table rewritten (a short
-   * exclusive lock on it alone: appends to streams that have keys do not read it), then the WAL switched to a new
-   * segment and a checkpoint, which removes every segment before it.
-   */
-  private async scrubKeys(): Promise<void> {
-    // VACUUM FULL copies a deleted row still visible to some snapshot (one taken before the deletion committed): it
-    // waits until every snapshot of the database, and of a standby that reports them (a slot's xmin), is newer than the
-    // deletions that asked for this scrub (all committed before its start).
-    const [{ start }] = await this.query<{ start: string }>('SELECT pg_snapshot_xmax(pg_current_snapshot())::text AS start');
-    await this.until('an older snapshot is open', async () => {
-      const [{ held }] = await this.query<{ held: boolean }>({ name: 'udp_older_snapshots', text: OLDER_SNAPSHOTS }, [start]);
-      return !held;
-    });
-    await this.rewriteKeys();
-    const [{ end }] = await this.query<{ end: string }>('SELECT pg_switch_wal()::text AS end');
-    // A replication slot keeps every segment from its standby's last confirmed position: the checkpoint removes the
-    // old ones only once each standby has confirmed a position in the new segment (a streaming one does within
-    // milliseconds). `end` is within the old segment, just after the switch.
-    await this.until('a replication slot keeps the WAL it must remove (its standby is behind)', async () => {
-      const lagging = await this.query<{ slot_name: string }>({ name: 'udp_lagging_slots', text: LAGGING_SLOTS }, [end]);
-      return lagging.length === 0;
-    });
-    await this.query('CHECKPOINT');
-  }
-
-  /**
-   * `VACUUM FULL` of the keys table with a short lock timeout, tried again until SCRUB_WAIT_MS: queued behind a long
-   * reader of the table, its exclusive lock request would hold every append that starts a stream, and every read of
-   * the feed, behind it.
-   */
-  private async rewriteKeys(): Promise<void> {
-    const client = await this.pool.connect().catch((error: unknown) => Promise.reject(unavailable(error)));
-    try {
-      await client.query(`SET lock_timeout = ${KEYS_LOCK_TIMEOUT_MS}`);
-      const deadline = Date.now() + SCRUB_WAIT_MS;
-      for (let pause = 10; ; pause = Math.min(200, pause * 2)) {
-        try {
-          await client.query('VACUUM (FULL) udp_stream_keys');
-          break;
-        } catch (error) {
-          if (sqlStateOf(error) !== '55P03' || Date.now() > deadline) throw unavailable(error);
-        }
-        await new Promise((resolve) => setTimeout(resolve, pause));
-      }
-      await client.query('RESET lock_timeout');
-      client.release();
-    } catch (error) {
-      // Not back to the pool with the session's lock timeout, nor in an unknown state.
-      client.release(true);
-      throw error;
-    }
-  }
-
-  /** Polls `done` (2 ms, doubling up to 100 ms) for at most SCRUB_WAIT_MS; then the scrub fails, saying `why`. */
-  private async until(why: string, done: () => Promise<boolean>): Promise<void> {
-    const deadline = Date.now() + SCRUB_WAIT_MS;
-    for (let pause = 2; !(await done()); pause = Math.min(100, pause * 2)) {
-      if (Date.now() > deadline) throw new Error(`erasure scrub: ${why}`);
-      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 

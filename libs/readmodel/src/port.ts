@@ -97,6 +97,30 @@ export interface IndexOptions {
   include?: readonly string[];
 }
 
+/**
+ * How a sealed collection keeps a field that queries name (`Sealing.fields`):
+ * - `plain`: as it is (not the user's data: dates, revisions, flags);
+ * - `owner`: a keyed hash with the owner's key (equality, and an order of its own); a filter naming one names the owner
+ *   too (by the owner field's equality);
+ * - `store`: a keyed hash with the store's key, for a query across owners (an item id); its owner is then not in the
+ *   row for whoever reads it: the owner field is `owner`-hashed;
+ * - `presence`: only whether it is null (a filter on it compares with null only).
+ */
+export type SealedField = 'plain' | 'owner' | 'store' | 'presence';
+
+/**
+ * A collection of users' documents kept sealed by a store that seals (PostgreSQL: each owner's documents encrypted
+ * with a key of the owner's, destroyed by `forgetOwner`, so that no byte of them stays readable in old row versions
+ * or the WAL). Only the fields named here can be queried; the document is read whole from its sealed copy.
+ */
+export interface Sealing {
+  /** The field naming a document's owner (a user id); kept `owner`-hashed. Absent: the owner is `ownerOfId(_id)`. */
+  ownerField?: string;
+  /** The owner of a document id: ids are then kept hashed with the owner's key. Absent: with the store's key. */
+  ownerOfId?: (id: string) => string;
+  fields: Readonly<Record<string, SealedField>>;
+}
+
 export interface ReadModelStore {
   collection<T extends Document>(name: string): Collection<T>;
   /**
@@ -121,6 +145,17 @@ export interface ReadModelStore {
    * documents, before confirming. An adapter whose deletions leave nothing behind has none.
    */
   scrub?(): Promise<void>;
+  /**
+   * (Optional) Declares `collection` sealed, before its first use: a store that seals (PostgreSQL) keeps its documents
+   * as `sealing` says; the others ignore it (their erasure leaves no byte by other means, or is documented).
+   */
+  seal?(collection: string, sealing: Sealing): void;
+  /**
+   * (Optional) Destroys the owner's key after their documents were deleted, then scrubs it from the store's files
+   * (PostgreSQL): what may stay of their documents in old row versions and WAL segments is then unreadable. A
+   * document of the owner written afterwards gets a new key.
+   */
+  forgetOwner?(owner: string): Promise<void>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Pool, QueryConfig, QueryResult } from 'pg';
 import { BatchedReads, LastWriteFailure, SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs } from '@udp/eventstore';
 import { bindValues, keySql, orderSql, whereSql } from './postgres-filter';
+import { OwnerKeys, SealedCollection, type SealedStore, sealingSchema } from './postgres-sealed';
 import { checkFieldName } from './sqlite-filter';
 import type {
   CheckpointStore,
@@ -13,6 +14,7 @@ import type {
   PreparedFind,
   PreparedFindOptions,
   ReadModelStore,
+  Sealing,
   Sort,
   VersionedDocument,
 } from './port';
@@ -37,8 +39,8 @@ import type {
  *   field no index covers and sorts a user's whole set rather than read a page of it in the index's order. A prepared
  *   find has a statement per limit asked, the limit written in it, for the same reason.
  * - **Erasure.** `deleteMany` deletes the rows; PostgreSQL keeps the old row versions until VACUUM and in its
- *   write-ahead log, so no `scrub` here can promise that no byte stays: per-user encryption with the key destroyed on
- *   erasure (crypto-shredding) is the way, a separate change.
+ *   write-ahead log, so users' documents are kept in sealed collections (`seal`, postgres-sealed.ts): each owner's
+ *   sealed with a key of theirs, which `forgetOwner` destroys and scrubs once their documents are deleted.
  * - **Checkpoints** are written on their own: the port gives a projector no way to tie a checkpoint to the documents
  *   of its batch (it saves it after `applyBatch`), so they are not in one transaction. Projections are idempotent
  *   (revision-guarded), so a crash between the two replays a batch, as with MongoDB.
@@ -97,6 +99,11 @@ export class PostgresReadModelStore implements ReadModelStore {
   private readonly writeFailures = new LastWriteFailure(WRITE_FAILURE_MEMORY_MS);
   /** `<collection>\0<field>` of the fields whose statistics this store object made (`ensureStatistics`). */
   private readonly statistics = new Set<string>();
+  /** The sealed collections (`seal`), and the collections handed out (a collection is sealed before its first use). */
+  private readonly sealings = new Map<string, Sealing>();
+  private readonly handedOut = new Set<string>();
+  private ownerKeysMade: OwnerKeys | null = null;
+  private readonly sealedStore: SealedStore;
 
   /** `schema`: the service's own (created when missing), as MongoDB's database per service. */
   constructor(
@@ -107,6 +114,7 @@ export class PostgresReadModelStore implements ReadModelStore {
     this.schema = identifier(schemaName);
     this.pool = postgresPool(url, { maxConnections: options.maxConnections, applicationName: options.applicationName ?? 'udp-readmodels' });
     this.made = new SchemaOnce('read models', () => this.createSchema());
+    this.sealedStore = this.sealedStoreOf(this.pool);
   }
 
   /** Opens the store and makes its schema, so that a server that cannot be reached fails the start. */
@@ -125,6 +133,7 @@ export class PostgresReadModelStore implements ReadModelStore {
     await this.locked(`schema ${this.schemaName}`, [
       `CREATE SCHEMA IF NOT EXISTS ${this.schema}`,
       `CREATE TABLE IF NOT EXISTS ${this.schema}.${identifier(CHECKPOINTS)} (name text PRIMARY KEY, position numeric NOT NULL)`,
+      ...sealingSchema(`${this.schema}.${identifier('_owner_keys')}`, `${this.schema}.${identifier('_store_key')}`),
     ]);
   }
 
@@ -154,9 +163,11 @@ export class PostgresReadModelStore implements ReadModelStore {
       made = (async () => {
         await this.schemaReady();
         try {
+          const sealed = this.sealings.has(collection);
           await this.locked(`table ${this.schemaName}.${collection}`, [
-            `CREATE TABLE IF NOT EXISTS ${this.table(collection)} (id text COLLATE "C" PRIMARY KEY, revision double precision NOT NULL, doc jsonb NOT NULL)`,
+            `CREATE TABLE IF NOT EXISTS ${this.table(collection)} (id text COLLATE "C" PRIMARY KEY, revision double precision NOT NULL, doc jsonb NOT NULL${sealed ? ', key_id bigint NOT NULL, sealed text NOT NULL' : ''})`,
           ]);
+          if (sealed) await this.checkSealedTable(collection);
         } catch (error) {
           throw unavailable(error);
         }
@@ -189,7 +200,50 @@ export class PostgresReadModelStore implements ReadModelStore {
   }
 
   collection<T extends Document>(name: string): Collection<T> {
-    return new PostgresCollection<T>(this, name);
+    this.handedOut.add(name);
+    const sealing = this.sealings.get(name);
+    if (!sealing) return new PostgresCollection<T>(this, name);
+    return new SealedCollection<T>(this.sealedStore, this.ownerKeys(), name, this.table(name), sealing, () => this.tableReady(name));
+  }
+
+  seal(collection: string, sealing: Sealing): void {
+    if (this.handedOut.has(collection) && !this.sealings.has(collection))
+      throw new Error(`read-model collection ${collection} is sealed after its first use`);
+    this.sealings.set(collection, sealing);
+  }
+
+  /** The owner's key destroyed and scrubbed (postgres-sealed.ts), when this store seals any collection. */
+  async forgetOwner(owner: string): Promise<void> {
+    if (this.sealings.size > 0) await this.ownerKeys().destroy(owner);
+  }
+
+  private ownerKeys(): OwnerKeys {
+    return (this.ownerKeysMade ??= new OwnerKeys(this.sealedStore));
+  }
+
+  /** A table made plain (before its collection was sealed) cannot hold sealed rows: it must be rebuilt. */
+  private async checkSealedTable(collection: string): Promise<void> {
+    const { rows } = await this.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM information_schema.columns WHERE table_schema = $1 AND table_name = $2 AND column_name = 'sealed'`,
+      [this.schemaName, collection],
+    );
+    if (rows[0].n === 0)
+      throw new Error(
+        `read-model table ${this.schemaName}.${collection} holds plain documents but its collection is sealed: drop it and let the projections rebuild it from the event store`,
+      );
+  }
+
+  /** What a sealed collection uses of this store. */
+  private sealedStoreOf(pool: Pool): SealedStore {
+    return {
+      pool,
+      qualified: (name) => `${this.schema}.${identifier(name)}`,
+      query: async <R extends object>(text: string, values: unknown[] = [], isNamed = false) =>
+        (await this.query<R>(isNamed ? named(text) : text, values)).rows,
+      write: async <R extends object>(text: string, values: unknown[] = []) => (await this.write<R>(text, values)).rows,
+      schemaReady: () => this.schemaReady(),
+      unavailable,
+    };
   }
 
   /** Each collection's reads by id, sent together when they pile up (every write reads its head and its snapshot). */

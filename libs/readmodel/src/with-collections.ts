@@ -1,4 +1,4 @@
-import type { Collection, Document, ReadModelStore } from './port';
+import type { Collection, Document, ReadModelStore, Sealing } from './port';
 
 /**
  * `readModels` with its collections taken from `collection` (a wrapper's own: traced, erasing), and every other part
@@ -9,7 +9,7 @@ export function withCollections(
   readModels: ReadModelStore,
   collection: <T extends Document>(name: string) => Collection<T>,
 ): ReadModelStore {
-  const { dropIndex, caughtUp, scrub } = readModels;
+  const { dropIndex, caughtUp, scrub, seal, forgetOwner } = readModels;
   return {
     collection,
     ensureIndex: (name, keys, options) => readModels.ensureIndex(name, keys, options),
@@ -17,6 +17,8 @@ export function withCollections(
     checkpoints: () => readModels.checkpoints(),
     ...(caughtUp && { caughtUp: () => caughtUp.call(readModels) }),
     ...(scrub && { scrub: () => scrub.call(readModels) }),
+    ...(seal && { seal: (name: string, sealing: Sealing) => seal.call(readModels, name, sealing) }),
+    ...(forgetOwner && { forgetOwner: (owner: string) => forgetOwner.call(readModels, owner) }),
     ping: () => readModels.ping(),
     close: () => readModels.close(),
   };

@@ -3,3 +3,4 @@ export * from './server';
 export * from './service-process';
 export * from './traced-adapters';
 export * from './service-parts';
+export { SNAPSHOTS_COLLECTION } from './snapshot-documents';

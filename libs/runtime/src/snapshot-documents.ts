@@ -1,5 +1,5 @@
 import type { SnapshotStore, StoredSnapshot } from '@udp/eventstore';
-import type { ReadModelStore, VersionedDocument } from '@udp/readmodel';
+import type { Collection, ReadModelStore, VersionedDocument } from '@udp/readmodel';
 
 interface SnapshotDocument extends VersionedDocument {
   version: number;
@@ -7,11 +7,17 @@ interface SnapshotDocument extends VersionedDocument {
   state: string;
 }
 
+/** The collection of the snapshots: a service whose states are users' seals it (`ReadModelStore.seal`). */
+export const SNAPSHOTS_COLLECTION = 'snapshots';
+
 /** Snapshots as documents of the service's read-model database (MongoDB beside KurrentDB), one per stream. */
 export class ReadModelSnapshotStore implements SnapshotStore {
-  private readonly documents;
-  constructor(readModels: ReadModelStore) {
-    this.documents = readModels.collection<SnapshotDocument>('snapshots');
+  private collection: Collection<SnapshotDocument> | null = null;
+  constructor(private readonly readModels: ReadModelStore) {}
+
+  /** Taken at first use, not when the adapters open: the service declares how it is sealed in between. */
+  private get documents(): Collection<SnapshotDocument> {
+    return (this.collection ??= this.readModels.collection<SnapshotDocument>(SNAPSHOTS_COLLECTION));
   }
   async read(streamId: string): Promise<StoredSnapshot | undefined> {
     const doc = await this.documents.get(streamId);

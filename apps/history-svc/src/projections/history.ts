@@ -1,6 +1,6 @@
 import type { Item } from '@udp/contracts';
-import { type EventAt, type Projection, aggregateProjection, userScopedId } from '@udp/eventsourcing';
-import type { Collection, ReadModelStore } from '@udp/readmodel';
+import { type EventAt, type Projection, aggregateProjection, userOfScopedId, userScopedId } from '@udp/eventsourcing';
+import type { Collection, ReadModelStore, Sealing } from '@udp/readmodel';
 import { timeSlices } from '@udp/retry';
 import { type HistoryEvent, historyStreams } from '../domain/aggregate';
 import {
@@ -82,6 +82,16 @@ export interface TrendingWatchDocument {
   revision: number;
 }
 export const TRENDING_WATCHES_COLLECTION = 'trending_watches';
+
+/**
+ * How a store that seals (PostgreSQL) keeps a user's entries and watches (docs/erasure.md): the fields their queries
+ * name, the item hashed with the store's key (trending asks for an item's entries across users), the user with theirs.
+ */
+export const HISTORY_SEALING: Sealing = {
+  ownerField: 'userId',
+  ownerOfId: userOfScopedId,
+  fields: { userId: 'owner', item_id: 'store', date: 'plain', deleted: 'plain', revision: 'plain', answer: 'presence' },
+};
 
 /** Every read-model document of a user (erasure deletes them). */
 export const historyDocumentsOfUser = (userId: string) => [

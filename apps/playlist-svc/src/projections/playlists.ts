@@ -1,6 +1,6 @@
 import { PlaylistFields } from '@udp/contracts';
-import { type EventAt, type Projection, documentProjection, userScopedId } from '@udp/eventsourcing';
-import type { Collection, ReadModelStore } from '@udp/readmodel';
+import { type EventAt, type Projection, documentProjection, userOfScopedId, userScopedId } from '@udp/eventsourcing';
+import type { Collection, ReadModelStore, Sealing } from '@udp/readmodel';
 import { type PlaylistEvent, playlistsStreams } from '../domain/aggregate';
 import { type Bookmark, createdPlaylist } from '../domain/decider';
 
@@ -56,6 +56,15 @@ export function newPlaylistDocument(userId: string, fields: PlaylistFields, revi
 }
 
 export const PLAYLISTS_COLLECTION = 'playlists';
+/**
+ * How a store that seals (PostgreSQL) keeps a user's playlists (docs/erasure.md): the fields their queries name, the
+ * business id (the client's own) hashed with the user's key; the technical id is a random UUID.
+ */
+export const PLAYLIST_SEALING: Sealing = {
+  ownerField: 'userId',
+  ownerOfId: userOfScopedId,
+  fields: { userId: 'owner', businessId: 'owner', playlistId: 'plain', created: 'plain', deleted: 'plain', revision: 'plain' },
+};
 /** Every read-model document of a user (erasure deletes them). */
 export const playlistDocumentsOfUser = (userId: string) => [{ collection: PLAYLISTS_COLLECTION, filter: { userId } }];
 export const playlistDocumentId = (userId: string, playlistId: string) => userScopedId(userId, playlistId);

@@ -3,10 +3,13 @@ import type { KeySize } from '../domain/quota-decider';
 import type { JsonObject } from '../domain/json-document';
 import { type PreferenceDocumentRow, type PreferenceKeyRow, preferenceRowId } from './preferences';
 
-/** The user's live keys, ascending. */
+/**
+ * The user's live keys, ascending (byte by byte in UTF-8, as the stores compare text). Sorted here: a store that seals
+ * keeps the keys hashed, in an order of their own (a user's keys are few: PREFERENCE_LIMITS).
+ */
 export async function listKeys(keys: Collection<PreferenceKeyRow>, userId: string): Promise<string[]> {
-  const rows = await keys.find({ userId, deleted: false }, { sort: { key: 1 } });
-  return rows.map((r) => r.key);
+  const rows = await keys.find({ userId, deleted: false });
+  return rows.map((r) => r.key).sort((a, b) => Buffer.compare(Buffer.from(a), Buffer.from(b)));
 }
 
 /** The stored document, or null when the user has none under this key. */

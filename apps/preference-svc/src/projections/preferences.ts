@@ -1,6 +1,6 @@
 import type { EventStore } from '@udp/eventstore';
-import { type Projection, ForeignEventError, aggregateProjection, userScopedId } from '@udp/eventsourcing';
-import type { Collection, ReadModelStore } from '@udp/readmodel';
+import { type Projection, ForeignEventError, aggregateProjection, userOfScopedId, userScopedId } from '@udp/eventsourcing';
+import type { Collection, ReadModelStore, Sealing } from '@udp/readmodel';
 import { preferenceStreamPrefixOf, preferenceStreams } from '../domain/aggregate';
 
 /**
@@ -36,6 +36,15 @@ export interface PreferenceKeyRow {
 
 export const PREFERENCE_DOCUMENTS = 'preference_documents';
 export const PREFERENCE_KEYS = 'preference_keys';
+/**
+ * How a store that seals (PostgreSQL) keeps a user's documents and keys (docs/erasure.md): the fields their queries
+ * name, the key (the client's own name) hashed with the user's key.
+ */
+export const PREFERENCE_SEALING: Sealing = {
+  ownerField: 'userId',
+  ownerOfId: userOfScopedId,
+  fields: { userId: 'owner', key: 'owner', deleted: 'plain', revision: 'plain', changed: 'plain' },
+};
 
 /** A store position as `changed` holds it. */
 export const changedAt = (position: bigint) => position.toString().padStart(40, '0');

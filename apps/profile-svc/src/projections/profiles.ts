@@ -1,7 +1,7 @@
 import { type PublicProfile, profileEvents } from '@udp/contracts';
 import type { EventStore } from '@udp/eventstore';
 import { type Projection, aggregateProjection, domainEventOf } from '@udp/eventsourcing';
-import type { Collection, ReadModelStore } from '@udp/readmodel';
+import type { Collection, ReadModelStore, Sealing } from '@udp/readmodel';
 import { type ProfileState, profileStream, profileStreams } from '../domain/aggregate';
 import { publicView } from '../domain/public-view';
 
@@ -23,12 +23,21 @@ export const profileOfRow = (row: ProfileRow): ProfileState => profileEvents.Pro
  */
 export interface PublicProfileRow {
   _id: string;
+  /** Whose it is: a store that seals keeps it with their key (never answered: the view is). */
+  userId: string;
   view: PublicProfile | null;
   revision: number;
 }
 
 export const PROFILES = 'profiles';
 export const PUBLIC_PROFILES = 'public_profiles';
+
+/**
+ * How a store that seals (PostgreSQL) keeps profiles (docs/erasure.md): a profile by its user's id, queried by it
+ * alone; a public profile under its public id, which anyone may look up (kept hashed with the store's key).
+ */
+export const PROFILE_SEALING: Sealing = { ownerOfId: (userId) => userId, fields: {} };
+export const PUBLIC_PROFILE_SEALING: Sealing = { ownerField: 'userId', fields: { userId: 'owner' } };
 
 export const profileRows = (readModels: ReadModelStore): Collection<ProfileRow> => readModels.collection<ProfileRow>(PROFILES);
 export const publicProfileRows = (readModels: ReadModelStore): Collection<PublicProfileRow> =>
@@ -62,7 +71,7 @@ export function profileProjection(readModels: ReadModelStore): Projection {
     aggregate: profileStreams,
     async apply({ data: { profile } }, { id: userId, revision }) {
       await profiles.upsertIfNewer({ ...profile, _id: userId, revision });
-      await publicProfiles.upsertIfNewer({ _id: profile.publicUserId, view: publicView(profile), revision });
+      await publicProfiles.upsertIfNewer({ _id: profile.publicUserId, userId, view: publicView(profile), revision });
     },
   });
 }

@@ -22,12 +22,14 @@ describe('profiles projection', () => {
     spec.given(profileStream('alice'), events.slice(0, 2)).then(PROFILES, [{ ...named, _id: 'alice', revision: 1 }]));
 
   it('shows others nothing while the profile is private', () =>
-    spec.given(profileStream('alice'), events.slice(0, 2)).then(PUBLIC_PROFILES, [{ _id: PUBLIC_ID, view: null, revision: 1 }]));
+    spec
+      .given(profileStream('alice'), events.slice(0, 2))
+      .then(PUBLIC_PROFILES, [{ _id: PUBLIC_ID, userId: 'alice', view: null, revision: 1 }]));
 
   it('shows others only the public fields once it is public', () =>
     spec
       .given(profileStream('alice'), events)
-      .then(PUBLIC_PROFILES, [{ _id: PUBLIC_ID, view: { publicUserId: PUBLIC_ID, displayName: 'Alice' }, revision: 2 }]));
+      .then(PUBLIC_PROFILES, [{ _id: PUBLIC_ID, userId: 'alice', view: { publicUserId: PUBLIC_ID, displayName: 'Alice' }, revision: 2 }]));
 
   it('is idempotent: replaying every event, or older ones after newer ones, changes nothing', () =>
     spec.given(profileStream('alice'), events).thenReplayingChangesNothing());
