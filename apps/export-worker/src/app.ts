@@ -7,7 +7,7 @@ import { type ServiceApp, type ServiceDeps, startServiceProjections } from '@udp
 import { exportRoutes, publicExportRoutes } from './api/routes';
 import { erasureAggregate, exportStreamId, exportsAggregate } from './domain/aggregate';
 import { erasureRows, erasuresProjection } from './projections/erasures';
-import { EXPORTS_COLLECTION, exportAddresses, exportRows, exportsProjection } from './projections/exports';
+import { EXPORTS_COLLECTION, EXPORTS_SEALING, exportAddresses, exportRows, exportsProjection } from './projections/exports';
 import { exportMessagesPublisher } from './projections/messages';
 import type { AllowedHost, Resolver } from './worker/callback';
 import { PARTICIPANT, erasureCoordinator } from './worker/erasure';
@@ -64,6 +64,8 @@ export async function createExportWorker(deps: ExportWorkerDeps): Promise<Export
   const { store, readModels, bus, identity, logger, storage } = deps;
   const now = deps.now ?? Date.now;
   const addresses = exportAddresses(deps.publicBaseUrl ?? 'http://localhost:8080');
+  // Before it is used: a store that seals keeps it so (docs/erasure.md, "PostgreSQL").
+  readModels.seal?.(EXPORTS_COLLECTION, EXPORTS_SEALING);
   await readModels.ensureIndex(EXPORTS_COLLECTION, { userId: 1, createdOn: -1 });
   // Set up before the projections: the erasure participant cancels the user's builds in flight first.
   let cancelBuilds: (userId: string) => Promise<unknown> = async () => undefined;

@@ -9,5 +9,5 @@ export { streamKey } from './sqlite-schema';
 export { PostgresEventStore, type PostgresEventStoreOptions, segmentHash, segmentKeyOf } from './postgres';
 export { BatchedReads } from './batched-reads';
 export { SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs, type PostgresPoolOptions } from './postgres-pool';
-export { Coalesced, KeyCache, freshKey, seal, unseal, sealedKeyId, type StreamKey } from './postgres-keys';
+export { Coalesced, KeyCache, freshKey, seal, sealBytes, unseal, unsealBytes, sealedKeyId, type StreamKey } from './postgres-keys';
 export { scrubDeletedKeys } from './postgres-scrub';

@@ -26,12 +26,17 @@ export function freshKey(): StreamKey {
 }
 
 export function seal(plain: string, key: StreamKey): string {
+  return SEALED + sealBytes(Buffer.from(plain, 'utf8'), key).toString('base64');
+}
+
+/** Bytes sealed with `key`: key id (8 bytes) | IV (12) | tag (16) | ciphertext. */
+export function sealBytes(plain: Buffer, key: StreamKey): Buffer {
   const iv = randomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', key.key, iv);
   const head = Buffer.alloc(KEY_ID_BYTES);
   head.writeBigUInt64BE(key.id);
-  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return SEALED + Buffer.concat([head, iv, cipher.getAuthTag(), body]).toString('base64');
+  const body = Buffer.concat([cipher.update(plain), cipher.final()]);
+  return Buffer.concat([head, iv, cipher.getAuthTag(), body]);
 }
 
 export const isSealed = (stored: string) => stored.startsWith(SEALED);
@@ -44,13 +49,17 @@ export function sealedKeyId(stored: string): bigint | undefined {
 
 /** The plaintext of a sealed value; throws when the key is not the one it was sealed with or the value was altered. */
 export function unseal(stored: string, key: StreamKey): string {
-  const raw = Buffer.from(stored.slice(SEALED.length), 'base64');
+  return unsealBytes(Buffer.from(stored.slice(SEALED.length), 'base64'), key).toString('utf8');
+}
+
+/** The plaintext of bytes sealed by `sealBytes`; throws when the key is another or the bytes were altered. */
+export function unsealBytes(raw: Buffer, key: StreamKey): Buffer {
   if (raw.readBigUInt64BE(0) !== key.id) throw new Error('sealed with another key');
   const iv = raw.subarray(KEY_ID_BYTES, KEY_ID_BYTES + IV_BYTES);
   const tag = raw.subarray(KEY_ID_BYTES + IV_BYTES, KEY_ID_BYTES + IV_BYTES + TAG_BYTES);
   const decipher = createDecipheriv('aes-256-gcm', key.key, iv);
   decipher.setAuthTag(tag);
-  return Buffer.concat([decipher.update(raw.subarray(KEY_ID_BYTES + IV_BYTES + TAG_BYTES)), decipher.final()]).toString('utf8');
+  return Buffer.concat([decipher.update(raw.subarray(KEY_ID_BYTES + IV_BYTES + TAG_BYTES)), decipher.final()]);
 }
 
 /** Keys by stream, the least recently used dropped beyond `max`: a hot stream's appends and reads need no lookup. */

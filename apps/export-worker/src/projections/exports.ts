@@ -1,6 +1,6 @@
 import type { ExportStatus } from '@udp/contracts';
 import { type EventAt, type Projection, documentProjection } from '@udp/eventsourcing';
-import type { Collection, ReadModelStore } from '@udp/readmodel';
+import type { Collection, ReadModelStore, Sealing } from '@udp/readmodel';
 import { type ExportEvent, exportStreams } from '../domain/aggregate';
 import type { ExportPhase } from '../domain/decider';
 
@@ -25,6 +25,14 @@ export interface ExportRow {
 }
 
 export const EXPORTS_COLLECTION = 'exports';
+/**
+ * How a store that seals (PostgreSQL) keeps a user's exports (docs/erasure.md): the fields their queries name; an
+ * export is looked up by its key alone (kept hashed with the store's key).
+ */
+export const EXPORTS_SEALING: Sealing = {
+  ownerField: 'userId',
+  fields: { userId: 'owner', status: 'plain', createdOn: 'plain', expiresAt: 'plain', callbackPending: 'plain', completedAt: 'plain' },
+};
 export const exportRows = (readModels: ReadModelStore): Collection<ExportRow> => readModels.collection<ExportRow>(EXPORTS_COLLECTION);
 
 /** The addresses of an export, from the public base address of the gateway. */

@@ -1,7 +1,17 @@
 import { randomBytes } from 'node:crypto';
 import { Readable } from 'node:stream';
 import type { Pool } from 'pg';
-import { SchemaOnce, inTransaction, postgresPool, unavailableAs } from '@udp/eventstore';
+import {
+  Coalesced,
+  SchemaOnce,
+  freshKey,
+  inTransaction,
+  postgresPool,
+  scrubDeletedKeys,
+  sealBytes,
+  unavailableAs,
+  unsealBytes,
+} from '@udp/eventstore';
 import { type ExportStorage, checked } from './storage';
 
 /** Bytes per stored chunk: a row each, so a download holds one chunk in memory at a time. */
@@ -11,6 +21,11 @@ const CHUNK_BYTES = 1024 * 1024;
  * Distributed mode on PostgreSQL (READMODEL_URL=postgres://...): an object is its chunks (`export_chunks`, a row per
  * MiB, written as they come) and then its row in `export_files`, written last with the size; a download looks that row
  * up first, so a half-written object is never readable, and `remove` deletes both (a killed upload's chunks too).
+ *
+ * An export holds all of a user's data, and PostgreSQL keeps deleted rows in its pages and WAL: each object's chunks
+ * are sealed (AES-256-GCM) with a key of its own, kept in its file row only, and `remove` scrubs the files table after
+ * the deletion (`scrubDeletedKeys`, as the event store's keys: the table rewritten, the WAL that held the key removed),
+ * so what stays of the chunks is unreadable. A killed upload's key was never stored.
  */
 export class PostgresExportStorage implements ExportStorage {
   readonly kind = 'postgresql';
@@ -18,6 +33,8 @@ export class PostgresExportStorage implements ExportStorage {
   private readonly schema: SchemaOnce;
   private readonly files: string;
   private readonly chunks: string;
+  /** The scrub after removals, shared by those that come together. */
+  private readonly scrub: Coalesced;
 
   constructor(url: string, schemaName: string) {
     if (!/^[a-z_][a-z0-9_]*$/.test(schemaName)) throw new Error(`schema ${schemaName}: lower-case letters, digits and _`);
@@ -33,8 +50,11 @@ export class PostgresExportStorage implements ExportStorage {
           `CREATE TABLE IF NOT EXISTS ${this.chunks} (id text NOT NULL, n int NOT NULL, data bytea NOT NULL, PRIMARY KEY (id, n))`,
         );
         await client.query(`CREATE TABLE IF NOT EXISTS ${this.files} (id text PRIMARY KEY, size bigint NOT NULL)`);
+        // The chunks' key (null: stored plain, before they were sealed).
+        await client.query(`ALTER TABLE ${this.files} ADD COLUMN IF NOT EXISTS key bytea`);
       });
     });
+    this.scrub = new Coalesced(() => scrubDeletedKeys(this.pool, this.files, (error) => unavailableAs('export storage', error)));
   }
 
   newId(): string {
@@ -43,6 +63,7 @@ export class PostgresExportStorage implements ExportStorage {
 
   async write(id: string, source: Readable): Promise<void> {
     checked(id);
+    const key = freshKey();
     try {
       let n = 0;
       let size = 0;
@@ -50,7 +71,7 @@ export class PostgresExportStorage implements ExportStorage {
       let pendingBytes = 0;
       const flush = async () => {
         const data = Buffer.concat(pending, pendingBytes);
-        await this.query(`INSERT INTO ${this.chunks} (id, n, data) VALUES ($1, $2, $3)`, [id, n++, data]);
+        await this.query(`INSERT INTO ${this.chunks} (id, n, data) VALUES ($1, $2, $3)`, [id, n++, sealBytes(data, key)]);
         size += data.length;
         pending = [];
         pendingBytes = 0;
@@ -62,7 +83,11 @@ export class PostgresExportStorage implements ExportStorage {
         if (pendingBytes >= CHUNK_BYTES) await flush();
       }
       if (pendingBytes > 0) await flush();
-      await this.query(`INSERT INTO ${this.files} (id, size) VALUES ($1, $2)`, [id, size]);
+      await this.query(`INSERT INTO ${this.files} (id, size, key) VALUES ($1, $2, $3)`, [
+        id,
+        size,
+        Buffer.concat([keyIdBytes(key.id), key.key]),
+      ]);
     } catch (error) {
       await this.remove(id).catch(() => undefined);
       throw error;
@@ -70,10 +95,15 @@ export class PostgresExportStorage implements ExportStorage {
   }
 
   async open(id: string): Promise<{ stream: Readable; size: number } | null> {
-    const [file] = await this.query<{ size: string }>(`SELECT size FROM ${this.files} WHERE id = $1`, [checked(id)]);
+    const [file] = await this.query<{ size: string; key: Buffer | null }>(`SELECT size, key FROM ${this.files} WHERE id = $1`, [
+      checked(id),
+    ]);
     if (!file) return null;
-    const next = async (n: number) =>
-      (await this.query<{ data: Buffer }>(`SELECT data FROM ${this.chunks} WHERE id = $1 AND n = $2`, [id, n]))[0]?.data;
+    const key = file.key && { id: file.key.readBigUInt64BE(0), key: file.key.subarray(8) };
+    const next = async (n: number) => {
+      const data = (await this.query<{ data: Buffer }>(`SELECT data FROM ${this.chunks} WHERE id = $1 AND n = $2`, [id, n]))[0]?.data;
+      return data && key ? unsealBytes(data, key) : data;
+    };
     const chunks = async function* () {
       for (let n = 0; ; n++) {
         const data = await next(n);
@@ -91,6 +121,8 @@ export class PostgresExportStorage implements ExportStorage {
       await client.query(`DELETE FROM ${this.files} WHERE id = $1`, [id]);
       await client.query(`DELETE FROM ${this.chunks} WHERE id = $1`, [id]);
     }).catch((error: unknown) => Promise.reject(unavailableAs('export storage', error)));
+    // Even when there was nothing to delete: a removal retried after its scrub failed must not end without one.
+    await this.scrub.request();
   }
 
   async list(): Promise<string[]> {
@@ -110,4 +142,11 @@ export class PostgresExportStorage implements ExportStorage {
       throw unavailableAs('export storage', error);
     }
   }
+}
+
+/** A key's id as the 8 bytes that precede the key in its file row. */
+function keyIdBytes(id: bigint): Buffer {
+  const bytes = Buffer.alloc(8);
+  bytes.writeBigUInt64BE(id);
+  return bytes;
 }
