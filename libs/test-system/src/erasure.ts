@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { KafkaBus, type Bus, type ReceivedMessage } from '@udp/bus';
 import { erasureEvents } from '@udp/contracts';
 import { SqliteEventStore } from '@udp/eventstore';
-import { MongoReadModelStore, type ReadModelStore } from '@udp/readmodel';
+import { MongoReadModelStore, PostgresReadModelStore, type ReadModelStore } from '@udp/readmodel';
 import { waitUntil } from '@udp/test-kit';
 import { startTestSystem, type ServiceUnderTest, type TestSystem } from './system';
 
@@ -101,6 +101,48 @@ export async function mongoKafkaBackends(service: string, mongoUrl: string, brok
     bus: new KafkaBus(brokers, `${service}-erasure-it`),
     leftovers: (needles) => mongoDocumentsMentioning(mongoUrl, database, needles),
     dispose: () => dropMongoDatabase(mongoUrl, database),
+  };
+}
+
+/**
+ * PostgreSQL read models in a schema of their own (dropped by `dispose`) and the Kafka bus. The leftovers are the
+ * documents of every collection as the store reads them (sealed ones opened with their owners' keys) that mention a
+ * needle, and the owners' keys named by one (an erased user's is destroyed).
+ */
+export async function postgresKafkaBackends(service: string, postgresUrl: string, brokers: string[]): Promise<ErasureBackends> {
+  const schema = `udp_erasure_${service.replace(/-/g, '_')}_${randomUUID().slice(0, 8)}`;
+  const readModels = await PostgresReadModelStore.connect(postgresUrl, schema);
+  const { Client } = require('pg') as typeof import('pg');
+  const sql = async <R>(work: (client: import('pg').Client) => Promise<R>): Promise<R> => {
+    const client = new Client({ connectionString: postgresUrl });
+    await client.connect();
+    try {
+      return await work(client);
+    } finally {
+      await client.end();
+    }
+  };
+  return {
+    readModels,
+    bus: new KafkaBus(brokers, `${service}-erasure-it`),
+    leftovers: (needles) =>
+      sql(async (client) => {
+        const found: Array<{ collection: string; _id: unknown }> = [];
+        const { rows: tables } = await client.query<{ name: string }>(
+          'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = $1',
+          [schema],
+        );
+        for (const { name } of tables.filter((table) => !table.name.startsWith('_')))
+          for (const doc of await readModels.collection(name).find({}))
+            if (needles.some((needle) => JSON.stringify(doc).includes(needle))) found.push({ collection: name, _id: doc._id });
+        const { rows: owners } = await client.query<{ owner: string }>(
+          `SELECT owner FROM "${schema}"."_owner_keys" WHERE owner = ANY($1)`,
+          [needles],
+        );
+        for (const { owner } of owners) found.push({ collection: '_owner_keys', _id: owner });
+        return found;
+      }),
+    dispose: () => sql(async (client) => void (await client.query(`DROP SCHEMA IF EXISTS "${schema}" CASCADE`))),
   };
 }
 

@@ -1,4 +1,4 @@
-import { mongoKafkaBackends } from '@udp/test-system';
+import { mongoKafkaBackends, postgresKafkaBackends } from '@udp/test-system';
 import { reportSkipped } from '@udp/test-kit';
 import { historyErasureSuite } from './erasure.scenario';
 
@@ -12,4 +12,16 @@ if (!mongoUrl || !brokers)
     'history-svc erasure on MongoDB and Kafka',
     'MONGO_URL and KAFKA_BROKERS must both be set (bash tools/servers/with-servers.sh npm test)',
   );
-else historyErasureSuite('MongoDB, Kafka', () => mongoKafkaBackends('history-svc', mongoUrl, brokers));
+// Each in a describe of its own: a suite's fixture (its service, on the shared Kafka) is then up for its tests only.
+else describe('on MongoDB', () => historyErasureSuite('MongoDB, Kafka', () => mongoKafkaBackends('history-svc', mongoUrl, brokers)));
+
+/** The same on PostgreSQL read models (sealed: docs/erasure.md, "PostgreSQL"): where POSTGRES_URL and KAFKA_BROKERS are set. */
+const postgresUrl = process.env.POSTGRES_URL;
+if (!postgresUrl || !brokers)
+  reportSkipped(
+    'history-svc erasure on PostgreSQL and Kafka',
+    'POSTGRES_URL and KAFKA_BROKERS must both be set (bash tools/servers/with-servers.sh npm test)',
+  );
+else
+  describe('on PostgreSQL', () =>
+    historyErasureSuite('PostgreSQL, Kafka', () => postgresKafkaBackends('history-svc', postgresUrl, brokers)));

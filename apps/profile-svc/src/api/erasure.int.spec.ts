@@ -1,4 +1,4 @@
-import { mongoKafkaBackends } from '@udp/test-system';
+import { mongoKafkaBackends, postgresKafkaBackends } from '@udp/test-system';
 import { reportSkipped } from '@udp/test-kit';
 import { profileErasureSuite } from './erasure.scenario';
 
@@ -12,4 +12,16 @@ if (!mongoUrl || !brokers)
     'profile-svc erasure on MongoDB and Kafka',
     'MONGO_URL and KAFKA_BROKERS must both be set (bash tools/servers/with-servers.sh npm test)',
   );
-else profileErasureSuite('MongoDB, Kafka', () => mongoKafkaBackends('profile-svc', mongoUrl, brokers));
+// Each in a describe of its own: a suite's fixture (its service, on the shared Kafka) is then up for its tests only.
+else describe('on MongoDB', () => profileErasureSuite('MongoDB, Kafka', () => mongoKafkaBackends('profile-svc', mongoUrl, brokers)));
+
+/** The same on PostgreSQL read models (sealed: docs/erasure.md, "PostgreSQL"): where POSTGRES_URL and KAFKA_BROKERS are set. */
+const postgresUrl = process.env.POSTGRES_URL;
+if (!postgresUrl || !brokers)
+  reportSkipped(
+    'profile-svc erasure on PostgreSQL and Kafka',
+    'POSTGRES_URL and KAFKA_BROKERS must both be set (bash tools/servers/with-servers.sh npm test)',
+  );
+else
+  describe('on PostgreSQL', () =>
+    profileErasureSuite('PostgreSQL, Kafka', () => postgresKafkaBackends('profile-svc', postgresUrl, brokers)));
