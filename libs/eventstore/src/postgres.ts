@@ -243,13 +243,30 @@ export class PostgresEventStore implements EventStore {
     this.keys = new KeyCache(options.keyCacheSize ?? 10_000);
   }
 
-  /** The tables and functions, made once per database (replicas that start together wait for each other). */
+  /**
+   * The tables and functions, made once per database (replicas that start together wait for each other). A database
+   * whose schema is this version's (`udp_schema_version`) is left alone: its DDL would lock tables that appends use
+   * (`ALTER TABLE ... IF NOT EXISTS` takes an exclusive lock even when there is nothing to do).
+   */
   private async createSchema(): Promise<void> {
+    const version = createHash('sha256').update(SCHEMA).digest('hex');
+    const current = await this.pool
+      .query<{ version: string }>('SELECT version FROM udp_schema_version')
+      .then(({ rows }) => rows[0]?.version === version)
+      .catch(() => false); // no such table yet: made below
+    if (current) return;
     for (let attempt = 1; ; attempt++) {
       try {
         await inTransaction(this.pool, async (client) => {
           await client.query('SELECT pg_advisory_xact_lock($1, $2)', [LOCK_CLASS, SCHEMA_LOCK]);
           await client.query(SCHEMA);
+          await client.query(
+            'CREATE TABLE IF NOT EXISTS udp_schema_version (one boolean PRIMARY KEY DEFAULT true CHECK (one), version text NOT NULL)',
+          );
+          await client.query(
+            'INSERT INTO udp_schema_version (version) VALUES ($1) ON CONFLICT (one) DO UPDATE SET version = excluded.version',
+            [version],
+          );
         });
         return;
       } catch (error) {
