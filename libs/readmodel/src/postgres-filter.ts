@@ -165,3 +165,10 @@ export function orderSql(sort: Sort | undefined): string {
 export function bindValues(params: readonly unknown[], values: Readonly<Record<string, Scalar>>): unknown[] {
   return params.map((p) => (p instanceof Bound ? p.as(paramValue(p.param, values)) : p));
 }
+
+/** The fields a filter names, in its branches too. */
+export function fieldsOf(filter: Filter | PreparedFilter): string[] {
+  return Object.entries(filter).flatMap(([key, condition]) =>
+    condition === undefined ? [] : key === '$or' || key === '$and' ? (condition as Filter[]).flatMap(fieldsOf) : [key],
+  );
+}

@@ -17,7 +17,7 @@ import type {
   Sort,
   VersionedDocument,
 } from './port';
-import { orderSql, whereSql } from './postgres-filter';
+import { fieldsOf, orderSql, whereSql } from './postgres-filter';
 import { checkFieldName } from './sqlite-filter';
 
 /**
@@ -86,6 +86,8 @@ export interface SealedStore {
   write<R extends object>(text: string, values?: unknown[]): Promise<R[]>;
   /** The schema made (keys tables included). */
   schemaReady(): Promise<void>;
+  /** Extended statistics on fields queries name (postgres.ts, `ensureStatistics`): else PostgreSQL misplans a page. */
+  statistics(collection: string, fields: readonly string[]): Promise<void>;
   unavailable(error: unknown): unknown;
 }
 
@@ -349,12 +351,15 @@ export class SealedCollection<T extends Document> implements Collection<T> {
 
   /** The documents of rows, each opened with its key (a row whose key was destroyed is of an erased owner: left out). */
   private async opened(rows: Array<{ key_id: string | null; sealed: string | null }>): Promise<T[]> {
+    const live = rows.filter((row) => row.sealed !== null);
+    // The keys asked for at once: a read across users meets many, looked up together (BatchedReads), not one by one.
+    const ids = [...new Set(live.map((row) => row.key_id!))];
+    const keys = new Map(await Promise.all(ids.map(async (id) => [id, await this.keys.byKeyId(BigInt(id))] as const)));
     const docs: T[] = [];
-    for (const row of rows) {
-      if (row.sealed === null) continue;
-      const key = await this.keys.byKeyId(BigInt(row.key_id!));
-      if (!key || sealedKeyId(row.sealed) !== key.id) continue;
-      docs.push(JSON.parse(unseal(row.sealed, key)) as T);
+    for (const row of live) {
+      const key = keys.get(row.key_id!);
+      if (!key || sealedKeyId(row.sealed!) !== key.id) continue;
+      docs.push(JSON.parse(unseal(row.sealed!, key)) as T);
     }
     return docs;
   }
@@ -363,8 +368,9 @@ export class SealedCollection<T extends Document> implements Collection<T> {
    * The rows of `where` (and order, limit), with a marker row (both columns null) when a key the filter was hashed with
    * is no longer stored: it was destroyed by another process, and the read is done again with the current keys.
    */
-  private async rows(filter: Filter, tail: (where: { sql: string; params: unknown[] }) => string): Promise<T[]> {
+  private async rows(filter: Filter, tail: (where: { sql: string; params: unknown[] }) => string, sort?: Sort): Promise<T[]> {
     await this.tableReady();
+    await this.statistics(filter, sort);
     for (let attempt = 0; ; attempt++) {
       const hashing = await this.hashing(filter, attempt > 0);
       if (hashing.owner === null && this.ownerNamed(filter) !== undefined) return []; // an owner with no key has nothing
@@ -395,7 +401,13 @@ export class SealedCollection<T extends Document> implements Collection<T> {
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
     const limit = options.limit === undefined ? '' : ` LIMIT ${Math.max(0, Math.floor(options.limit))}`;
-    return this.rows(filter, () => `${this.order(options.sort)}${limit}`);
+    return this.rows(filter, () => `${this.order(options.sort)}${limit}`, options.sort);
+  }
+
+  /** The fields a filter or a sort names get statistics, as a plain collection's: a failure to make them fails no query. */
+  private async statistics(filter: Filter, sort?: Sort): Promise<void> {
+    const fields = [...new Set([...fieldsOf(filter), ...Object.keys(sort ?? {})])].filter((field) => field !== '_id');
+    await this.store.statistics(this.name, fields).catch(() => undefined);
   }
 
   private order(sort: Sort | undefined): string {
@@ -422,6 +434,7 @@ export class SealedCollection<T extends Document> implements Collection<T> {
 
   async count(filter: Filter): Promise<number> {
     await this.tableReady();
+    await this.statistics(filter);
     const hashing = await this.hashing(filter, true);
     const where = whereSql(this.hashed(filter, hashing));
     const [row] = await this.store.query<{ n: number }>(`SELECT count(*)::int AS n FROM ${this.table} WHERE ${where.sql}`, where.params);

@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool, QueryConfig, QueryResult } from 'pg';
 import { BatchedReads, LastWriteFailure, SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs } from '@udp/eventstore';
-import { bindValues, keySql, orderSql, whereSql } from './postgres-filter';
+import { bindValues, fieldsOf, keySql, orderSql, whereSql } from './postgres-filter';
 import { OwnerKeys, SealedCollection, type SealedStore, sealingSchema } from './postgres-sealed';
 import { checkFieldName } from './sqlite-filter';
 import type {
@@ -242,6 +242,7 @@ export class PostgresReadModelStore implements ReadModelStore {
         (await this.query<R>(isNamed ? named(text) : text, values)).rows,
       write: async <R extends object>(text: string, values: unknown[] = []) => (await this.write<R>(text, values)).rows,
       schemaReady: () => this.schemaReady(),
+      statistics: (collection, fields) => this.ensureStatistics(collection, fields),
       unavailable,
     };
   }
@@ -496,11 +497,4 @@ class PostgresCollection<T extends Document> implements Collection<T> {
     const result = await this.write(`DELETE FROM ${this.table} WHERE ${where.sql}`, where.params);
     return result.rowCount ?? 0;
   }
-}
-
-/** The fields a filter names, in its branches too. */
-function fieldsOf(filter: Filter | PreparedFilter): string[] {
-  return Object.entries(filter).flatMap(([key, condition]) =>
-    condition === undefined ? [] : key === '$or' || key === '$and' ? (condition as Filter[]).flatMap(fieldsOf) : [key],
-  );
 }
