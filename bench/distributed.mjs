@@ -183,8 +183,9 @@ async function pgCountingProxy(target) {
         // DataRow: column count, then each column's length (-1: null); the feed's second column is null on an empty page.
         if (type === 0x44 && statement.startsWith(FEED_STATEMENT)) {
           if (answer.readInt16BE(5) > 1 && answer.readInt32BE(11 + answer.readInt32BE(7)) !== -1) feedRows++;
-        } else if (type === 0x43 && statement.startsWith('INSERT INTO') && statement.includes('"history_entries"')) {
-          entryRows += Number(/ (\d+)\0/.exec(answer.toString('latin1', 5, length))?.[1] ?? 0); // CommandComplete `INSERT 0 n`
+        } else if (type === 0x43 && writesEntries(statement)) {
+          // CommandComplete `INSERT 0 n`, or `SELECT n` for a sealed collection's write (its rows written, and rarely a stale key)
+          entryRows += Number(/ (\d+)\0/.exec(answer.toString('latin1', 5, length))?.[1] ?? 0);
         } else if (type === 0x5a) inFlight.shift(); // ReadyForQuery: that round trip is answered
         answer = answer.subarray(length);
       }
@@ -325,12 +326,20 @@ async function startAppOnce(name, app, env, readyPath) {
   }
 }
 
+/** A statement that writes history entries: a plain collection's upsert, or a sealed one's (libs/readmodel/src/postgres-sealed.ts). */
+const writesEntries = (statement) =>
+  (statement.startsWith('INSERT INTO') || statement.startsWith('WITH input AS')) &&
+  statement.includes('INSERT INTO') &&
+  statement.includes('"history_entries"');
+
 /** A history-svc replica, ready once its /health/ answers 200 (`stores`: MONGO_URL, or EVENTSTORE_URL and READMODEL_URL). */
 const startReplica = (settings, stores, index) => startApp(`replica ${index}`, 'history-svc', { ...settings, ...stores }, '/health/');
 
 /**
  * What the bench reads of a run's read models (`<prefix>_history_svc`): in the MongoDB-wire store, or the PostgreSQL
- * schema of that name (a collection is a table of `id, revision, doc jsonb`, libs/readmodel/src/postgres.ts).
+ * schema of that name (a collection is a table of `id, revision, doc jsonb`, libs/readmodel/src/postgres.ts; the
+ * entries are sealed there, their `item_id` a keyed hash with the schema's key: libs/readmodel/src/postgres-sealed.ts,
+ * whose hash `itemHash` makes the same way).
  */
 async function readModelsOf(prefix, postgresUrl) {
   if (!postgresUrl) {
@@ -358,11 +367,17 @@ async function readModelsOf(prefix, postgresUrl) {
           'segment',
         ])
       ).rows,
-    countItems: async (ids) =>
-      Number(
-        (await query(`SELECT count(*) AS n FROM ${table('history_entries')} WHERE doc->>'item_id' = ANY($1::text[])`, [ids])).rows[0]?.n ??
-          0,
-      ),
+    countItems: async (ids) => {
+      // No store key: a build whose entries are not sealed (kept plain).
+      const [stored] = (await query(`SELECT key FROM ${table('_store_key')}`)).rows;
+      const hashKey = stored && createHmac('sha256', stored.key).update('udp-readmodel-store-hash').digest();
+      const itemHash = (id) => createHmac('sha256', hashKey).update(JSON.stringify(id)).digest('base64url').slice(0, 22);
+      const hashes = hashKey ? ids.map(itemHash) : ids;
+      return Number(
+        (await query(`SELECT count(*) AS n FROM ${table('history_entries')} WHERE doc->>'item_id' = ANY($1::text[])`, [hashes])).rows[0]
+          ?.n ?? 0,
+      );
+    },
     close: () => client.end(),
   };
 }
