@@ -139,7 +139,10 @@ async function pgCountingProxy(target) {
       }
       return out;
     };
-    const short = (sql) => sql.replace(/\s+/g, ' ').trim().slice(0, 70);
+    // A statement's text on one line, whole (what it writes may be named late: a sealed upsert's table), and shortened
+    // for a label.
+    const oneLine = (sql) => sql.replace(/\s+/g, ' ').trim();
+    const short = (sql) => sql.slice(0, 70);
     client.on('data', (chunk) => {
       pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
       for (;;) {
@@ -158,11 +161,11 @@ async function pgCountingProxy(target) {
         const type = String.fromCharCode(pending[0]);
         if (type === 'P') {
           const [name, sql] = cstrings(5, 2);
-          if (name) named.set(name, short(sql));
-          label ??= short(sql);
+          if (name) named.set(name, oneLine(sql));
+          label ??= oneLine(sql);
         } else if (type === 'B') label ??= named.get(cstrings(5, 2)[1]) ?? 'bind';
         if (type === 'Q' || type === 'S') {
-          const key = detailed ? (type === 'Q' ? short(cstrings(5, 1)[0]) : (label ?? 'sync')) : type;
+          const key = detailed ? (type === 'Q' ? short(oneLine(cstrings(5, 1)[0])) : label ? short(label) : 'sync') : type;
           counts.set(key, (counts.get(key) ?? 0) + 1);
           inFlight.push(type === 'S' ? label : null);
           label = null;
