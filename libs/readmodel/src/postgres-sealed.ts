@@ -149,20 +149,40 @@ export class OwnerKeys {
     return this.ownerReads.read(owner);
   }
 
-  /** The owner's key, made when they have none. */
-  async made(owner: string): Promise<OwnerKey> {
-    const known = await this.of(owner);
-    if (known) return known;
-    const key = freshKey();
-    // Two processes may make one at once: the first stored wins, and both use it.
-    const rows = await this.store.write<{ key_id: string; key: Buffer }>(
-      `INSERT INTO ${this.table} (owner, key_id, key) VALUES ($1, $2::bigint, $3) ON CONFLICT (owner) DO NOTHING RETURNING key_id::text, key`,
-      [owner, key.id.toString(), key.key],
+  /**
+   * Each owner's key, made for those who have none: the owners not cached are looked up and the missing keys stored in
+   * one statement (a projection's batch meets many users writing for the first time).
+   */
+  async madeAll(owners: readonly string[]): Promise<Map<string, OwnerKey>> {
+    const keys = new Map<string, OwnerKey>();
+    const uncached: string[] = [];
+    for (const owner of new Set(owners)) {
+      const cached = this.byOwner.get(owner);
+      if (cached) keys.set(owner, cached);
+      else uncached.push(owner);
+    }
+    if (uncached.length === 0) return keys;
+    await this.store.schemaReady();
+    const fresh = uncached.map(() => freshKey());
+    // Stored when missing (two processes may make one at once: the first stored wins, and both use it); the stored
+    // ones read in the same statement.
+    const rows = await this.store.write<{ owner: string; key_id: string; key: Buffer }>(
+      `WITH input AS (SELECT * FROM unnest($1::text[], $2::bigint[], $3::bytea[]) AS i(owner, key_id, key)),
+       made AS (INSERT INTO ${this.table} (owner, key_id, key) SELECT owner, key_id, key FROM input ORDER BY owner COLLATE "C"
+                ON CONFLICT (owner) DO NOTHING RETURNING owner, key_id, key)
+       SELECT owner, key_id::text, key FROM made
+       UNION ALL SELECT k.owner, k.key_id::text, k.key FROM ${this.table} k JOIN input USING (owner)
+       WHERE NOT EXISTS (SELECT 1 FROM made WHERE made.owner = k.owner)`,
+      [uncached, fresh.map((key) => key.id.toString()), fresh.map((key) => key.key)],
     );
-    if (rows.length) return this.remember(owner, key.id, key.key);
-    const stored = await this.of(owner, true);
-    if (!stored) throw new Error('an owner key made by another process was deleted at once');
-    return stored;
+    for (const row of rows) keys.set(row.owner, this.remember(row.owner, BigInt(row.key_id), row.key));
+    // A key stored by another process after this statement's snapshot was taken: read again.
+    for (const owner of uncached.filter((o) => !keys.has(o))) {
+      const stored = await this.of(owner, true);
+      if (!stored) throw new Error('an owner key made by another process was deleted at once');
+      keys.set(owner, stored);
+    }
+    return keys;
   }
 
   /** A key by its id (a row's), or null when it was destroyed. */
@@ -459,8 +479,7 @@ export class SealedCollection<T extends Document> implements Collection<T> {
     for (let attempt = 0; pending.length > 0; attempt++) {
       if (attempt > 3) throw new Error(`sealed collection ${this.name}: owners' keys destroyed while writing, again and again`);
       const store = await this.keys.storeKey();
-      const owners = [...new Set(pending.map((doc) => this.ownerOf(doc)))];
-      const keyOf = new Map(await Promise.all(owners.map(async (owner) => [owner, await this.keys.made(owner)] as const)));
+      const keyOf = await this.keys.madeAll(pending.map((doc) => this.ownerOf(doc)));
       const rows = pending.map((doc) => {
         const key = keyOf.get(this.ownerOf(doc))!;
         const id = this.sealing.ownerOfId ? keyedHash(key.hash, doc._id)! : keyedHash(store, doc._id)!;
@@ -506,9 +525,10 @@ export class SealedCollection<T extends Document> implements Collection<T> {
     const matching = await this.find(filter);
     if (matching.length === 0) return 0;
     const store = await this.keys.storeKey();
+    const keyOf = await this.keys.madeAll(matching.map((doc) => this.ownerOf(doc)));
     const rows = await Promise.all(
       matching.map(async (doc) => {
-        const key = await this.keys.made(this.ownerOf(doc));
+        const key = keyOf.get(this.ownerOf(doc))!;
         const next = { ...doc, ...changes } as unknown as Record<string, unknown> & VersionedDocument;
         const id = this.sealing.ownerOfId ? keyedHash(key.hash, doc._id)! : keyedHash(store, doc._id)!;
         return {
