@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { reportSkipped } from '@udp/test-kit';
+import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { StoreUnavailableError } from '@udp/eventstore';
 import { MemoryReadModelStore } from './memory';
 import { param } from './port';
@@ -254,6 +254,33 @@ if (!url) {
       expect(await checkpoints.atomically!(async () => void (await c.get('u/a')), alone)).toBe(true);
       expect(await checkpoints.atomically!(() => c.upsertIfNewer(entry('u/a', 1)).then(() => undefined), alone)).toBe(false);
       expect(await alone()).toBe(true);
+    });
+
+    it('fails a unit whose connection the server ends between its statements (a restart), and keeps none of it', async () => {
+      const c = store.collection<Entry>(name);
+      const checkpoints = store.checkpoints();
+      // When the server ends the unit's connection after its first write, while the unit holds it between statements
+      const failed = checkpoints.atomically!(
+        async () => {
+          await c.upsertIfNewer(entry('u/a', 1));
+          const [{ pid }] = (await store.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+          await client.query('SELECT pg_terminate_backend($1)', [pid]);
+          await waitUntil(async () => (await client.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rows.length === 0);
+          await c.upsertIfNewer(entry('u/b', 1));
+        },
+        () => checkpoints.save(`p_${name}`, 1n),
+      );
+      // Then the unit fails as the store being unavailable (and the process goes on: no unhandled error event)
+      await expect(failed).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect((await client.query(`SELECT id FROM ${schema}."${name}"`)).rows).toEqual([]);
+      expect(await checkpoints.load(`p_${name}`)).toBeNull();
+      // And the next unit, on another connection, stores both
+      await checkpoints.atomically!(
+        () => c.upsertIfNewer(entry('u/a', 1)).then(() => undefined),
+        () => checkpoints.save(`p_${name}`, 1n),
+      );
+      expect(await c.get('u/a')).toEqual(entry('u/a', 1));
+      expect(await checkpoints.load(`p_${name}`)).toBe(1n);
     });
 
     it('answers a server it cannot reach as unavailable (a 503), and ping false', async () => {

@@ -101,6 +101,9 @@ function named(text: string): QueryConfig {
 
 const CHECKPOINTS = '_checkpoints';
 
+/** A unit's connection ended by the server: told by the unit's next statement, which fails. */
+const connectionLost = () => undefined;
+
 /**
  * A unit of work (`atomically`): its transaction, on a connection of its own, begun by its first write. `open` until
  * it ends: a statement its work left running after that goes on the pool.
@@ -248,10 +251,14 @@ export class PostgresReadModelStore implements ReadModelStore {
   /** A connection of the pool in a transaction just begun. */
   private async begin(): Promise<PoolClient> {
     const client = await this.pool.connect();
+    // The server may end it while the unit holds it between statements (a restart): node-postgres then emits an error
+    // event, which with no listener ends the process. The unit's next statement fails instead.
+    client.on('error', connectionLost);
     try {
       await client.query('BEGIN');
       return client;
     } catch (error) {
+      client.removeListener('error', connectionLost);
       client.release(error as Error);
       throw error;
     }
@@ -293,8 +300,10 @@ export class PostgresReadModelStore implements ReadModelStore {
     try {
       // After the statements its work left running, if any.
       await unit.query(client, how);
+      client.removeListener('error', connectionLost);
       client.release();
     } catch (error) {
+      client.removeListener('error', connectionLost);
       client.release(error as Error);
       if (how === 'COMMIT' && !STATEMENT_FAULTS.test(sqlStateOf(error) ?? '')) this.writeFailures.failed(error);
       throw unavailable(error);
