@@ -11,7 +11,7 @@ import {
   type EventStore,
   type SnapshotStore,
 } from '@udp/eventstore';
-import { MemoryReadModelStore } from '@udp/readmodel';
+import { type CheckpointStore, MemoryReadModelStore } from '@udp/readmodel';
 import { InProcessBus, type ReceivedMessage } from '@udp/bus';
 import { type Aggregate, ForeignEventError, oneStreamPerUser } from './aggregate';
 import { integrationPublisher } from './integration-publisher';
@@ -341,6 +341,75 @@ describe('Projector', () => {
     expect(seen).toEqual([0, 1, 2]);
     expect(health).toEqual([false, false, false]);
     expect(projector.healthy()).toBe(true);
+    await projector.stop();
+  });
+});
+
+describe('Projector with a store that applies a batch and its checkpoint as one', () => {
+  /** Checkpoints whose `atomically` tells what runs in it, and whose first commit fails. */
+  function unitCheckpoints(log: string[]) {
+    const inner = new MemoryReadModelStore().checkpoints();
+    let inUnit = false;
+    let commitFailures = 1;
+    const checkpoints: CheckpointStore = {
+      load: (name) => inner.load(name),
+      save: async (name, position) => {
+        log.push(`checkpoint ${position} ${inUnit ? 'in unit' : 'alone'}`);
+        await inner.save(name, position);
+      },
+      async atomically(apply, save) {
+        inUnit = true;
+        try {
+          await apply();
+          const saved = await save();
+          if (commitFailures-- > 0) throw new Error('commit failed');
+          return saved;
+        } finally {
+          inUnit = false;
+        }
+      },
+    };
+    return { checkpoints, inner, inUnit: () => inUnit };
+  }
+
+  it('applies the events in hand and saves their checkpoint in one unit, again whole when it fails', async () => {
+    const store = new MemoryEventStore();
+    for (const n of [1, 2, 3]) await handler(store)('1', add(n));
+    const log: string[] = [];
+    const { checkpoints, inner, inUnit } = unitCheckpoints(log);
+    const projector = new Projector(
+      store,
+      checkpoints,
+      {
+        name: 'p',
+        streamPrefixes: ['c-'],
+        apply: () => Promise.reject(new Error('applied one by one')),
+        applyBatch: async (events) => void log.push(`batch of ${events.length} ${inUnit() ? 'in unit' : 'alone'}`),
+      },
+      { retryDelayMs: 1 },
+    );
+    await projector.start();
+    const last = (await store.readStream('c-1')).events[2].position;
+    expect(log).toEqual([`batch of 3 in unit`, `checkpoint ${last} in unit`, `batch of 3 in unit`, `checkpoint ${last} in unit`]);
+    expect(await inner.load('p')).toBe(last);
+    await projector.stop();
+  });
+
+  it('applies an event and saves its checkpoint in one unit when the projection takes events one by one', async () => {
+    const store = new MemoryEventStore();
+    await handler(store)('1', add(1));
+    const log: string[] = [];
+    const { checkpoints, inner, inUnit } = unitCheckpoints(log);
+    const projector = new Projector(
+      store,
+      checkpoints,
+      { name: 'p', streamPrefixes: ['c-'], apply: async (e) => void log.push(`event ${e.revision} ${inUnit() ? 'in unit' : 'alone'}`) },
+      { retryDelayMs: 1 },
+    );
+    await projector.start();
+    const position = (await store.readStream('c-1')).events[0].position;
+    expect(log).toEqual(['event 0 in unit', `checkpoint ${position} in unit`, 'event 0 in unit', `checkpoint ${position} in unit`]);
+    expect(await inner.load('p')).toBe(position);
     await projector.stop();
   });
 });

@@ -1,5 +1,5 @@
 import type { EventStore, RecordedEvent, Subscription } from '@udp/eventstore';
-import type { CheckpointStore } from '@udp/readmodel';
+import { type CheckpointStore, applyAndSave } from '@udp/readmodel';
 import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge, recordCounter } from '@udp/telemetry';
 import { SegmentClaims, type SegmentsOptions, segmentOf } from './segments';
@@ -169,10 +169,14 @@ export class Projector {
       while (to < events.length && events[to].metadata?.traceparent === traceparent) to++;
       const together = events.slice(from, to);
       const last = together[together.length - 1];
-      await this.retried(together[0], async () => {
-        await withEventTraceContext(together[0], () => this.projection.applyBatch!(together));
-        await this.checkpoints.save(this.projection.name, last.position);
-      });
+      // The batch's writes and its checkpoint in one transaction where the store can (applyAndSave).
+      await this.retried(together[0], () =>
+        applyAndSave(
+          this.checkpoints,
+          () => withEventTraceContext(together[0], () => this.projection.applyBatch!(together)),
+          () => this.checkpoints.save(this.projection.name, last.position),
+        ),
+      );
       recordCounter(METRICS.projectionApplied, together.length, this.attributes);
       for (const event of together) this.markApplied(event);
       from = to;
@@ -204,94 +208,110 @@ export class Projector {
 
   /** One event: applied, unless (segments) this replica does not apply its segment or applied it already. */
   private async handle(event: RecordedEvent): Promise<void> {
-    if (!this.claims) return this.applyWithRetries(event, () => this.checkpoints.save(this.projection.name, event.position));
+    if (!this.claims) {
+      await this.applyWithRetries(event, () => this.checkpoints.save(this.projection.name, event.position));
+      return;
+    }
     const segment = segmentOf(event.streamId, this.projection.streamPrefixes, this.options.segments!.count);
     const checkpoint = this.active.get(segment);
     if (this.active.has(segment) && (checkpoint === undefined || event.position > checkpoint)) {
-      await this.applyWithRetries(
+      const outcome = await this.applyWithRetries(
         event,
-        async () => {
-          if (await this.claims!.save(segment, event.position)) {
-            if (this.active.has(segment)) this.active.set(segment, event.position);
-            return;
-          }
-          // Taken over meanwhile (this replica's lease ran out): the new holder applies it again (projections are idempotent).
-          this.active.delete(segment);
-          this.claims!.held.delete(segment);
-        },
+        () => this.claims!.save(segment, event.position),
         segment,
         () => this.active.has(segment),
       );
+      if (outcome?.saved) {
+        this.claims.saved([segment], event.position);
+        if (this.active.has(segment)) this.active.set(segment, event.position);
+      } else if (outcome) {
+        // Taken over meanwhile (this replica's lease ran out): the new holder applies it again (projections are idempotent).
+        this.active.delete(segment);
+        this.claims.held.delete(segment);
+      }
     }
     this.passed = event.position;
   }
 
   /**
    * (Segments) Events in hand: those of the segments this replica applies (each after its segment's checkpoint) are
-   * applied, then the checkpoints of their segments move up to the batch's last event in one update (they are applied
-   * up to it). A segment lost meanwhile is left to its new holder, which applies its
-   * events again (projections are idempotent).
+   * applied, and the checkpoints of their segments move up to the batch's last event in one update (they are applied
+   * up to it), the two in one transaction where the store can (`applyAndSave`). A segment lost meanwhile is left to
+   * its new holder, which applies its events again (projections are idempotent): its save matches nothing, and the
+   * batch's writes, revision-guarded, are kept.
    */
   private async handleBatch(events: RecordedEvent[]): Promise<void> {
     const generation = this.generation;
-    const segmentOfEvent = new Map<RecordedEvent, number>();
-    const mine = events.filter((event) => {
-      const segment = segmentOf(event.streamId, this.projection.streamPrefixes, this.options.segments!.count);
-      const checkpoint = this.active.get(segment);
-      if (!this.active.has(segment) || (checkpoint !== undefined && event.position <= checkpoint)) return false;
-      segmentOfEvent.set(event, segment);
-      return true;
-    });
     const last = events[events.length - 1].position;
-    if (mine.length && this.projection.applyBatch) {
-      const applyBatch = this.projection.applyBatch.bind(this.projection);
-      await this.retried(
-        mine[0],
-        () =>
-          applyBatch(
-            mine,
-            mine.map((event) => ({ segment: segmentOfEvent.get(event) })),
-          ),
-        () => mine.some((e) => this.active.has(segmentOfEvent.get(e)!)),
-      );
-      recordCounter(METRICS.projectionApplied, mine.length, this.attributes);
-      for (const event of mine) this.markApplied(event);
-    } else {
-      for (const event of mine) {
+    const segmentOfEvent = new Map(
+      events.map((event) => [event, segmentOf(event.streamId, this.projection.streamPrefixes, this.options.segments!.count)]),
+    );
+    // Asked again by each attempt: a segment lost while a failed one waited is left to its new holder.
+    const mineNow = () =>
+      events.filter((event) => {
         const segment = segmentOfEvent.get(event)!;
-        await this.applyWithRetries(
-          event,
-          async () => undefined,
-          segment,
-          () => this.active.has(segment),
-        );
-      }
-    }
-    // The segments of the events applied; a held segment without any moves with `advanceIdleSegments` (one update per
-    // renewal), not with every batch: FerretDB writes each segment's document, and a batch of one event rewrote all.
-    const touched = new Set(segmentOfEvent.values());
-    const behind = [...this.active]
-      .filter(([segment, checkpoint]) => touched.has(segment) && (checkpoint === undefined || checkpoint < last))
-      .map(([segment]) => segment);
-    await this.retried(events[events.length - 1], async () => {
-      const lost = await this.claims!.saveMany(behind, last);
+        const checkpoint = this.active.get(segment);
+        return this.active.has(segment) && (checkpoint === undefined || event.position > checkpoint);
+      });
+    let applied: RecordedEvent[] = [];
+    let behind: number[] = [];
+    let lost: number[] = [];
+    const first = mineNow();
+    const done =
+      first.length > 0 &&
+      (await this.retried(
+        first[0],
+        async () => {
+          const mine = mineNow();
+          // The segments of the events applied; a held segment without any moves with `advanceIdleSegments` (one
+          // update per renewal), not with every batch: FerretDB writes each segment's document, and a batch of one
+          // event rewrote all.
+          const touched = new Set(mine.map((event) => segmentOfEvent.get(event)!));
+          const moving = [...this.active]
+            .filter(([segment, checkpoint]) => touched.has(segment) && (checkpoint === undefined || checkpoint < last))
+            .map(([segment]) => segment);
+          lost = await applyAndSave(
+            this.checkpoints,
+            () => this.applyMine(mine, segmentOfEvent),
+            () => this.claims!.saveMany(moving, last),
+          );
+          [applied, behind] = [mine, moving];
+        },
+        () => mineNow().length > 0,
+      ));
+    if (done) {
+      recordCounter(METRICS.projectionApplied, applied.length, this.attributes);
+      for (const event of applied) this.markApplied(event);
       for (const segment of lost) {
         this.active.delete(segment);
         this.claims!.held.delete(segment);
       }
-    });
-    if (this.generation === generation) for (const segment of behind) if (this.active.has(segment)) this.active.set(segment, last);
+      const moved = behind.filter((segment) => !lost.includes(segment));
+      this.claims!.saved(moved, last);
+      if (this.generation === generation) for (const segment of moved) if (this.active.has(segment)) this.active.set(segment, last);
+    }
     this.passed = last;
   }
 
-  /** Work retried with back-off until it succeeds (the projector unhealthy meanwhile), unless it is no longer ours. */
-  private async retried(event: RecordedEvent, work: () => Promise<void>, stillOurs = () => true): Promise<void> {
+  /** (Segments) A batch's events of this replica's segments: in one call of `applyBatch`, else one by one. */
+  private async applyMine(mine: RecordedEvent[], segmentOfEvent: Map<RecordedEvent, number>): Promise<void> {
+    if (mine.length === 0) return;
+    const contexts = mine.map((event) => ({ segment: segmentOfEvent.get(event) }));
+    if (this.projection.applyBatch) return this.projection.applyBatch(mine, contexts);
+    for (const [i, event] of mine.entries()) await withEventTraceContext(event, () => this.projection.apply(event, contexts[i]));
+  }
+
+  /**
+   * Work retried with back-off until it succeeds (the projector unhealthy meanwhile), unless it is no longer ours.
+   * True once it succeeded, false when it was given up.
+   */
+  private async retried(event: RecordedEvent, work: () => Promise<void>, stillOurs = () => true): Promise<boolean> {
     const base = this.options.retryDelayMs ?? 100;
     for (let attempt = 1; ; attempt++) {
       try {
         await work();
         this.failure = null;
-        return;
+        return true;
       } catch (error) {
         this.failure = error;
         this.options.onError?.(error, event, attempt);
@@ -300,7 +320,7 @@ export class Projector {
           'projection failed; retrying',
         );
         if (this.stopping) throw error;
-        if (!stillOurs()) return;
+        if (!stillOurs()) return false;
         const pause = backoffDelayMs(attempt, { baseMs: base, maxMs: this.options.maxRetryDelayMs ?? 5000 });
         await new Promise((resolve) => setTimeout(resolve, pause));
       }
@@ -322,6 +342,7 @@ export class Projector {
       if (this.generation !== generation) return;
       if (checkpoint !== undefined && checkpoint >= passed) continue;
       if (!(await this.claims.save(segment, passed))) continue;
+      this.claims.saved([segment], passed);
       const now = this.active.get(segment);
       if (this.generation === generation && this.active.has(segment) && (now === undefined || now < passed))
         this.active.set(segment, passed);
@@ -344,28 +365,29 @@ export class Projector {
   /**
    * A failed event (store or bus briefly unavailable) is retried with back-off until it succeeds: skipping it
    * would lose it, and stopping would leave every later event unprojected. Meanwhile the projector reports
-   * unhealthy, so /health/ answers 503.
+   * unhealthy, so /health/ answers 503. Its writes and its checkpoint (`save`) in one transaction where the store
+   * can. What `save` answered, or null when the event was given up (no longer ours).
    */
-  private async applyWithRetries(
+  private async applyWithRetries<T>(
     event: RecordedEvent,
-    saveCheckpoint: () => Promise<void>,
+    save: () => Promise<T>,
     segment?: number,
     stillOurs = () => true,
-  ): Promise<void> {
+  ): Promise<{ saved: T } | null> {
     const context = segment === undefined ? undefined : { segment };
-    let applied = false;
-    await this.retried(
+    let saved: T;
+    const done = await this.retried(
       event,
       async () => {
-        await withEventTraceContext(event, () => this.projection.apply(event, context));
-        recordCounter(METRICS.projectionApplied, 1, this.attributes);
-        await saveCheckpoint();
-        applied = true;
+        saved = await applyAndSave(this.checkpoints, () => withEventTraceContext(event, () => this.projection.apply(event, context)), save);
       },
       // (Segments) Given back or taken over meanwhile: its new holder applies it.
       stillOurs,
     );
-    if (applied) this.markApplied(event);
+    if (!done) return null;
+    recordCounter(METRICS.projectionApplied, 1, this.attributes);
+    this.markApplied(event);
+    return { saved: saved! };
   }
 
   /** The projection's name (its checkpoint's and its metrics'). */

@@ -207,21 +207,21 @@ export class SegmentClaims {
 
   /**
    * Saves a segment's checkpoint, only while this replica holds the claim: false when it does not (taken over), so
-   * a replica that lost a segment never moves its checkpoint.
+   * a replica that lost a segment never moves its checkpoint. `saved` records it once committed (a projector's save
+   * may be in the transaction of its batch, which can still fail).
    */
   async save(segment: number, position: bigint): Promise<boolean> {
     const saved = await this.options.collection.updateMany(
       { _id: this.segmentId(segment), owner: this.options.owner },
       { position: position.toString() },
     );
-    if (saved === 0) return false;
-    if (this.held.has(segment)) this.held.set(segment, position);
-    return true;
+    return saved > 0;
   }
 
   /**
    * Moves the checkpoints of `segments` up to `position` in one update (a projector's batch: every event of them up to
    * it applied), only while this replica holds them. Returns the segments it no longer holds (each then asked alone).
+   * `saved` records the others once committed.
    */
   async saveMany(segments: number[], position: bigint): Promise<number[]> {
     if (segments.length === 0) return [];
@@ -230,13 +230,18 @@ export class SegmentClaims {
       { _id: { $in: segments.map(this.segmentId) }, owner: this.options.owner },
       { position: position.toString() },
     );
-    if (saved === segments.length) {
-      for (const segment of segments) if (this.held.has(segment)) this.held.set(segment, position);
-      return [];
-    }
+    if (saved === segments.length) return [];
     const lost: number[] = [];
     for (const segment of segments) if (!(await this.save(segment, position))) lost.push(segment);
     return lost;
+  }
+
+  /**
+   * The checkpoints of `segments` stored at `position` (their save committed): those still held are taken up from there
+   * by a resubscription. Only once committed: a held checkpoint ahead of the stored one would skip events for good.
+   */
+  saved(segments: Iterable<number>, position: bigint): void {
+    for (const segment of segments) if (this.held.has(segment)) this.held.set(segment, position);
   }
 
   /** Writes waiting for another replica's segment: one poll of the stored checkpoint per segment, whatever the number of writes. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryEventStore, type RecordedEvent } from '@udp/eventstore';
-import { MemoryReadModelStore } from '@udp/readmodel';
+import { type CheckpointStore, MemoryReadModelStore } from '@udp/readmodel';
 import { startMetrics, stopMetrics } from '@udp/telemetry';
 import { collectingReader, waitUntil } from '@udp/test-kit';
 import { Projector } from './projector';
@@ -253,6 +253,109 @@ describe('projection segments shared among replicas', () => {
     expect(await a.waitFor(next, 0, 3000)).toBe(true);
     await waitUntil(() => checkpointsWritten > 0, 3000, 'the checkpoint written');
     expect(checkpointsWritten).toBe(1);
+    await a.stop();
+  });
+
+  it("applies a batch and moves its segments' checkpoints in one unit of the store, applied again whole when the unit fails", async () => {
+    const d = deployment();
+    const streams = await d.write(20);
+    // Given a store that runs a batch and its save as one unit (as PostgreSQL's transaction), whose first commit fails
+    const log: string[] = [];
+    let inUnit = false;
+    let commitFailures = 1;
+    const updateMany = d.segments.updateMany.bind(d.segments);
+    d.segments.updateMany = async (filter, set) => {
+      if (set.position !== undefined) log.push(inUnit ? 'checkpoint in unit' : 'checkpoint alone');
+      return updateMany(filter, set);
+    };
+    const inner = new MemoryReadModelStore().checkpoints();
+    const checkpoints: CheckpointStore = {
+      load: (name) => inner.load(name),
+      save: (name, position) => inner.save(name, position),
+      async atomically(apply, save) {
+        // What a rollback restores: the segments' checkpoints as they were.
+        const before = await d.segments.find({ group: 'view', kind: 'segment' });
+        inUnit = true;
+        try {
+          await apply();
+          const saved = await save();
+          if (commitFailures-- > 0) throw new Error('commit failed');
+          return saved;
+        } catch (error) {
+          for (const doc of before) await updateMany({ _id: doc._id }, { position: doc.position });
+          throw error;
+        } finally {
+          inUnit = false;
+        }
+      },
+    };
+    const batches: string[][] = [];
+    const a = new Projector(
+      d.store,
+      checkpoints,
+      {
+        name: 'view',
+        streamPrefixes: [PREFIX],
+        apply: () => Promise.reject(new Error('applied one by one')),
+        applyBatch: async (events) => {
+          log.push(inUnit ? 'batch in unit' : 'batch alone');
+          batches.push(events.map((event) => event.streamId));
+        },
+      },
+      { retryDelayMs: 1, segments: { count: COUNT, leaseMs: 60_000, owner: 'a', collection: d.segments }, service: 'a' },
+    );
+    // When it follows the store
+    await a.start();
+    await a.caughtUp();
+    // Then the batch went twice, whole, each time with its checkpoints in the unit (the first one rolled back)
+    expect(batches).toEqual([streams, streams]);
+    expect(log).toEqual(['batch in unit', 'checkpoint in unit', 'batch in unit', 'checkpoint in unit']);
+    const last = (await d.store.readStream(streams[19])).events[0].position;
+    const touched = new Set(streams.map((stream) => segmentOf(stream, [PREFIX], COUNT)));
+    for (const doc of await d.segments.find({ group: 'view', kind: 'segment' }))
+      expect([doc.segment, doc.position]).toEqual([doc.segment, touched.has(doc.segment) ? String(last) : null]);
+    expect(await a.waitFor(streams[19], 0, 100)).toBe(true);
+    expect(a.healthy()).toBe(true);
+    await a.stop();
+  });
+
+  it("keeps a batch's writes when a segment was taken over meanwhile, and leaves that segment to its new holder", async () => {
+    const d = deployment();
+    const streams = await d.write(12);
+    const lostSegment = segmentOf(streams[0], [PREFIX], COUNT);
+    const applied: string[] = [];
+    const a = new Projector(
+      d.store,
+      new MemoryReadModelStore().checkpoints(),
+      {
+        name: 'view',
+        streamPrefixes: [PREFIX],
+        apply: () => Promise.reject(new Error('applied one by one')),
+        applyBatch: async (events) => {
+          applied.push(...events.map((event) => event.streamId));
+          // Given another replica that takes a segment over while the batch is applied (this one's lease ran out)
+          await d.segments.updateMany({ _id: `view/segment/${lostSegment}` }, { owner: 'b', leaseUntil: Date.now() + 60_000 });
+        },
+      },
+      { segments: { count: COUNT, leaseMs: 60_000, owner: 'a', collection: d.segments }, service: 'a' },
+    );
+    await a.start();
+    await a.caughtUp();
+    // Then the batch is applied (its writes are guarded, harmless when the new holder applies them again)
+    expect(applied).toEqual(streams);
+    // And the lost segment's checkpoint is not moved by this replica, those of the others with events of the batch are
+    const last = (await d.store.readStream(streams[11])).events[0].position;
+    const touched = new Set(streams.map((stream) => segmentOf(stream, [PREFIX], COUNT)));
+    const docs = await d.segments.find({ group: 'view', kind: 'segment' });
+    for (const doc of docs) {
+      const moved = doc.segment !== lostSegment && touched.has(doc.segment);
+      expect([doc.segment, doc.position]).toEqual([doc.segment, moved ? String(last) : null]);
+    }
+    // And the next events of that segment are this replica's no more
+    const [next] = await d.write(1);
+    const nextSegment = segmentOf(next, [PREFIX], COUNT);
+    await a.caughtUp();
+    expect(applied.includes(next)).toBe(nextSegment !== lostSegment);
     await a.stop();
   });
 

@@ -86,6 +86,25 @@ export interface Collection<T extends Document> {
 export interface CheckpointStore {
   load(name: string): Promise<bigint | null>;
   save(name: string, position: bigint): Promise<void>;
+  /**
+   * (Optional) `apply` (a projector's batch), then `save` (its checkpoint or its segments' claims), committed as one:
+   * every write both make through the read-model store these checkpoints belong to (any of its collections, and its
+   * checkpoints) in one transaction, none of them when either throws. Reads inside see the unit's own writes. An
+   * `apply` that writes nothing to the store (a publisher: its writes go to the bus) costs nothing more: `save` then
+   * runs alone, as without it. An adapter without it (memory, MongoDB, SQLite: its group commit already writes a
+   * checkpoint in the transaction of the documents it covers) leaves `applyAndSave` to run one after the other.
+   */
+  atomically?<R>(apply: () => Promise<void>, save: () => Promise<R>): Promise<R>;
+}
+
+/**
+ * `apply`, then `save`: in one transaction when the store can (`CheckpointStore.atomically`), else one after the other
+ * (a crash in between applies the batch again: projections are idempotent). `save` never runs when `apply` throws.
+ */
+export async function applyAndSave<R>(checkpoints: CheckpointStore, apply: () => Promise<void>, save: () => Promise<R>): Promise<R> {
+  if (checkpoints.atomically) return checkpoints.atomically(apply, save);
+  await apply();
+  return save();
 }
 
 export interface IndexOptions {

@@ -89,6 +89,8 @@ export interface SealedStore {
   /** Extended statistics on fields queries name (postgres.ts, `ensureStatistics`): else PostgreSQL misplans a page. */
   statistics(collection: string, fields: readonly string[]): Promise<void>;
   unavailable(error: unknown): unknown;
+  /** `work` outside any unit of work (postgres.ts): reads batched across callers must not run on one unit's connection. */
+  outsideUnits<T>(work: () => Promise<T>): Promise<T>;
 }
 
 /** The statements that make a schema's keys tables. */
@@ -109,20 +111,25 @@ export class OwnerKeys {
 
   constructor(private readonly store: SealedStore) {
     this.table = store.qualified('_owner_keys');
+    // Batched across callers: on the pool, never on a unit's connection (its uncommitted keys are for it alone).
     this.ownerReads = new BatchedReads(async (owners) => {
-      const rows = await store.query<{ owner: string; key_id: string; key: Buffer }>(
-        `SELECT owner, key_id::text, key FROM ${this.table} WHERE owner = ANY($1::text[])`,
-        [owners],
-        true,
+      const rows = await store.outsideUnits(() =>
+        store.query<{ owner: string; key_id: string; key: Buffer }>(
+          `SELECT owner, key_id::text, key FROM ${this.table} WHERE owner = ANY($1::text[])`,
+          [owners],
+          true,
+        ),
       );
       const found = new Map(rows.map((row) => [row.owner, this.remember(row.owner, BigInt(row.key_id), row.key)]));
       return owners.map((owner) => found.get(owner) ?? null);
     });
     this.idReads = new BatchedReads(async (ids) => {
-      const rows = await store.query<{ owner: string; key_id: string; key: Buffer }>(
-        `SELECT owner, key_id::text, key FROM ${this.table} WHERE key_id = ANY($1::bigint[])`,
-        [ids.map(String)],
-        true,
+      const rows = await store.outsideUnits(() =>
+        store.query<{ owner: string; key_id: string; key: Buffer }>(
+          `SELECT owner, key_id::text, key FROM ${this.table} WHERE key_id = ANY($1::bigint[])`,
+          [ids.map(String)],
+          true,
+        ),
       );
       const found = new Map(rows.map((row) => [BigInt(row.key_id), this.remember(row.owner, BigInt(row.key_id), row.key)]));
       return ids.map((id) => found.get(id) ?? null);

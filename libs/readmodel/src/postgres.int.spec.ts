@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { reportSkipped } from '@udp/test-kit';
+import { reportSkipped, waitUntil } from '@udp/test-kit';
 import { StoreUnavailableError } from '@udp/eventstore';
 import { MemoryReadModelStore } from './memory';
 import { param } from './port';
@@ -173,6 +173,114 @@ if (!url) {
       const ids = [...docs.map((d) => d._id), 'e1', 'missing'];
       const together = await Promise.all(ids.map((id) => entries.get(id)));
       expect(together).toEqual(ids.map((id) => docs.find((d, i) => d._id === id && i % 3 !== 0) ?? null));
+    });
+
+    const entry = (id: string, revision: number): Entry => ({ _id: id, userId: id.split('/')[0], itemId: id, date: 1, revision });
+
+    it("leaves neither the batch's documents nor its checkpoint when the checkpoint's statement fails", async () => {
+      const c = store.collection<Entry>(name);
+      const checkpoints = store.checkpoints();
+      const projection = `p_${name}`;
+      await checkpoints.save(projection, 5n);
+      // Given a checkpoints table that refuses this projection's next position: a failure after the batch's documents
+      const constraint = `refuse_${name}`;
+      await client.query(`ALTER TABLE ${schema}._checkpoints ADD CONSTRAINT ${constraint} CHECK (name <> '${projection}' OR position < 6)`);
+      try {
+        // When a batch writes its documents, then saves its checkpoint, as one
+        await expect(
+          checkpoints.atomically!(
+            () => c.upsertManyIfNewer([entry('u/a', 1), entry('u/b', 1)]).then(() => undefined),
+            () => checkpoints.save(projection, 9n),
+          ),
+        ).rejects.toMatchObject({ code: '23514' });
+      } finally {
+        await client.query(`ALTER TABLE ${schema}._checkpoints DROP CONSTRAINT ${constraint}`);
+      }
+      // Then neither is stored (read on a connection of its own), and the store is up (the statement's own fault)
+      expect((await client.query(`SELECT id FROM ${schema}."${name}"`)).rows).toEqual([]);
+      expect((await client.query(`SELECT position::text FROM ${schema}._checkpoints WHERE name = $1`, [projection])).rows).toEqual([
+        { position: '5' },
+      ]);
+      expect(await store.ping()).toBe(true);
+      // And the next unit stores both
+      await checkpoints.atomically!(
+        () => c.upsertManyIfNewer([entry('u/a', 1), entry('u/b', 1)]).then(() => undefined),
+        () => checkpoints.save(projection, 9n),
+      );
+      expect((await client.query(`SELECT id FROM ${schema}."${name}" ORDER BY id`)).rows).toEqual([{ id: 'u/a' }, { id: 'u/b' }]);
+      expect(await checkpoints.load(projection)).toBe(9n);
+    });
+
+    it("keeps a unit's writes from every other reader until it commits, and reads them on its own connection", async () => {
+      const c = store.collection<Entry>(name);
+      const checkpoints = store.checkpoints();
+      await c.upsertIfNewer(entry('u/a', 1));
+      let wrote!: () => void;
+      const written = new Promise<void>((resolve) => (wrote = resolve));
+      let looked!: () => void;
+      const seen = new Promise<void>((resolve) => (looked = resolve));
+      // Given readers outside the unit that look while it is open: by id through the store (batched together) and on a
+      // connection of their own
+      const outside = (async () => {
+        await written;
+        const gets = await Promise.all(['u/a', 'u/b', 'u/a', 'u/b', 'u/a'].map((id) => c.get(id)));
+        const { rows } = await client.query(`SELECT id, revision FROM ${schema}."${name}" ORDER BY id`);
+        looked();
+        return { gets: gets.map((doc) => doc?.revision ?? null), rows };
+      })();
+      // When a unit writes and reads
+      await checkpoints.atomically!(
+        async () => {
+          expect((await c.get('u/a'))?.revision).toBe(1);
+          await c.upsertManyIfNewer([entry('u/a', 2), entry('u/b', 1)]);
+          wrote();
+          await seen;
+          // Then inside it, its own writes: by id (several at once) and by query
+          expect((await Promise.all([c.get('u/a'), c.get('u/b'), c.get('u/c')])).map((doc) => doc?.revision ?? null)).toEqual([2, 1, null]);
+          expect((await c.find({ userId: 'u' }, { sort: { itemId: 1 } })).map((doc) => doc.revision)).toEqual([2, 1]);
+        },
+        () => checkpoints.save(`p_${name}`, 1n),
+      );
+      // And outside it, none of them until it committed
+      expect(await outside).toEqual({ gets: [1, null, 1, null, 1], rows: [{ id: 'u/a', revision: 1 }] });
+      expect((await Promise.all([c.get('u/a'), c.get('u/b')])).map((doc) => doc?.revision)).toEqual([2, 1]);
+    });
+
+    it('saves alone, with no transaction, for a unit that wrote nothing (a publisher), and in its transaction otherwise', async () => {
+      const checkpoints = store.checkpoints();
+      // A statement alone in its transaction starts it: the transaction's time is the statement's.
+      const alone = async () => (await store.query<{ alone: boolean }>('SELECT now() = statement_timestamp() AS alone')).rows[0].alone;
+      const c = store.collection<Entry>(name);
+      expect(await checkpoints.atomically!(async () => void (await c.get('u/a')), alone)).toBe(true);
+      expect(await checkpoints.atomically!(() => c.upsertIfNewer(entry('u/a', 1)).then(() => undefined), alone)).toBe(false);
+      expect(await alone()).toBe(true);
+    });
+
+    it('fails a unit whose connection the server ends between its statements (a restart), and keeps none of it', async () => {
+      const c = store.collection<Entry>(name);
+      const checkpoints = store.checkpoints();
+      // When the server ends the unit's connection after its first write, while the unit holds it between statements
+      const failed = checkpoints.atomically!(
+        async () => {
+          await c.upsertIfNewer(entry('u/a', 1));
+          const [{ pid }] = (await store.query<{ pid: number }>('SELECT pg_backend_pid() AS pid')).rows;
+          await client.query('SELECT pg_terminate_backend($1)', [pid]);
+          await waitUntil(async () => (await client.query('SELECT 1 FROM pg_stat_activity WHERE pid = $1', [pid])).rows.length === 0);
+          await c.upsertIfNewer(entry('u/b', 1));
+        },
+        () => checkpoints.save(`p_${name}`, 1n),
+      );
+      // Then the unit fails as the store being unavailable (and the process goes on: no unhandled error event)
+      await expect(failed).rejects.toBeInstanceOf(StoreUnavailableError);
+      expect((await client.query(`SELECT id FROM ${schema}."${name}"`)).rows).toEqual([]);
+      expect(await checkpoints.load(`p_${name}`)).toBeNull();
+      // And the next unit, on another connection, stores both
+      await checkpoints.atomically!(
+        () => c.upsertIfNewer(entry('u/a', 1)).then(() => undefined),
+        () => checkpoints.save(`p_${name}`, 1n),
+      );
+      expect(await c.get('u/a')).toEqual(entry('u/a', 1));
+      expect(await checkpoints.load(`p_${name}`)).toBe(1n);
     });
 
     it('answers a server it cannot reach as unavailable (a 503), and ping false', async () => {

@@ -1,5 +1,6 @@
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { createHash } from 'node:crypto';
-import type { Pool, QueryConfig, QueryResult } from 'pg';
+import type { Pool, PoolClient, QueryConfig, QueryResult } from 'pg';
 import { BatchedReads, LastWriteFailure, SchemaOnce, inTransaction, postgresPool, sqlStateOf, unavailableAs } from '@udp/eventstore';
 import { bindValues, fieldsOf, keySql, orderSql, whereSql } from './postgres-filter';
 import { OwnerKeys, SealedCollection, type SealedStore, sealingSchema } from './postgres-sealed';
@@ -41,9 +42,17 @@ import type {
  * - **Erasure.** `deleteMany` deletes the rows; PostgreSQL keeps the old row versions until VACUUM and in its
  *   write-ahead log, so users' documents are kept in sealed collections (`seal`, postgres-sealed.ts): each owner's
  *   sealed with a key of theirs, which `forgetOwner` destroys and scrubs once their documents are deleted.
- * - **Checkpoints** are written on their own: the port gives a projector no way to tie a checkpoint to the documents
- *   of its batch (it saves it after `applyBatch`), so they are not in one transaction. Projections are idempotent
- *   (revision-guarded), so a crash between the two replays a batch, as with MongoDB.
+ * - **Checkpoints** in `_checkpoints`, committed with the documents of their batch: the projector runs a batch and
+ *   its checkpoint (or its segments' claims, in `projection_segments`) as one unit (`CheckpointStore.atomically`),
+ *   one transaction on one connection of the pool. The transaction is begun by the unit's first write, so reads made
+ *   before it go on the pool as any other read (batched `get`s included: nothing of the unit is uncommitted yet), and
+ *   a unit that writes nothing (a publisher's batch goes to the bus) saves its checkpoint alone, with no transaction.
+ *   From its first write on, every statement of the unit, reads included, goes on its connection, so it reads its
+ *   own writes; a `get` there is not batched with other callers' (their reads must not see the unit's uncommitted
+ *   rows). It costs two round trips per batch that writes, BEGIN and COMMIT, and holds the rows it wrote locked until
+ *   it commits (a few milliseconds: the event feed waits below an open transaction that has written). A segment's
+ *   claim lost meanwhile (its save matches no row) does not undo the batch: its writes are revision- or
+ *   position-guarded, so the new holder applying the same events again changes nothing.
  */
 export interface PostgresReadModelOptions {
   /** Connections of the pool. Default 8. */
@@ -57,8 +66,11 @@ const WRITE_FAILURE_MEMORY_MS = 30_000;
 /** The advisory lock class under which tables and indexes are made (one process at a time per name). */
 const LOCK_CLASS = 0x75647072; // 'udpr'
 
-/** SQLSTATE classes of a statement's own fault (bad data, constraint, syntax): not the store's health. */
-const STATEMENT_FAULTS = /^(22|23|42)/;
+/**
+ * SQLSTATE classes of a statement's own fault (bad data, constraint, syntax) or of its transaction's (a deadlock
+ * between two units, settled by the server ending one): not the store's health.
+ */
+const STATEMENT_FAULTS = /^(22|23|40|42)/;
 
 /** The server could not be reached or cannot serve now: a 503 for the request, not a 500. */
 const unavailable = (error: unknown) => unavailableAs('read models', error);
@@ -90,6 +102,28 @@ function named(text: string): QueryConfig {
 }
 
 const CHECKPOINTS = '_checkpoints';
+
+/** A unit's connection ended by the server: told by the unit's next statement, which fails. */
+const connectionLost = () => undefined;
+
+/**
+ * A unit of work (`atomically`): its transaction, on a connection of its own, begun by its first write. `open` until
+ * it ends: a statement its work left running after that goes on the pool.
+ */
+class Unit {
+  open = true;
+  /** The connection in its transaction, once a write began it. */
+  begun: Promise<PoolClient> | null = null;
+  /** The last statement sent on it: the next waits for its answer (a connection runs one at a time). */
+  private last: Promise<unknown> = Promise.resolve();
+
+  /** A statement on the unit's connection, after those sent before it (its work may send several at once). */
+  query<R extends object>(client: PoolClient, query: QueryConfig | string): Promise<QueryResult<R>> {
+    const result = this.last.then(() => client.query<R>(query));
+    this.last = result.catch(() => undefined);
+    return result;
+  }
+}
 
 export class PostgresReadModelStore implements ReadModelStore {
   private readonly pool: Pool;
@@ -178,23 +212,111 @@ export class PostgresReadModelStore implements ReadModelStore {
     return made;
   }
 
-  /** A query; any failure to reach the server as StoreUnavailableError. */
+  /** The unit of work of the caller, if it is in one that is still open. */
+  private readonly units = new AsyncLocalStorage<Unit>();
+
+  private unit(): Unit | null {
+    const unit = this.units.getStore();
+    return unit?.open ? unit : null;
+  }
+
+  /** Whether the caller is in a unit whose transaction has begun (its statements go on the unit's connection). */
+  inUnitTransaction(): boolean {
+    return this.unit()?.begun != null;
+  }
+
+  /** `work` outside any unit: on the pool (reads batched across callers, which must not run on one unit's connection). */
+  outsideUnits<T>(work: () => Promise<T>): Promise<T> {
+    return this.units.exit(work);
+  }
+
+  /** A query; any failure to reach the server as StoreUnavailableError. In a unit that has begun, on its connection. */
   async query<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
     try {
+      const unit = this.unit();
+      if (unit?.begun) return await unit.query<R>(await unit.begun, statement(query, values));
       return await this.pool.query<R>(statement(query, values));
     } catch (error) {
       throw unavailable(error);
     }
   }
 
-  /** A write: a failure the server made (not the statement's own fault) is remembered for the health check. */
+  /**
+   * A write (in a unit: on its connection, its transaction begun by the first): a failure the server made (not the
+   * statement's own fault) is remembered for the health check.
+   */
   async write<R extends object>(query: QueryConfig | string, values?: unknown[]): Promise<QueryResult<R>> {
     try {
-      const result = await this.pool.query<R>(statement(query, values));
+      const unit = this.unit();
+      const result = unit
+        ? await unit.query<R>(await (unit.begun ??= this.begin()), statement(query, values))
+        : await this.pool.query<R>(statement(query, values));
       this.writeFailures.succeeded();
       return result;
     } catch (error) {
       if (!STATEMENT_FAULTS.test(sqlStateOf(error) ?? '')) this.writeFailures.failed(error);
+      throw unavailable(error);
+    }
+  }
+
+  /** A connection of the pool in a transaction just begun. */
+  private async begin(): Promise<PoolClient> {
+    const client = await this.pool.connect();
+    // The server may end it while the unit holds it between statements (a restart): node-postgres then emits an error
+    // event, which with no listener ends the process. The unit's next statement fails instead.
+    client.on('error', connectionLost);
+    try {
+      await client.query('BEGIN');
+      return client;
+    } catch (error) {
+      client.removeListener('error', connectionLost);
+      client.release(error as Error);
+      throw error;
+    }
+  }
+
+  /**
+   * `apply` then `save` in one transaction, begun by their first write (`CheckpointStore.atomically`); `save` alone,
+   * with no transaction, when `apply` wrote nothing. Within a unit already under way, both join it.
+   */
+  private async atomically<R>(apply: () => Promise<void>, save: () => Promise<R>): Promise<R> {
+    if (this.unit()) {
+      await apply();
+      return save();
+    }
+    const unit = new Unit();
+    let result: R;
+    try {
+      await this.units.run(unit, apply);
+      // Nothing written: no transaction to tie the save to.
+      if (!unit.begun) {
+        unit.open = false;
+        return await save();
+      }
+      result = await this.units.run(unit, save);
+    } catch (error) {
+      unit.open = false;
+      await this.end(unit, 'ROLLBACK').catch(() => undefined);
+      throw error;
+    }
+    unit.open = false;
+    await this.end(unit, 'COMMIT');
+    return result;
+  }
+
+  /** Ends a unit's transaction, if begun, and gives its connection back (dropped when it failed: it may be broken). */
+  private async end(unit: Unit, how: 'COMMIT' | 'ROLLBACK'): Promise<void> {
+    const client = await unit.begun?.catch(() => null);
+    if (!client) return;
+    try {
+      // After the statements its work left running, if any.
+      await unit.query(client, how);
+      client.removeListener('error', connectionLost);
+      client.release();
+    } catch (error) {
+      client.removeListener('error', connectionLost);
+      client.release(error as Error);
+      if (how === 'COMMIT' && !STATEMENT_FAULTS.test(sqlStateOf(error) ?? '')) this.writeFailures.failed(error);
       throw unavailable(error);
     }
   }
@@ -242,8 +364,14 @@ export class PostgresReadModelStore implements ReadModelStore {
         (await this.query<R>(isNamed ? named(text) : text, values)).rows,
       write: async <R extends object>(text: string, values: unknown[] = []) => (await this.write<R>(text, values)).rows,
       schemaReady: () => this.schemaReady(),
-      statistics: (collection, fields) => this.ensureStatistics(collection, fields),
+      // In a unit's transaction not waited for, as a plain collection's (its row locks may hold another's DDL back).
+      statistics: async (collection, fields) => {
+        const made = this.ensureStatistics(collection, fields);
+        if (this.inUnitTransaction()) void made.catch(() => undefined);
+        else await made;
+      },
       unavailable,
+      outsideUnits: (work) => this.outsideUnits(work),
     };
   }
 
@@ -327,6 +455,7 @@ export class PostgresReadModelStore implements ReadModelStore {
         await this.schemaReady();
         await this.write(save, [name, position.toString()]);
       },
+      atomically: (apply, then) => this.atomically(apply, then),
     };
   }
 
@@ -371,7 +500,9 @@ class PostgresCollection<T extends Document> implements Collection<T> {
   }
 
   async get(id: string): Promise<T | null> {
-    return (await this.store.getsOf(this.name, (ids) => this.getEach(ids)).read(id)) as T | null;
+    // In a unit's transaction: on its connection, alone (it may read the unit's own writes).
+    if (this.store.inUnitTransaction()) return (await this.getEach([id]))[0];
+    return (await this.store.getsOf(this.name, (ids) => this.store.outsideUnits(() => this.getEach(ids))).read(id)) as T | null;
   }
 
   /** Each id's document or null, in the ids' order: one round trip. */
@@ -391,9 +522,16 @@ class PostgresCollection<T extends Document> implements Collection<T> {
     return rows.map((row) => row.doc);
   }
 
-  /** The fields a filter or a sort names get statistics (`ensureStatistics`): a failure to make them fails no query. */
+  /**
+   * The fields a filter or a sort names get statistics (`ensureStatistics`): a failure to make them fails no query. Not
+   * waited for in a unit's transaction: they are made on another connection under a lock that a replica making an
+   * index may hold while it waits for this transaction's rows.
+   */
   private async statistics(filter: Filter | PreparedFilter, sort?: Sort): Promise<void> {
-    await this.store.ensureStatistics(this.name, [...new Set([...fieldsOf(filter), ...Object.keys(sort ?? {})])]).catch(() => undefined);
+    const made = this.store
+      .ensureStatistics(this.name, [...new Set([...fieldsOf(filter), ...Object.keys(sort ?? {})])])
+      .catch(() => undefined);
+    if (!this.store.inUnitTransaction()) await made;
   }
 
   async find(filter: Filter, options: FindOptions = {}): Promise<T[]> {
@@ -432,7 +570,8 @@ class PostgresCollection<T extends Document> implements Collection<T> {
     return async (values, limit) => {
       // A value of another type than its param's is refused here (paramValue), before anything is sent.
       const params = bindValues(where.params, values);
-      await made();
+      if (this.store.inUnitTransaction()) void made();
+      else await made();
       const statement = statementFor(limit === undefined ? undefined : Math.max(0, Math.floor(limit)));
       const rows = await this.read<Record<string, unknown>>(statement, params);
       return rows.map((row) => {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { type ReadModelStore, param } from './port';
+import { type ReadModelStore, applyAndSave, param } from './port';
 
 interface Entry {
   _id: string;
@@ -296,6 +296,78 @@ export function readModelContract(adapter: string, open: () => Promise<ReadModel
       await checkpoints.save(projection, 42n);
       await checkpoints.save(projection, 18446744073709551615n);
       expect(await checkpoints.load(projection)).toBe(18446744073709551615n);
+    });
+
+    it("applies a batch and saves its checkpoint as one where the store can: both kept, the batch's reads see its writes", async () => {
+      const c = store.collection<Entry>(name);
+      const checkpoints = store.checkpoints();
+      const projection = `p_${randomUUID()}`;
+      await c.upsertIfNewer(doc('u1', 'a', 10, 1));
+      // Given a batch that writes, then reads what it wrote (one by one, as a projection's `apply` does)
+      const seen: Array<Entry | null> = [];
+      const answer = await applyAndSave(
+        checkpoints,
+        async () => {
+          await c.upsertManyIfNewer([doc('u1', 'a', 11, 2), doc('u1', 'b', 20, 1)]);
+          seen.push(await c.get('u1/a'), await c.get('u1/b'));
+          seen.push(...(await c.find({ userId: 'u1' }, { sort: { itemId: 1 } })));
+          expect(await c.count({ userId: 'u1' })).toBe(2);
+        },
+        async () => {
+          await checkpoints.save(projection, 7n);
+          return 'saved';
+        },
+      );
+      // Then its reads saw its own writes, both are kept, and the save's answer is handed back
+      expect(seen).toEqual([doc('u1', 'a', 11, 2), doc('u1', 'b', 20, 1), doc('u1', 'a', 11, 2), doc('u1', 'b', 20, 1)]);
+      expect(answer).toBe('saved');
+      expect(await checkpoints.load(projection)).toBe(7n);
+      expect(await c.find({ userId: 'u1' }, { sort: { itemId: 1 } })).toEqual([doc('u1', 'a', 11, 2), doc('u1', 'b', 20, 1)]);
+    });
+
+    it('saves no checkpoint for a batch that fails, and keeps none of its writes where the store applies it as one', async () => {
+      const c = store.collection<Entry>(name);
+      const checkpoints = store.checkpoints();
+      const projection = `p_${randomUUID()}`;
+      await checkpoints.save(projection, 5n);
+      let saved = false;
+      // When the batch fails after a write
+      await expect(
+        applyAndSave(
+          checkpoints,
+          async () => {
+            await c.upsertIfNewer(doc('u2', 'a', 10, 1));
+            throw new Error('the projection failed');
+          },
+          async () => {
+            saved = true;
+            await checkpoints.save(projection, 9n);
+          },
+        ),
+      ).rejects.toThrow('the projection failed');
+      // Then the checkpoint stays; the write is undone where the store is atomic (else applied again by the retry)
+      expect(saved).toBe(false);
+      expect(await checkpoints.load(projection)).toBe(5n);
+      expect(await c.get('u2/a')).toEqual(checkpoints.atomically ? null : doc('u2', 'a', 10, 1));
+      // When the save fails after the batch's writes and its own
+      await expect(
+        applyAndSave(
+          checkpoints,
+          () => c.upsertIfNewer(doc('u2', 'b', 10, 1)).then(() => undefined),
+          async () => {
+            await checkpoints.save(projection, 9n);
+            throw new Error('the save failed');
+          },
+        ),
+      ).rejects.toThrow('the save failed');
+      // Then, where the store is atomic, neither is kept
+      if (checkpoints.atomically) {
+        expect(await checkpoints.load(projection)).toBe(5n);
+        expect(await c.get('u2/b')).toBeNull();
+      } else {
+        expect(await checkpoints.load(projection)).toBe(9n);
+        expect(await c.get('u2/b')).toEqual(doc('u2', 'b', 10, 1));
+      }
     });
 
     it('answers ping', async () => {
