@@ -86,15 +86,24 @@ export class SchemaOnce {
 /** `work` on one connection of the pool, in one transaction: committed when it resolves, rolled back when it throws. */
 export async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
   const client = await pool.connect();
+  // The server may end the connection between two statements (a restart): node-postgres then emits an error event,
+  // which with no listener ends the process. The next statement fails instead, and the work with it.
+  client.on('error', ignoreLostConnection);
+  let failure: unknown = undefined;
   try {
     await client.query('BEGIN');
     const result = await work(client);
     await client.query('COMMIT');
     return result;
   } catch (error) {
+    failure = error;
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
   } finally {
-    client.release();
+    client.removeListener('error', ignoreLostConnection);
+    // A connection that failed may be broken: dropped, not given back to the pool.
+    client.release(failure === undefined ? undefined : (failure as Error));
   }
 }
+
+const ignoreLostConnection = () => undefined;
