@@ -99,6 +99,8 @@ export interface ProxyTarget {
   /** Base address of the service, e.g. http://127.0.0.1:8081 */
   url: string;
   timeoutMs: number;
+  /** Whether the gateway trusts proxies in front of it (TRUSTED_PROXIES): else the forwarding headers name the peer. */
+  trustsProxies?: boolean;
 }
 
 /**
@@ -109,7 +111,7 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
   const base = new URL(target.url);
   return (req: Request, res: Response, next: NextFunction) => {
     const headers: http.OutgoingHttpHeaders = headersPassedOn(req.headers, NOT_FORWARDED);
-    Object.assign(headers, extra(req, res), forwardedHeaders(req), { 'x-request-id': req.id });
+    Object.assign(headers, extra(req, res), target.trustsProxies ? forwardedHeaders(req) : peerForwarded(req), { 'x-request-id': req.id });
     // A trace not recorded has no span to send on: its id goes with the sampled flag off, so the service keeps the
     // trace id and does not record it either (a recorded trace's context is sent by the HTTP client instrumentation).
     const unrecorded = unrecordedTraceparent(req);
