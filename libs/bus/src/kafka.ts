@@ -148,7 +148,11 @@ export class KafkaBus implements Bus {
       if (stopped) return;
       const sockets = new OwnedSockets();
       retired.push(sockets);
-      const consumer = this.client(sockets).consumer({
+      const client = this.client(sockets);
+      // With a key filter, the consumer is made without the kafkajs instrumentation's wrappers: it made a span (and its
+      // context) for every message, handed over or not, and timed every request to the broker for a meter provider
+      // this system does not register. `inConsumerSpan` makes the span of each message handed over.
+      const consumer = (keys ? unwrapped(client.consumer) : client.consumer).call(client, {
         groupId,
         // How long the broker holds a fetch when nothing is new (kafkajs default 5 s). A stop waits for the fetch under
         // way, so every process's stop waited 5 s per consumer; an idle consumer now asks once a second.
@@ -192,10 +196,7 @@ export class KafkaBus implements Bus {
         // started again within the process then sees at most a second of notifications twice, which its handlers take as
         // they take any (a stream pulls what changed after its own cursor).
         const commits = options.from === 'latest' ? { autoCommitInterval: 1000 } : { autoCommitThreshold: 1 };
-        // With a key filter, the kafkajs instrumentation's wrapper of `run` is left out: it made a span (and its
-        // context) for every message, handed over or not; `inConsumerSpan` makes one for those handed over.
-        const run = keys ? unwrapped(consumer.run) : consumer.run;
-        await run.call(consumer, { autoCommit: true, ...commits, eachMessage });
+        await consumer.run({ autoCommit: true, ...commits, eachMessage });
       } catch (error) {
         await consumer.disconnect().catch(() => undefined);
         throw error;
