@@ -107,6 +107,50 @@ export function busContract(adapter: string, open: () => Promise<Bus>, patienceM
       expect(second).toEqual([3, 4]);
     });
 
+    it('gives one consumer of several topics the messages of each, each naming its topic', async () => {
+      // Given one consumer of two topics
+      const [a, b] = [topic(), topic()];
+      const got: Array<[string, number]> = [];
+      await bus.subscribe([a, b], 'g', async (m) => void got.push([m.topic, m.value.n as number]));
+      // When each topic gets messages
+      await bus.publish(a, [{ key: 'k', value: { n: 1 } }]);
+      await bus.publish(b, [{ key: 'k', value: { n: 2 } }]);
+      await bus.publish(a, [{ key: 'k', value: { n: 3 } }]);
+      // Then the consumer has them all, in order within each topic
+      await wait(() => got.length === 3, 'both topics');
+      expect(got.filter(([t]) => t === a).map(([, n]) => n)).toEqual([1, 3]);
+      expect(got.filter(([t]) => t === b).map(([, n]) => n)).toEqual([2]);
+    });
+
+    it('passes over the messages whose key the filter refuses, as handled: a new member does not get them either', async () => {
+      // Given a consumer that takes the key `ann` only
+      const t = topic();
+      const first: string[] = [];
+      const asked: string[] = [];
+      const keys = (key: string) => {
+        asked.push(key);
+        return key === 'ann';
+      };
+      const consumer = await bus.subscribe(t, 'g', async (m) => void first.push(`${m.key}:${m.value.n}`), { keys });
+      // When messages of `ann` and `bob` are published
+      await bus.publish(t, [
+        { key: 'bob', value: { n: 1 } },
+        { key: 'ann', value: { n: 2 } },
+        { key: 'bob', value: { n: 3 } },
+        { key: 'ann', value: { n: 4 } },
+      ]);
+      // Then it has those of `ann` alone (on Kafka, `bob`'s partition is another: each is read on its own)
+      await wait(() => first.length === 2 && asked.length === 4, 'every message, those of ann handed over');
+      expect(first).toEqual(['ann:2', 'ann:4']);
+      // And the group is past `bob`'s: a member without a filter then gets only what comes next
+      await consumer.stop();
+      const second: string[] = [];
+      await bus.subscribe(t, 'g', async (m) => void second.push(`${m.key}:${m.value.n}`));
+      await bus.publish(t, [{ key: 'bob', value: { n: 5 } }]);
+      await wait(() => second.length >= 1, 'the next message');
+      expect(second).toEqual(['bob:5']);
+    });
+
     it('answers ping', async () => {
       expect(await bus.ping()).toBe(true);
     });

@@ -3,6 +3,8 @@ import type { Bus, BusMessage, Consumer, MessageHandler, ReceivedMessage, Subscr
 
 interface Member {
   handler: MessageHandler;
+  /** The keys it is given (SubscribeOptions.keys); the others are passed over unparsed. */
+  keys?: (key: string) => boolean;
   active: boolean;
 }
 
@@ -73,7 +75,18 @@ export class InProcessBus implements Bus {
     log.base = keepFrom;
   }
 
-  async subscribe(topic: string, groupId: string, handler: MessageHandler, options: SubscribeOptions = {}): Promise<Consumer> {
+  async subscribe(
+    topics: string | readonly string[],
+    groupId: string,
+    handler: MessageHandler,
+    options: SubscribeOptions = {},
+  ): Promise<Consumer> {
+    if (typeof topics === 'string') return this.subscribeOne(topics, groupId, handler, options);
+    const consumers = await Promise.all(topics.map((topic) => this.subscribeOne(topic, groupId, handler, options)));
+    return { stop: async () => void (await Promise.all(consumers.map((c) => c.stop()))) };
+  }
+
+  private subscribeOne(topic: string, groupId: string, handler: MessageHandler, options: SubscribeOptions): Consumer {
     let group = this.groupsOf(topic).get(groupId);
     // A new group starts at the oldest message still kept, or (`latest`) at the next one.
     if (!group) {
@@ -81,7 +94,7 @@ export class InProcessBus implements Bus {
       const committed = options.from === 'latest' ? log.base + log.messages.length : log.base;
       this.groupsOf(topic).set(groupId, (group = { committed, members: [], draining: null, again: false }));
     }
-    const member: Member = { handler, active: true };
+    const member: Member = { handler, keys: options.keys, active: true };
     group.members.push(member);
     this.drain(topic, group);
     const g = group;
@@ -129,6 +142,11 @@ export class InProcessBus implements Bus {
       if (!member) return;
       const offset = group.committed;
       const stored = log.messages[offset - log.base];
+      if (member.keys && !member.keys(stored.key)) {
+        group.committed = offset + 1;
+        failures = 0;
+        continue;
+      }
       const message: ReceivedMessage = {
         key: stored.key,
         value: JSON.parse(stored.value) as BusMessage['value'],

@@ -2,6 +2,10 @@ import { type ChildProcess, execFile, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { join } from 'node:path';
+import { SpanKind, context, propagation, trace } from '@opentelemetry/api';
+import { AsyncLocalStorageContextManager } from '@opentelemetry/context-async-hooks';
+import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { BasicTracerProvider, InMemorySpanExporter, SimpleSpanProcessor } from '@opentelemetry/sdk-trace-base';
 import { startMetrics, stopMetrics } from '@udp/telemetry';
 import { collectingReader, containersUnavailable, reportSkipped, waitUntil } from '@udp/test-kit';
 import { busContract } from './bus.contract';
@@ -70,6 +74,56 @@ if (unavailable) {
       release();
       await waitUntil(() => handled.length === 6, 30_000, 'every message handled');
       await waitUntil(async () => (await lag())?.value === 0, 30_000, 'no lag once committed');
+      await bus.close();
+    });
+  });
+
+  describe('KafkaBus: the trace of a message handed over by a key filter', () => {
+    const exporter = new InMemorySpanExporter();
+    const provider = new BasicTracerProvider({ spanProcessors: [new SimpleSpanProcessor(exporter)] });
+    beforeAll(() => {
+      trace.setGlobalTracerProvider(provider);
+      context.setGlobalContextManager(new AsyncLocalStorageContextManager().enable());
+      propagation.setGlobalPropagator(new W3CTraceContextPropagator());
+    });
+    afterAll(async () => {
+      await provider.shutdown();
+      trace.disable();
+      context.disable();
+      propagation.disable();
+    });
+
+    it("continues the publisher's trace in a CONSUMER span for the messages handed over, and makes none for the others", async () => {
+      // Given a consumer that takes the key `ann` only, and two messages published in one trace
+      const bus = new KafkaBus(list, `keyed-trace-${process.pid}`);
+      const topic = `keyed-trace-${randomUUID()}`;
+      const activeIn: Array<string | undefined> = [];
+      const asked: string[] = [];
+      const keys = (key: string) => {
+        asked.push(key);
+        return key === 'ann';
+      };
+      await bus.subscribe(topic, `g-${randomUUID()}`, async () => void activeIn.push(trace.getActiveSpan()?.spanContext().spanId), {
+        keys,
+      });
+      const publisher = { traceId: 'a'.repeat(32), spanId: 'b'.repeat(16), traceFlags: 1 };
+      const headers: Record<string, string> = {};
+      propagation.inject(trace.setSpanContext(context.active(), publisher), headers);
+      await bus.publish(topic, [
+        { key: 'bob', value: { n: 1 }, headers },
+        { key: 'ann', value: { n: 2 }, headers },
+      ]);
+
+      // When both are read
+      await waitUntil(() => asked.length === 2 && activeIn.length === 1, 30_000, 'both messages read');
+      await waitUntil(() => exporter.getFinishedSpans().length >= 1, 5_000, 'the span ended');
+
+      // Then one span: `process <topic>`, a CONSUMER child of the publisher's span, active while the handler ran
+      const spans = exporter.getFinishedSpans();
+      expect(spans.map((s) => [s.name, s.kind, s.spanContext().traceId, s.parentSpanContext?.spanId])).toEqual([
+        [`process ${topic}`, SpanKind.CONSUMER, publisher.traceId, publisher.spanId],
+      ]);
+      expect(activeIn).toEqual([spans[0].spanContext().spanId]);
       await bus.close();
     });
   });

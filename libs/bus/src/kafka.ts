@@ -1,8 +1,9 @@
 import { type Socket, connect as connectSocket } from 'node:net';
+import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
 import type { Admin, Consumer as KafkaConsumer, EachMessagePayload, ISocketFactory, Kafka, KafkaConfig, Producer } from 'kafkajs';
 import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge } from '@udp/telemetry';
-import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from './port';
+import type { Bus, BusMessage, Consumer, MessageHandler, ReceivedMessage, SubscribeOptions } from './port';
 
 /** Times a new topic is asked for before its creation is taken as failed (some 5-7 s with the pauses). */
 const TOPIC_READY_ATTEMPTS = 8;
@@ -55,17 +56,22 @@ export class KafkaBus implements Bus {
    * paused, that seeks and leaves after its first fetch), but with a short fetch wait: kafkajs's admin waits its
    * default 5 s for that fetch, which made every `from: 'latest'` subscription, so every gateway start, 5 s longer each.
    */
-  private async commitOffsets(groupId: string, topic: string, partitions: { partition: number; offset: string }[]): Promise<void> {
+  private async commitOffsets(
+    groupId: string,
+    ends: { topic: string; partitions: { partition: number; offset: string }[] }[],
+  ): Promise<void> {
     const sockets = new OwnedSockets();
     const consumer = this.client(sockets).consumer({ groupId, maxWaitTimeInMs: 10 });
+    const topics = ends.map((end) => end.topic);
     try {
       await consumer.connect();
-      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.subscribe({ topics, fromBeginning: true });
       await new Promise<void>((resolve, reject) => {
         consumer.on(consumer.events.FETCH, () => resolve());
         consumer.run({ eachBatchAutoResolve: false, eachBatch: async () => {} }).catch(reject);
-        consumer.pause([{ topic }]);
-        for (const { partition, offset } of partitions) consumer.seek({ topic, partition, offset });
+        consumer.pause(topics.map((topic) => ({ topic })));
+        for (const { topic, partitions } of ends)
+          for (const { partition, offset } of partitions) consumer.seek({ topic, partition, offset });
       });
       await consumer.stop();
     } finally {
@@ -102,11 +108,18 @@ export class KafkaBus implements Bus {
     });
   }
 
-  async subscribe(topic: string, groupId: string, handler: MessageHandler, options: SubscribeOptions = {}): Promise<Consumer> {
-    await this.ensureTopic(topic);
+  async subscribe(
+    topics: string | readonly string[],
+    groupId: string,
+    handler: MessageHandler,
+    options: SubscribeOptions = {},
+  ): Promise<Consumer> {
+    const list = typeof topics === 'string' ? [topics] : [...topics];
+    await Promise.all(list.map((topic) => this.ensureTopic(topic)));
     const { sessionTimeoutMs, heartbeatIntervalMs } = this.options;
+    const { keys } = options;
     // Lag of the partitions this member holds (the group's assignment), so the members' values add up to the group's.
-    let assigned: number[] = [];
+    let assigned: Record<string, number[]> = {};
     let stopped = false;
     let member: KafkaConsumer | null = null;
     // Each start of a member, one after the other; stop() waits for the one under way before it disconnects.
@@ -114,16 +127,19 @@ export class KafkaBus implements Bus {
     let failures = 0;
     let wake = () => {};
 
-    const eachMessage = async ({ message, partition }: EachMessagePayload) => {
+    const eachMessage = async ({ topic, message, partition }: EachMessagePayload) => {
+      const key = message.key?.toString() ?? '';
+      if (keys && !keys(key)) return;
       const headers: Record<string, string> = {};
       for (const [k, v] of Object.entries(message.headers ?? {})) if (v !== undefined) headers[k] = v.toString();
-      await handler({
+      const received = {
         topic,
-        key: message.key?.toString() ?? '',
+        key,
         value: JSON.parse(message.value?.toString() ?? '{}'),
         headers,
         offset: `${partition}:${message.offset}`,
-      });
+      };
+      await (keys ? inConsumerSpan(groupId, partition, received, handler) : handler(received));
     };
 
     // Each member's connections, ended once it is replaced or stopped (see OwnedSockets).
@@ -132,7 +148,11 @@ export class KafkaBus implements Bus {
       if (stopped) return;
       const sockets = new OwnedSockets();
       retired.push(sockets);
-      const consumer = this.client(sockets).consumer({
+      const client = this.client(sockets);
+      // With a key filter, the consumer is made without the kafkajs instrumentation's wrappers: it made a span (and its
+      // context) for every message, handed over or not, and timed every request to the broker for a meter provider
+      // this system does not register. `inConsumerSpan` makes the span of each message handed over.
+      const consumer = (keys ? unwrapped(client.consumer) : client.consumer).call(client, {
         groupId,
         // How long the broker holds a fetch when nothing is new (kafkajs default 5 s). A stop waits for the fetch under
         // way, so every process's stop waited 5 s per consumer; an idle consumer now asks once a second.
@@ -160,13 +180,13 @@ export class KafkaBus implements Bus {
       });
       // Listened for before `run`, which joins the group before it resolves.
       consumer.on(consumer.events.GROUP_JOIN, ({ payload }) => {
-        assigned = payload.memberAssignment[topic] ?? [];
+        assigned = Object.fromEntries(list.map((topic) => [topic, payload.memberAssignment[topic] ?? []]));
         failures = 0;
       });
       member = consumer;
       try {
         await consumer.connect();
-        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.subscribe({ topics: list, fromBeginning: true });
         // kafkajs commits a message's offset only after eachMessage resolves; a throw means redelivery. A durable group
         // commits after each message, so a new member redelivers as little as it can. A group of one process that
         // follows what happens while it runs (`latest`: a gateway's live sync, every change of every user) commits once a
@@ -223,16 +243,19 @@ export class KafkaBus implements Bus {
       for (let attempt = 1; ; attempt++) {
         try {
           const admin = await this.connectedAdmin();
-          const [committed] = await admin.fetchOffsets({ groupId, topics: [topic] });
-          // No answer for the topic at all: its partitions are not known yet either.
-          if (!committed) throw Object.assign(new Error(`no offsets of ${topic} yet`), { retriable: true });
-          if (committed.partitions.every((p) => p.offset === '-1')) {
-            const ends = await admin.fetchTopicOffsets(topic);
-            await this.commitOffsets(
-              groupId,
-              topic,
-              ends.map((p) => ({ partition: p.partition, offset: p.high })),
+          const committed = await admin.fetchOffsets({ groupId, topics: list });
+          // No answer for a topic at all: its partitions are not known yet either.
+          const unknown = list.find((topic) => !committed.some((c) => c.topic === topic));
+          if (unknown) throw Object.assign(new Error(`no offsets of ${unknown} yet`), { retriable: true });
+          const fresh = committed.filter((c) => c.partitions.every((p) => p.offset === '-1')).map((c) => c.topic);
+          if (fresh.length > 0) {
+            const ends = await Promise.all(
+              fresh.map(async (topic) => ({
+                topic,
+                partitions: (await admin.fetchTopicOffsets(topic)).map((p) => ({ partition: p.partition, offset: p.high })),
+              })),
             );
+            await this.commitOffsets(groupId, ends);
           }
           break;
         } catch (error) {
@@ -252,21 +275,30 @@ export class KafkaBus implements Bus {
       throw error;
     }
     if (stopped) return handle;
-    const attributes = { 'udp.service': this.clientId, 'messaging.consumer.group.name': groupId, 'messaging.destination.name': topic };
     unobserve = observeGauge(METRICS.kafkaConsumerLag, async (observe) => {
-      if (assigned.length === 0) return observe(0, attributes);
-      const admin = await this.connectedAdmin();
-      const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
-      let lag = 0;
-      for (const partition of assigned) {
-        const end = ends.find((p) => p.partition === partition);
-        const done = committed?.partitions.find((p) => p.partition === partition);
-        if (!end) continue;
-        // No commit yet: the group starts at the oldest retained message.
-        const from = done && Number(done.offset) >= 0 ? Number(done.offset) : Number(end.low);
-        lag += Math.max(0, Number(end.high) - from);
-      }
-      observe(lag, attributes);
+      await Promise.all(
+        list.map(async (topic) => {
+          const attributes = {
+            'udp.service': this.clientId,
+            'messaging.consumer.group.name': groupId,
+            'messaging.destination.name': topic,
+          };
+          const partitions = assigned[topic] ?? [];
+          if (partitions.length === 0) return observe(0, attributes);
+          const admin = await this.connectedAdmin();
+          const [ends, [committed]] = await Promise.all([admin.fetchTopicOffsets(topic), admin.fetchOffsets({ groupId, topics: [topic] })]);
+          let lag = 0;
+          for (const partition of partitions) {
+            const end = ends.find((p) => p.partition === partition);
+            const done = committed?.partitions.find((p) => p.partition === partition);
+            if (!end) continue;
+            // No commit yet: the group starts at the oldest retained message.
+            const from = done && Number(done.offset) >= 0 ? Number(done.offset) : Number(end.low);
+            lag += Math.max(0, Number(end.high) - from);
+          }
+          observe(lag, attributes);
+        }),
+      );
     });
     return handle;
   }
@@ -340,4 +372,40 @@ function connected<T extends { connect(): Promise<void> }>(client: T, forget: ()
       throw error;
     },
   );
+}
+
+/** The function a shimmer wrapper (OpenTelemetry's instrumentations) stands for, or `fn` itself when unwrapped. */
+function unwrapped<F extends (...args: never[]) => unknown>(fn: F): F {
+  return (fn as F & { __original?: F }).__original ?? fn;
+}
+
+/**
+ * Hands a message over in a CONSUMER span that continues the publisher's trace (its W3C context in the headers), as
+ * the kafkajs instrumentation does for the consumers it wraps.
+ */
+async function inConsumerSpan(groupId: string, partition: number, message: ReceivedMessage, handler: MessageHandler): Promise<void> {
+  const parent = propagation.extract(ROOT_CONTEXT, message.headers);
+  const span = trace.getTracer('udp-bus').startSpan(
+    `process ${message.topic}`,
+    {
+      kind: SpanKind.CONSUMER,
+      attributes: {
+        'messaging.system': 'kafka',
+        'messaging.destination.name': message.topic,
+        'messaging.destination.partition.id': String(partition),
+        'messaging.consumer.group.name': groupId,
+        'messaging.operation.type': 'process',
+        'messaging.operation.name': 'process',
+      },
+    },
+    parent,
+  );
+  try {
+    await context.with(trace.setSpan(parent, span), () => handler(message));
+  } catch (error) {
+    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+    throw error;
+  } finally {
+    span.end();
+  }
 }

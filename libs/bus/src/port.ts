@@ -25,6 +25,12 @@ export interface SubscribeOptions {
    * (a group of one process that follows only what happens while it runs, such as a gateway's live sync).
    */
   from?: 'oldest' | 'latest';
+  /**
+   * Which messages the handler is given, by their key alone. A message whose key it refuses is passed over as handled:
+   * its value is not parsed and no span is made for it (a gateway follows every user's changes and acts on those of the
+   * few users with a live-sync stream open on it).
+   */
+  keys?: (key: string) => boolean;
 }
 
 export interface Bus {
@@ -34,8 +40,11 @@ export interface Bus {
    */
   readonly durable: boolean;
   publish(topic: string, messages: BusMessage[]): Promise<void>;
-  /** Each message reaches one consumer of each group; a new group starts at the oldest retained message. */
-  subscribe(topic: string, groupId: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Consumer>;
+  /**
+   * Each message reaches one consumer of each group; a new group starts at the oldest retained message. Several topics
+   * may share one consumer (one group, one set of connections and fetches): each message names its topic.
+   */
+  subscribe(topics: string | readonly string[], groupId: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Consumer>;
   ping(): Promise<boolean>;
   close(): Promise<void>;
 }

@@ -46,7 +46,7 @@ export class ErasureHolds {
   private readonly completed = new Set<string>();
   private readonly holdMs: number;
   private readonly now: () => number;
-  private consumers: Consumer[] = [];
+  private consumer: Consumer | undefined;
   /** For the user's routes, after authentication (in edge-checks.ts: the part every request runs). */
   readonly check: RequestHandler;
 
@@ -66,33 +66,26 @@ export class ErasureHolds {
     const group = `gateway-erasures-${randomBytes(6).toString('hex')}`;
     const from = bus.durable ? 'latest' : 'oldest';
     const { ERASURE_TOPICS, ErasureRequestedMessage, ErasureCompletedMessage } = erasureEvents;
-    // Both at once: each group's join takes seconds on Kafka.
-    this.consumers.push(
-      ...(await Promise.all([
-        bus.subscribe(
-          ERASURE_TOPICS.requested,
-          `${group}-requested`,
-          async ({ value }) => {
-            const message = ErasureRequestedMessage.safeParse(value);
-            if (message.success) await this.requested(message.data.userId, message.data.erasureId, message.data.requestedAt);
-          },
-          { from },
-        ),
-        bus.subscribe(
-          ERASURE_TOPICS.completed,
-          `${group}-completed`,
-          async ({ value }) => {
-            const message = ErasureCompletedMessage.safeParse(value);
-            if (message.success) this.release(message.data.userId, message.data.erasureId);
-          },
-          { from },
-        ),
-      ])),
+    // One consumer for both topics (one group join, one set of fetches). Every user's erasures, not only those of the
+    // users with requests here: the hold is the erasure boundary of every replica.
+    this.consumer = await bus.subscribe(
+      [ERASURE_TOPICS.requested, ERASURE_TOPICS.completed],
+      group,
+      async ({ topic, value }) => {
+        if (topic === ERASURE_TOPICS.requested) {
+          const message = ErasureRequestedMessage.safeParse(value);
+          if (message.success) await this.requested(message.data.userId, message.data.erasureId, message.data.requestedAt);
+        } else {
+          const message = ErasureCompletedMessage.safeParse(value);
+          if (message.success) this.release(message.data.userId, message.data.erasureId);
+        }
+      },
+      { from },
     );
   }
 
   async stop(): Promise<void> {
-    await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
+    await this.consumer?.stop().catch(() => undefined);
   }
 
   /** Whether the user's requests are refused now. */

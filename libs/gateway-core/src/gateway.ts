@@ -161,7 +161,10 @@ export function createGateway(options: GatewayOptions): Express {
           route.url,
           Boolean(options.trustedProxies?.length),
         )
-      : forward({ url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000 }, vouch);
+      : forward(
+          { url: route.url, timeoutMs: options.upstreamTimeoutMs ?? 30_000, trustsProxies: Boolean(options.trustedProxies?.length) },
+          vouch,
+        );
     const chain = route.public ? [proxy] : [checkTokenType, authenticate(authenticator), ...perUser, proxy];
     for (const prefix of route.prefixes) mounts.push({ prefix, chain });
   }

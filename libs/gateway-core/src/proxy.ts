@@ -99,6 +99,8 @@ export interface ProxyTarget {
   /** Base address of the service, e.g. http://127.0.0.1:8081 */
   url: string;
   timeoutMs: number;
+  /** Whether the gateway trusts proxies in front of it (TRUSTED_PROXIES): else the forwarding headers name the peer. */
+  trustsProxies?: boolean;
 }
 
 /**
@@ -109,32 +111,35 @@ export function forward(target: ProxyTarget, extra: (req: Request, res: Response
   const base = new URL(target.url);
   return (req: Request, res: Response, next: NextFunction) => {
     const headers: http.OutgoingHttpHeaders = headersPassedOn(req.headers, NOT_FORWARDED);
-    Object.assign(headers, extra(req, res), forwardedHeaders(req), { 'x-request-id': req.id });
+    Object.assign(headers, extra(req, res), target.trustsProxies ? forwardedHeaders(req) : peerForwarded(req), { 'x-request-id': req.id });
     // A trace not recorded has no span to send on: its id goes with the sampled flag off, so the service keeps the
     // trace id and does not record it either (a recorded trace's context is sent by the HTTP client instrumentation).
     const unrecorded = unrecordedTraceparent(req);
     if (unrecorded) headers.traceparent = unrecorded;
     const times: { started: bigint; ended?: bigint } = { started: process.hrtime.bigint() };
     upstreamTimes.set(res, times);
-    const upstream = http.request(
-      {
-        protocol: base.protocol,
-        hostname: base.hostname,
-        port: base.port,
-        method: req.method,
-        path: req.originalUrl,
-        headers,
-        agent,
-        timeout: target.timeoutMs,
-      },
-      (answer) => {
-        res.status(answer.statusCode ?? 502);
-        for (const [name, value] of Object.entries(answer.headers))
-          if (value !== undefined && !INTERNAL_ANSWER_HEADERS.has(name)) res.setHeader(name, value);
-        answer.once('end', () => (times.ended = process.hrtime.bigint()));
-        answer.pipe(res);
-      },
-    );
+    const options: http.RequestOptions = {
+      protocol: base.protocol,
+      hostname: base.hostname,
+      port: base.port,
+      method: req.method,
+      path: req.originalUrl,
+      headers,
+      agent,
+      timeout: target.timeoutMs,
+    };
+    const answered = (answer: http.IncomingMessage) => {
+      res.status(answer.statusCode ?? 502);
+      for (const [name, value] of Object.entries(answer.headers))
+        if (value !== undefined && !INTERNAL_ANSWER_HEADERS.has(name)) res.setHeader(name, value);
+      answer.once('end', () => (times.ended = process.hrtime.bigint()));
+      answer.pipe(res);
+    };
+    // Only a recorded trace goes through `http.request`, which the HTTP client instrumentation wraps (its CLIENT span
+    // and context). An unrecorded one, nearly every request, is made as `http.request` would make it, without the
+    // wrapper: for no span at all, it parsed the options into a URL, built the span's attributes, and bound the
+    // request's and the answer's events to a context and listened to them.
+    const upstream = unrecorded ? new http.ClientRequest(options, answered) : http.request(options, answered);
     upstream.on('timeout', () => upstream.destroy(new HttpError(504, 'Gateway Timeout', 'the service did not answer in time')));
     upstream.on('error', (error) => {
       if (res.headersSent) return res.destroy(error);

@@ -97,9 +97,9 @@ export class TracedBus implements Bus {
     });
   }
 
-  subscribe(topic: string, groupId: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Consumer> {
+  subscribe(topics: string | readonly string[], groupId: string, handler: MessageHandler, options?: SubscribeOptions): Promise<Consumer> {
     return this.inner.subscribe(
-      topic,
+      topics,
       groupId,
       async (message) => {
         if (!message.headers?.traceparent) return handler(message);
@@ -107,12 +107,12 @@ export class TracedBus implements Bus {
         const parent = propagation.extract(context.active(), message.headers);
         const attributes = {
           'messaging.system': 'in-process',
-          'messaging.destination.name': topic,
+          'messaging.destination.name': message.topic,
           'messaging.consumer.group.name': groupId,
           'messaging.operation.name': 'process',
           'messaging.operation.type': 'process',
         };
-        const span = tracer().startSpan(`process ${topic}`, { kind: SpanKind.CONSUMER, attributes }, parent);
+        const span = tracer().startSpan(`process ${message.topic}`, { kind: SpanKind.CONSUMER, attributes }, parent);
         try {
           await context.with(trace.setSpan(parent, span), () => handler(message));
         } catch (error) {

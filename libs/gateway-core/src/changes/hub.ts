@@ -70,39 +70,34 @@ const AREAS: Area[] = ['history', 'playlist', 'preference', 'profile'];
 
 /** A topic the hub follows: its messages' schema, and what a message of a user with an open stream here does. */
 interface Followed<S extends z.ZodType> {
-  /** The end of this process's group id for the topic (`gateway-changes-<random>-<name>`). */
-  name: string;
   topic: string;
   schema: S;
   act(hub: ChangeHub, message: z.infer<S>): void;
 }
-const follow = <S extends z.ZodType>(
-  name: string,
-  topic: string,
-  schema: S,
-  act: (hub: ChangeHub, message: z.infer<S>) => void,
-): Followed<S> => ({ name, topic, schema, act });
+const follow = <S extends z.ZodType>(topic: string, schema: S, act: (hub: ChangeHub, message: z.infer<S>) => void): Followed<S> => ({
+  topic,
+  schema,
+  act,
+});
 
 /**
  * What each topic means to the streams. A change notification names the event's position in its area's order (the
  * preferences': the store position; the others': the user's stream revision): the streams pull until they have it.
  */
 const FOLLOWED = [
-  follow('history', historyEvents.HISTORY_CHANGES_TOPIC, historyEvents.HistoryChangedMessage, (hub, m) =>
+  follow(historyEvents.HISTORY_CHANGES_TOPIC, historyEvents.HistoryChangedMessage, (hub, m) =>
     hub.announce('history', m.userId, BigInt(m.revision) + 1n, m.occurredAt),
   ),
-  follow('playlist', playlistEvents.PLAYLISTS_CHANGES_TOPIC, playlistEvents.PlaylistsChangedMessage, (hub, m) =>
+  follow(playlistEvents.PLAYLISTS_CHANGES_TOPIC, playlistEvents.PlaylistsChangedMessage, (hub, m) =>
     hub.announce('playlist', m.userId, BigInt(m.revision) + 1n, m.occurredAt),
   ),
-  follow('preference', preferenceEvents.PREFERENCES_CHANGES_TOPIC, preferenceEvents.PreferencesChangedMessage, (hub, m) =>
+  follow(preferenceEvents.PREFERENCES_CHANGES_TOPIC, preferenceEvents.PreferencesChangedMessage, (hub, m) =>
     hub.announce('preference', m.userId, BigInt(m.position) + 1n, m.occurredAt),
   ),
-  follow('profile', profileEvents.PROFILE_CHANGES_TOPIC, profileEvents.ProfileChangedMessage, (hub, m) =>
+  follow(profileEvents.PROFILE_CHANGES_TOPIC, profileEvents.ProfileChangedMessage, (hub, m) =>
     hub.announce('profile', m.userId, BigInt(m.revision) + 1n, m.occurredAt),
   ),
-  follow('erasure', erasureEvents.ERASURE_TOPICS.requested, erasureEvents.ErasureRequestedMessage, (hub, m) =>
-    hub.erase(m.userId, m.requestedAt),
-  ),
+  follow(erasureEvents.ERASURE_TOPICS.requested, erasureEvents.ErasureRequestedMessage, (hub, m) => hub.erase(m.userId, m.requestedAt)),
 ];
 
 /** Changes a resume may send before `ready` when the limits do not say (CHANGES_MAX_CATCHUP's default). */
@@ -127,7 +122,7 @@ export class ChangeHub {
   /** The streams counted in the registry (started ones, when there is one). */
   private readonly shared = new Set<ChangeStream>();
   private count = 0;
-  private consumers: Consumer[] = [];
+  private consumer: Consumer | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
   /** The streams by the tick of the heartbeat period that writes theirs (`beat`). */
   private readonly beats: Set<ChangeStream>[];
@@ -155,30 +150,20 @@ export class ChangeHub {
   }
 
   async start(): Promise<void> {
-    const group = `gateway-changes-${randomBytes(6).toString('hex')}`;
-    const { bus } = this.options;
-    // All at once: each group's join takes seconds on Kafka, and a replica serves no stream before they are in.
-    const subscribed = await Promise.allSettled(
-      (FOLLOWED as Array<Followed<z.ZodType>>).map(({ name, topic, schema, act }) =>
-        bus.subscribe(
-          topic,
-          `${group}-${name}`,
-          async ({ value }) => {
-            // Every write's notification reaches every gateway: one of a user with no open stream is not even parsed.
-            if (!this.watched(value)) return;
-            const message = schema.safeParse(value);
-            if (message.success) act(this, message.data);
-          },
-          { from: 'latest' },
-        ),
-      ),
+    const followed = new Map((FOLLOWED as Array<Followed<z.ZodType>>).map((f) => [f.topic, f]));
+    // One consumer (one group, one set of fetches) for every topic followed. Every write's notification reaches every
+    // gateway: one of a user with no open stream here is passed over on its key (the user id), its value not parsed.
+    this.consumer = await this.options.bus.subscribe(
+      [...followed.keys()],
+      `gateway-changes-${randomBytes(6).toString('hex')}`,
+      async ({ topic, value }) => {
+        const { schema, act } = followed.get(topic)!;
+        if (!this.watched(value)) return;
+        const message = schema.safeParse(value);
+        if (message.success) act(this, message.data);
+      },
+      { from: 'latest', keys: (userId) => this.streams.has(userId) },
     );
-    for (const result of subscribed) if (result.status === 'fulfilled') this.consumers.push(result.value);
-    const failed = subscribed.find((result): result is PromiseRejectedResult => result.status === 'rejected');
-    if (failed) {
-      await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
-      throw failed.reason;
-    }
     await this.options.registry?.start((userId, streamId) => this.replace(userId, streamId, 'across the gateway replicas'));
     this.heartbeat = setInterval(() => this.beat(), (this.options.limits.heartbeatS * 1000) / this.beats.length);
     this.heartbeat.unref();
@@ -274,7 +259,7 @@ export class ChangeHub {
     });
   }
 
-  /** Whether a notification names a user with an open stream here (the rest of it is checked by its schema). */
+  /** Whether a notification names a user with an open stream here (the rest of it is checked by its schema; its key named one). */
   private watched(value: unknown): boolean {
     const userId = (value as { userId?: unknown } | null)?.userId;
     return typeof userId === 'string' && this.streams.has(userId);
@@ -305,7 +290,7 @@ export class ChangeHub {
     for (const streams of [...this.streams.values()]) {
       for (const stream of [...streams]) stream.close('shutdown', 'the gateway is stopping: resume with the last id');
     }
-    await Promise.all(this.consumers.map((c) => c.stop().catch(() => undefined)));
+    await this.consumer?.stop().catch(() => undefined);
     await this.options.registry?.stop().catch(() => undefined);
   }
 
