@@ -1,5 +1,6 @@
-// Records each project's jest totals in tmp/test-results/, so `npm test` can print one closing line for the
-// whole workspace (and notice a project that never reported), and list what was skipped and why.
+// Records each project's jest totals and each suite's duration in tmp/test-results/, so `npm test` can print one
+// closing line for the whole workspace (and notice a project that never reported), list what was skipped and why, and
+// name the slowest suites.
 // It also watches that jest exits once its run is over: a test that leaves a socket, server or timer open keeps jest
 // alive for good (CI once waited 8 minutes on a Kafka connection). Past JEST_EXIT_TIMEOUT_S seconds (60) it names
 // what is still open, records it with the totals (`npm test` counts the project as failed) and ends jest with exit 1.
@@ -26,6 +27,11 @@ class ResultsReporter {
       passedSuites: results.numPassedTestSuites,
       skippedSuites: results.numPendingTestSuites,
       totalSuites: results.numTotalTestSuites,
+      // Each suite's file and wall time in seconds, so `npm test` can name the slowest (where CI's time goes).
+      suites: results.testResults.map((file) => ({
+        file: relative(root, file.testFilePath),
+        seconds: Math.round((file.perfStats.end - file.perfStats.start) / 10) / 100,
+      })),
       // Each skipped test by file and full name: a skipped suite names its reason in its test's title.
       skippedTests: results.testResults.flatMap((file) =>
         file.testResults

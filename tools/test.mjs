@@ -5,20 +5,23 @@
 //   Test Suites: N failed, N passed, N total
 //   Tests:       N failed, N skipped, N passed, N total
 //   tests: N passed, N failed, N skipped
-// preceded by the list of skipped tests with their reasons. The summary is also written to
-// tmp/test-results/summary.txt, so .ci/run can repeat it as the last lines of its log.
+// preceded by the list of skipped tests with their reasons and the ten slowest suites with their times. The summary
+// is also written to tmp/test-results/summary.txt, so .ci/run can repeat it as the last lines of its log.
+// JEST_RESULTS_DIR names another folder for the results (CI runs two `npm test` at once, each with its own).
 // A project that did not report (its jest crashed) counts as a failure, and so does one whose jest did not exit when its
 // run was over (tools/jest-results-reporter.js ends it and records what it left open).
 import { spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { noticeUnsupportedNode } from './node-support.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 noticeUnsupportedNode('test');
-const resultsDir = join(root, 'tmp', 'test-results');
+const resultsDir = resolve(root, process.env.JEST_RESULTS_DIR || join('tmp', 'test-results'));
 rmSync(resultsDir, { recursive: true, force: true });
+// Each project's reporter (tools/jest-results-reporter.js) writes where this run reads.
+process.env.JEST_RESULTS_DIR = resultsDir;
 
 const allProjects = JSON.parse(
   spawnSync('npx', ['nx', 'show', 'projects', '--with-target', 'test', '--json'], { cwd: root, encoding: 'utf8' }).stdout,
@@ -57,6 +60,7 @@ const failing = [];
 const unexited = [];
 const skippedTests = [];
 const failures = [];
+const suites = [];
 for (const project of projects) {
   const file = join(resultsDir, `${findProjectRoot(project).replace(/[\\/]/g, '__')}.json`);
   if (!existsSync(file)) {
@@ -72,6 +76,7 @@ for (const project of projects) {
   totals.skippedSuites += r.skippedSuites ?? 0;
   totals.totalSuites += r.totalSuites ?? 0;
   skippedTests.push(...(r.skippedTests ?? []));
+  suites.push(...(r.suites ?? []));
   failures.push(...(r.failedTests ?? []));
   if (r.failed || r.failedSuites) failing.push(project);
   if (r.openHandles) unexited.push([project, r.openHandles]);
@@ -101,6 +106,12 @@ function findProjectRoot(name) {
 if (skippedTests.length) {
   console.log(`\nskipped (${skippedTests.length}):`);
   for (const test of skippedTests) console.log(`  ${test.file}: ${test.name}`);
+}
+// Where the time went: the suites to look at first when the run grows slow.
+if (suites.length) {
+  const slowest = suites.sort((a, b) => b.seconds - a.seconds).slice(0, 10);
+  console.log(`\nslowest suites (of ${suites.length}):`);
+  for (const suite of slowest) console.log(`  ${suite.seconds.toFixed(1).padStart(6)} s  ${suite.file}`);
 }
 if (failures.length) {
   console.error(`\nfailed (${failures.length}):`);

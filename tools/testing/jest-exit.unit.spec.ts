@@ -20,6 +20,7 @@ interface Recorded {
   failed: number;
   openHandles?: string[];
   failedTests: Array<{ file: string; name: string; why: string }>;
+  suites: Array<{ file: string; seconds: number }>;
 }
 
 /** Runs jest on one spec (plain JavaScript) with the watchdog at `exitTimeoutS`; returns how it ended and what it recorded. */
@@ -128,4 +129,18 @@ it('records each failed test and each suite that could not run with the gist of 
   expect(brokenRecorded.failedTests).toEqual([
     { file: expect.any(String), name: '(the suite did not run)', why: expect.stringMatching(/no-such-module/) },
   ]);
+});
+
+it("records each suite's wall time (npm test names the slowest ten)", () => {
+  const slow = `
+    test('takes 400 ms', () => new Promise((resolve) => setTimeout(resolve, 400)));`;
+
+  const run = runJest(slow, 2);
+
+  expect(run.status).toBe(0);
+  expect(run.recorded?.suites).toEqual([{ file: expect.stringMatching(/fixture\.spec\.js$/), seconds: expect.any(Number) }]);
+  const { seconds } = run.recorded!.suites[0];
+  // At least the test's own 400 ms, at most the whole jest run's.
+  expect(seconds).toBeGreaterThanOrEqual(0.4);
+  expect(seconds * 1000).toBeLessThanOrEqual(run.ms);
 });
