@@ -178,7 +178,11 @@ export function dispatchInProcess(
     // (its routes are named without the gateway's prefix in front: `/api/things/:id`, not `/api/things/api/things/:id`).
     req.url = req.originalUrl;
     req.baseUrl = '';
-    upstreamTimes.set(res, { started: process.hrtime.bigint() });
+    const times: { started: bigint; ended?: bigint } = { started: process.hrtime.bigint() };
+    upstreamTimes.set(res, times);
+    // Ended when the answer is, ahead of the access line's own listener (registered earlier): so `upstream_ms`, read by
+    // that line, never counts the time the line itself takes, and never exceeds the line's `ms`.
+    res.prependOnceListener('finish', () => (times.ended ??= process.hrtime.bigint()));
     // A trace not recorded gets no span and no context switch; a recorded one a SERVER span for the service, as its
     // own HTTP instrumentation would make over a real hop (named, ended and given its status by the gateway's
     // observation, http-kit's service-edge.ts).
