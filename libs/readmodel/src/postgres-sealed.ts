@@ -91,6 +91,10 @@ export interface SealedStore {
   unavailable(error: unknown): unknown;
   /** `work` outside any unit of work (postgres.ts): reads batched across callers must not run on one unit's connection. */
   outsideUnits<T>(work: () => Promise<T>): Promise<T>;
+  /** Whether the caller is in a unit whose transaction has begun (its reads go on its connection, not batched). */
+  inUnitTransaction(): boolean;
+  /** The store's reads by id of one kind, sent together when they pile up (postgres.ts). */
+  getsOf(name: string, readAll: (ids: string[]) => Promise<Array<Document | null>>): BatchedReads<string, Document | null>;
 }
 
 /** The statements that make a schema's keys tables. */
@@ -417,8 +421,17 @@ export class SealedCollection<T extends Document> implements Collection<T> {
     }
   }
 
+  /** By id, as a plain collection's: gets that pile up go together in one statement (every write reads its head). */
   async get(id: string): Promise<T | null> {
-    return (await this.getMany([id]))[0] ?? null;
+    if (this.store.inUnitTransaction()) return (await this.getMany([id]))[0] ?? null;
+    const gets = this.store.getsOf(`sealed\0${this.name}`, (ids) => this.store.outsideUnits(() => this.getEach(ids)));
+    return (await gets.read(id)) as T | null;
+  }
+
+  /** Each id's document or null, in the ids' order. */
+  private async getEach(ids: string[]): Promise<Array<T | null>> {
+    const byId = new Map((await this.getMany(ids)).map((doc) => [doc._id, doc]));
+    return ids.map((id) => byId.get(id) ?? null);
   }
 
   async getMany(ids: readonly string[]): Promise<T[]> {

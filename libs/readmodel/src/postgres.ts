@@ -372,6 +372,8 @@ export class PostgresReadModelStore implements ReadModelStore {
       },
       unavailable,
       outsideUnits: (work) => this.outsideUnits(work),
+      inUnitTransaction: () => this.inUnitTransaction(),
+      getsOf: (name, readAll) => this.getsOf(name, readAll),
     };
   }
 
