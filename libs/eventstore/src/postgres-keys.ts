@@ -62,29 +62,32 @@ export function unsealBytes(raw: Buffer, key: StreamKey): Buffer {
   return Buffer.concat([decipher.update(raw.subarray(KEY_ID_BYTES + IV_BYTES + TAG_BYTES)), decipher.final()]);
 }
 
-/** Keys by stream, the least recently used dropped beyond `max`: a hot stream's appends and reads need no lookup. */
-export class KeyCache {
-  private readonly keys = new Map<string, StreamKey>();
+/**
+ * Keys by what they seal (a stream's, an owner's), the least recently used dropped beyond `max`: a hot stream's
+ * appends and reads, a hot user's documents, need no lookup.
+ */
+export class KeyCache<K = string, V = StreamKey> {
+  private readonly keys = new Map<K, V>();
 
   constructor(private readonly max: number) {}
 
-  get(streamId: string): StreamKey | undefined {
-    const key = this.keys.get(streamId);
-    if (key) {
-      this.keys.delete(streamId);
-      this.keys.set(streamId, key);
+  get(of: K): V | undefined {
+    const key = this.keys.get(of);
+    if (key !== undefined) {
+      this.keys.delete(of);
+      this.keys.set(of, key);
     }
     return key;
   }
 
-  set(streamId: string, key: StreamKey): void {
-    this.keys.delete(streamId);
-    this.keys.set(streamId, key);
-    if (this.keys.size > this.max) this.keys.delete(this.keys.keys().next().value as string);
+  set(of: K, key: V): void {
+    this.keys.delete(of);
+    this.keys.set(of, key);
+    if (this.keys.size > this.max) this.keys.delete(this.keys.keys().next().value as K);
   }
 
-  delete(streamId: string): void {
-    this.keys.delete(streamId);
+  delete(of: K): void {
+    this.keys.delete(of);
   }
 }
 

@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import type { Pool } from 'pg';
-import { BatchedReads, Coalesced, freshKey, scrubDeletedKeys, seal, sealedKeyId, unseal, type StreamKey } from '@udp/eventstore';
+import { BatchedReads, Coalesced, KeyCache, freshKey, scrubDeletedKeys, seal, sealedKeyId, unseal, type StreamKey } from '@udp/eventstore';
 import { bindParams } from './filter';
 import type {
   Collection,
@@ -56,27 +56,6 @@ const NOTHING = '\u0001';
 /** Owners' keys cached in the process, the least recently used dropped beyond this. */
 const KEY_CACHE_SIZE = 100_000;
 
-class Lru<K, V> {
-  private readonly entries = new Map<K, V>();
-  constructor(private readonly max: number) {}
-  get(key: K): V | undefined {
-    const value = this.entries.get(key);
-    if (value !== undefined) {
-      this.entries.delete(key);
-      this.entries.set(key, value);
-    }
-    return value;
-  }
-  set(key: K, value: V): void {
-    this.entries.delete(key);
-    this.entries.set(key, value);
-    if (this.entries.size > this.max) this.entries.delete(this.entries.keys().next().value as K);
-  }
-  delete(key: K): void {
-    this.entries.delete(key);
-  }
-}
-
 /** What a sealed collection needs of its store. */
 export interface SealedStore {
   readonly pool: Pool;
@@ -105,8 +84,8 @@ export const sealingSchema = (keys: string, storeKey: string) => [
 
 /** The owners' keys of one schema, and its store key. */
 export class OwnerKeys {
-  private readonly byOwner = new Lru<string, OwnerKey>(KEY_CACHE_SIZE);
-  private readonly byId = new Lru<bigint, OwnerKey>(KEY_CACHE_SIZE);
+  private readonly byOwner = new KeyCache<string, OwnerKey>(KEY_CACHE_SIZE);
+  private readonly byId = new KeyCache<bigint, OwnerKey>(KEY_CACHE_SIZE);
   private readonly ownerReads: BatchedReads<string, OwnerKey | null>;
   private readonly idReads: BatchedReads<bigint, OwnerKey | null>;
   private storeKeyMade: Promise<Buffer> | null = null;
@@ -207,13 +186,6 @@ export class OwnerKeys {
     this.byOwner.delete(owner);
     if (cached) this.byId.delete(cached.id);
     if (id !== undefined) this.byId.delete(id);
-  }
-
-  /** Drops every cached key of these ids (found stale by a statement). */
-  forgetIds(ids: Iterable<bigint>): void {
-    for (const id of ids) {
-      this.byId.delete(id);
-    }
   }
 
   /** The store's key: made once per schema. */
@@ -500,18 +472,7 @@ export class SealedCollection<T extends Document> implements Collection<T> {
       if (attempt > 3) throw new Error(`sealed collection ${this.name}: owners' keys destroyed while writing, again and again`);
       const store = await this.keys.storeKey();
       const keyOf = await this.keys.madeAll(pending.map((doc) => this.ownerOf(doc)));
-      const rows = pending.map((doc) => {
-        const key = keyOf.get(this.ownerOf(doc))!;
-        const id = this.sealing.ownerOfId ? keyedHash(key.hash, doc._id)! : keyedHash(store, doc._id)!;
-        const plain = doc as unknown as Record<string, unknown>;
-        return {
-          id,
-          revision: doc.revision,
-          doc: this.queried(plain, key, store),
-          key_id: key.id.toString(),
-          sealed: seal(JSON.stringify(doc), key),
-        };
-      });
+      const rows = pending.map((doc) => this.sealedRow(doc, keyOf.get(this.ownerOf(doc))!, store));
       const result = await this.store.write<{ id: string | null; stale: string | null }>(
         `WITH input AS (SELECT * FROM jsonb_to_recordset($1::jsonb) AS r(id text, revision double precision, doc jsonb, key_id text, sealed text)),
          live AS (SELECT input.* FROM input JOIN ${this.keys.table} k ON k.key_id = input.key_id::bigint),
@@ -538,6 +499,17 @@ export class SealedCollection<T extends Document> implements Collection<T> {
     return docs.map((doc) => written.get(doc) ?? false);
   }
 
+  /** A document as its row stores it: its id hashed, its queried fields, its key's id and the document sealed. */
+  private sealedRow(doc: T & VersionedDocument, key: OwnerKey, store: Buffer) {
+    return {
+      id: keyedHash(this.sealing.ownerOfId ? key.hash : store, doc._id)!,
+      revision: doc.revision,
+      doc: this.queried(doc as unknown as Record<string, unknown>, key, store),
+      key_id: key.id.toString(),
+      sealed: seal(JSON.stringify(doc), key),
+    };
+  }
+
   /** Each matching document read, changed and sealed again (the sealed copy cannot be changed in place). */
   async updateMany(filter: Filter, set: Partial<T>): Promise<number> {
     const changes = { ...set } as Record<string, unknown>;
@@ -546,19 +518,8 @@ export class SealedCollection<T extends Document> implements Collection<T> {
     if (matching.length === 0) return 0;
     const store = await this.keys.storeKey();
     const keyOf = await this.keys.madeAll(matching.map((doc) => this.ownerOf(doc)));
-    const rows = await Promise.all(
-      matching.map(async (doc) => {
-        const key = keyOf.get(this.ownerOf(doc))!;
-        const next = { ...doc, ...changes } as unknown as Record<string, unknown> & VersionedDocument;
-        const id = this.sealing.ownerOfId ? keyedHash(key.hash, doc._id)! : keyedHash(store, doc._id)!;
-        return {
-          id,
-          revision: next.revision,
-          doc: this.queried(next, key, store),
-          key_id: key.id.toString(),
-          sealed: seal(JSON.stringify(next), key),
-        };
-      }),
+    const rows = matching.map((doc) =>
+      this.sealedRow({ ...doc, ...changes } as unknown as T & VersionedDocument, keyOf.get(this.ownerOf(doc))!, store),
     );
     await this.store.write(
       `UPDATE ${this.table} AS stored SET revision = r.revision, doc = r.doc, key_id = r.key_id::bigint, sealed = r.sealed
