@@ -274,15 +274,25 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
     });
 
     /** A subscription to `prefix` whose handler holds the first event until `release`; `handled` lists the types handled. */
+    /**
+     * A subscription whose handler holds the first event of `prefix` until `release`; `holding` resolves once it does,
+     * so the subscription has passed every other stream's event before it (on a store other suites write to as well,
+     * it may still be catching up on theirs before).
+     */
     const heldSubscription = (prefix: string) => {
       let release!: () => void;
+      let holds!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
+      const holding = new Promise<void>((resolve) => (holds = resolve));
       const handled: string[] = [];
       const sub = store.subscribe({ streamPrefixes: [prefix] }, async (e) => {
-        if (handled.length === 0) await held;
+        if (handled.length === 0) {
+          holds();
+          await held;
+        }
         handled.push(e.type);
       });
-      return { sub, release, handled };
+      return { sub, release, handled, holding };
     };
 
     it("counts a subscription's backlog: its streams' events not handled yet, up to a limit, and the oldest one's time", async () => {
@@ -293,7 +303,9 @@ export function eventStoreContract(adapter: string, open: () => Promise<EventSto
       await store.appendToStream(`${prefix}-b`, [event('B1')], { expectedRevision: 'no_stream' });
 
       // The handler holds the first event: it is not handled yet, so all three count.
-      const { sub, release, handled } = heldSubscription(prefix);
+      const { sub, release, handled, holding } = heldSubscription(prefix);
+      // Held at A1: every event before it passed, so the next two of the store are A1 and A2.
+      await holding;
       await waitUntil(async () => (await sub.backlog(100)).events === 3);
       const behind = await sub.backlog(100);
       expect(behind.oldestCreatedAt).toBeGreaterThanOrEqual(before - 1000);
