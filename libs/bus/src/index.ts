@@ -1,3 +1,4 @@
 export * from './port';
 export { InProcessBus } from './in-process';
 export { KafkaBus, type KafkaBusOptions } from './kafka';
+export { inConsumerSpan } from './consumer-span';

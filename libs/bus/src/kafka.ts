@@ -1,9 +1,10 @@
 import { type Socket, connect as connectSocket } from 'node:net';
-import { ROOT_CONTEXT, SpanKind, SpanStatusCode, context, propagation, trace } from '@opentelemetry/api';
+import { ROOT_CONTEXT, trace } from '@opentelemetry/api';
 import type { Admin, Consumer as KafkaConsumer, EachMessagePayload, ISocketFactory, Kafka, KafkaConfig, Producer } from 'kafkajs';
 import { backoffDelayMs } from '@udp/retry';
 import { METRICS, observeGauge } from '@udp/telemetry';
-import type { Bus, BusMessage, Consumer, MessageHandler, ReceivedMessage, SubscribeOptions } from './port';
+import { inConsumerSpan } from './consumer-span';
+import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from './port';
 
 /** Times a new topic is asked for before its creation is taken as failed (some 5-7 s with the pauses). */
 const TOPIC_READY_ATTEMPTS = 8;
@@ -139,7 +140,19 @@ export class KafkaBus implements Bus {
         headers,
         offset: `${partition}:${message.offset}`,
       };
-      await (keys ? inConsumerSpan(groupId, partition, received, handler) : handler(received));
+      await (keys
+        ? inConsumerSpan(
+            trace.getTracer('udp-bus'),
+            ROOT_CONTEXT,
+            received,
+            {
+              'messaging.system': 'kafka',
+              'messaging.destination.partition.id': String(partition),
+              'messaging.consumer.group.name': groupId,
+            },
+            handler,
+          )
+        : handler(received));
     };
 
     // Each member's connections, ended once it is replaced or stopped (see OwnedSockets).
@@ -377,35 +390,4 @@ function connected<T extends { connect(): Promise<void> }>(client: T, forget: ()
 /** The function a shimmer wrapper (OpenTelemetry's instrumentations) stands for, or `fn` itself when unwrapped. */
 function unwrapped<F extends (...args: never[]) => unknown>(fn: F): F {
   return (fn as F & { __original?: F }).__original ?? fn;
-}
-
-/**
- * Hands a message over in a CONSUMER span that continues the publisher's trace (its W3C context in the headers), as
- * the kafkajs instrumentation does for the consumers it wraps.
- */
-async function inConsumerSpan(groupId: string, partition: number, message: ReceivedMessage, handler: MessageHandler): Promise<void> {
-  const parent = propagation.extract(ROOT_CONTEXT, message.headers);
-  const span = trace.getTracer('udp-bus').startSpan(
-    `process ${message.topic}`,
-    {
-      kind: SpanKind.CONSUMER,
-      attributes: {
-        'messaging.system': 'kafka',
-        'messaging.destination.name': message.topic,
-        'messaging.destination.partition.id': String(partition),
-        'messaging.consumer.group.name': groupId,
-        'messaging.operation.type': 'process',
-        'messaging.operation.name': 'process',
-      },
-    },
-    parent,
-  );
-  try {
-    await context.with(trace.setSpan(parent, span), () => handler(message));
-  } catch (error) {
-    span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-    throw error;
-  } finally {
-    span.end();
-  }
 }

@@ -1,5 +1,5 @@
 import { type Attributes, type Span, SpanKind, SpanStatusCode, TraceFlags, context, propagation, trace } from '@opentelemetry/api';
-import type { Bus, BusMessage, Consumer, MessageHandler, SubscribeOptions } from '@udp/bus';
+import { type Bus, type BusMessage, type Consumer, type MessageHandler, type SubscribeOptions, inConsumerSpan } from '@udp/bus';
 import type { EventStore } from '@udp/eventstore';
 import { type Collection, type Document, type ReadModelStore, withCollections } from '@udp/readmodel';
 
@@ -104,23 +104,8 @@ export class TracedBus implements Bus {
       async (message) => {
         if (!message.headers?.traceparent) return handler(message);
         // The consumer's work continues the publisher's trace, as the kafkajs instrumentation does.
-        const parent = propagation.extract(context.active(), message.headers);
-        const attributes = {
-          'messaging.system': 'in-process',
-          'messaging.destination.name': message.topic,
-          'messaging.consumer.group.name': groupId,
-          'messaging.operation.name': 'process',
-          'messaging.operation.type': 'process',
-        };
-        const span = tracer().startSpan(`process ${message.topic}`, { kind: SpanKind.CONSUMER, attributes }, parent);
-        try {
-          await context.with(trace.setSpan(parent, span), () => handler(message));
-        } catch (error) {
-          span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
-          throw error;
-        } finally {
-          span.end();
-        }
+        const attributes = { 'messaging.system': 'in-process', 'messaging.consumer.group.name': groupId };
+        await inConsumerSpan(tracer(), context.active(), message, attributes, handler);
       },
       options,
     );
